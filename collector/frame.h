@@ -1,0 +1,69 @@
+/*
+ * Decoding wire frames (include/proftrace/wire.h).
+ *
+ * Nothing here trusts its input: every length is checked against the bytes
+ * actually present, and a malformed frame yields an error string that names
+ * what is wrong.  Decoded records point into the payload they were parsed
+ * from; they live as long as that buffer.
+ */
+#ifndef PT_FRAME_H
+#define PT_FRAME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proftrace/wire.h"
+
+/* One decoded record: the header, the fixed part and the tail strings. */
+struct pt_record {
+	struct pt_frame_header hdr;     /* host byte order */
+	union {
+		struct pt_rec_hello hello;
+		struct pt_rec_exec exec;
+		struct pt_rec_exec_failed exec_failed;
+		struct pt_rec_spawn spawn;
+		struct pt_rec_fork fork;
+		struct pt_rec_reap reap;
+		struct pt_rec_exit exit;
+	} u;                            /* host byte order; zero if unknown type */
+	const char *exe, *cwd, *path;   /* NULL when absent */
+	const char **argv;              /* argc entries, NULL-terminated */
+	size_t argc;
+	const char **env;               /* "NAME=value", envc entries */
+	size_t envc;
+	int argv_truncated;             /* original argc, or 0 */
+};
+
+/*
+ * Check the header at p (n bytes available, n >= sizeof header) and convert
+ * it to host order in *out.  Returns 0, or -1 with *why set to a static
+ * string (bad magic, unknown version, oversized length...).
+ */
+int pt_frame_header_decode(const void *p, struct pt_frame_header *out,
+			   const char **why);
+
+/*
+ * Inflate a PT_FRAME_DEFLATED payload of hdr->length bytes into a new
+ * malloc'd buffer of exactly hdr->raw_length bytes.  Returns the buffer, or
+ * NULL with *why set (corrupt stream, size mismatch, out of memory).
+ */
+unsigned char *pt_frame_inflate(const struct pt_frame_header *hdr,
+				const unsigned char *payload, const char **why);
+
+/*
+ * Parse the raw (inflated) payload of a frame whose header is hdr into *rec.
+ * rec->argv and rec->env are malloc'd; release them with pt_record_free().
+ * Unknown record types and unknown tail tags are accepted and skipped.
+ * Returns 0, or -1 with *why set (short fixed part, unterminated string).
+ */
+int pt_record_parse(const struct pt_frame_header *hdr,
+		    const unsigned char *payload, struct pt_record *rec,
+		    const char **why);
+
+/* Free what pt_record_parse allocated (not the payload). */
+void pt_record_free(struct pt_record *rec);
+
+/* Short name of a record type ("HELLO"), or "?" */
+const char *pt_rec_type_name(unsigned type);
+
+#endif

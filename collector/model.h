@@ -1,0 +1,82 @@
+/*
+ * The model: executions and their tree, rebuilt from one or more captures.
+ *
+ * An execution is one program image of one pid: from its start (fork, spawn
+ * or the library's constructor) or exec to its next exec or its end.  A
+ * fork()ed child that never execs is an execution of its own (type FORK); a
+ * child that execs right away is not (its short fork phase is folded away).
+ * Programs that load no library (static, setuid, or an unreachable library
+ * path) are still executions, known from the parent's EXEC/SPAWN and REAP.
+ *
+ * Frames from different connections arrive in any order, so the model is
+ * built in two steps: pt_model_add_capture() gathers records,
+ * pt_model_finish() links them by pid and time.  Everything stays in memory
+ * owned by the model.
+ */
+#ifndef PT_MODEL_H
+#define PT_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum pt_exec_type { PT_EXEC_EXEC = 0, PT_EXEC_FORK = 1 };
+
+enum pt_exec_flag {
+	PT_EXF_UNTRACED     = 1u << 0,  /* never loaded the library */
+	PT_EXF_END_UNKNOWN  = 1u << 1,  /* end time is a best guess */
+	PT_EXF_KILLED       = 1u << 2,  /* ended without EXIT (EOF or signal) */
+	PT_EXF_ARGV_TRUNC   = 1u << 3,
+};
+
+struct pt_exec {
+	uint32_t id;                    /* index in pt_model.execs (start order) */
+	uint32_t capture;               /* which input it came from (0-based) */
+	int32_t pid, ppid;
+	enum pt_exec_type type;
+	uint32_t flags;                 /* enum pt_exec_flag */
+	int64_t start_ns, end_ns;       /* Unix epoch ns */
+	int exit_code;                  /* -1: unknown */
+	int signal;                     /* 0: none, -1: unknown */
+	int64_t utime_us, stime_us;     /* -1: unknown */
+	int64_t maxrss_kb;              /* -1: unknown */
+	const char *exe, *cwd;          /* never NULL ("" when unknown) */
+	const char **argv;              /* argc entries, NULL-terminated */
+	size_t argc;
+	const char **env;               /* recorded "NAME=value", envc entries */
+	size_t envc;
+	struct pt_exec *parent;         /* NULL for a root */
+	struct pt_exec *first_child, *next_sibling;  /* children in start order */
+};
+
+struct pt_model {
+	struct pt_exec **execs;         /* sorted by start_ns, then pid */
+	size_t n;
+	size_t ncaptures;
+	/* What the inputs said about themselves and their own damage. */
+	uint64_t frames, connections, bad_frames, lost_frames;
+	int damaged;                    /* some input was truncated or corrupt */
+	struct pt_model_priv *priv;
+};
+
+void pt_model_init(struct pt_model *m);
+
+/*
+ * Read one capture file or spool directory into the model.  Returns 0, 1 if
+ * it was damaged (what was intact is kept; a warning was printed), or -1 if
+ * it could not be read at all (one-line error printed).
+ */
+int pt_model_add_capture(struct pt_model *m, const char *path);
+
+/* Build the executions and the tree from everything added. */
+void pt_model_finish(struct pt_model *m);
+
+/* Value of NAME in an execution's recorded environment, or NULL. */
+const char *pt_exec_env(const struct pt_exec *e, const char *name);
+
+/* Metadata of capture i ("host", "command", ...), or NULL. */
+const char *pt_model_meta(const struct pt_model *m, size_t capture,
+			  const char *key);
+
+void pt_model_free(struct pt_model *m);
+
+#endif

@@ -1,0 +1,46 @@
+/*
+ * A growable byte buffer, used everywhere outside the preload library.
+ *
+ * Invariants: buf is never NULL after pt_sb_init (it points at a static
+ * empty string until the first append), buf[len] is always '\0', and len <
+ * alloc whenever alloc != 0.  Appending never fails: on out of memory the
+ * program exits with a message, because a converter that silently drops
+ * output is worse than one that stops.
+ */
+#ifndef PT_STRBUF_H
+#define PT_STRBUF_H
+
+#include <stdarg.h>
+#include <stddef.h>
+
+struct pt_sb {
+	char *buf;
+	size_t len, alloc;
+};
+
+#define PT_SB_INIT { pt_sb_empty, 0, 0 }
+extern char pt_sb_empty[];
+
+void pt_sb_init(struct pt_sb *sb);
+/* Make room for at least `extra` more bytes beyond len. */
+void pt_sb_grow(struct pt_sb *sb, size_t extra);
+void pt_sb_add(struct pt_sb *sb, const void *data, size_t n);
+void pt_sb_addstr(struct pt_sb *sb, const char *s);
+void pt_sb_addch(struct pt_sb *sb, char c);
+void pt_sb_addf(struct pt_sb *sb, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void pt_sb_vaddf(struct pt_sb *sb, const char *fmt, va_list ap);
+/* Drop the contents, keep the memory. */
+void pt_sb_reset(struct pt_sb *sb);
+/* Release the memory and return to the initial state. */
+void pt_sb_release(struct pt_sb *sb);
+/* Hand the buffer to the caller (who frees it); sb is reset. */
+char *pt_sb_detach(struct pt_sb *sb, size_t *len);
+
+/* Allocation helpers that exit with a message instead of returning NULL. */
+void *pt_xmalloc(size_t n);
+void *pt_xcalloc(size_t n, size_t size);
+void *pt_xrealloc(void *p, size_t n);
+char *pt_xstrdup(const char *s);
+
+#endif

@@ -1,0 +1,20 @@
+/* Small helpers shared by the proftrace program's modules. */
+#ifndef PT_UTIL_H
+#define PT_UTIL_H
+
+#include <stdint.h>
+
+/* Print "proftrace: MESSAGE\n" to stderr. */
+void pt_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* pt_warn, then exit(status). */
+void pt_die(int status, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3), noreturn));
+
+/* CLOCK_MONOTONIC / CLOCK_REALTIME in nanoseconds. */
+uint64_t pt_mono_ns(void);
+uint64_t pt_real_ns(void);
+
+/* Write all n bytes, retrying on EINTR and short writes. Returns 0 or -1. */
+int pt_write_all(int fd, const void *buf, size_t n);
+
+#endif

@@ -1,0 +1,180 @@
+/*
+ * proftrace record format: the frames that libproftrace.so sends to the
+ * collector, and that the collector stores unchanged (inflated) in a capture.
+ *
+ * Shared by the preload library (which only encodes) and the collector and
+ * converters (which only decode).  doc/format.md is the specification; keep
+ * the two in step.  Bump PT_WIRE_VERSION whenever the meaning or layout of an
+ * existing field changes; new record types and new tail tags do not need a
+ * bump, because decoders skip what they do not know.
+ *
+ * Every multi-byte field is little-endian and every structure below has
+ * fixed width and no implicit padding, so a capture written on one machine
+ * reads on another.  Decoders must copy fields out with memcpy: nothing in a
+ * frame is aligned.
+ *
+ * A frame is a header followed by `length` payload bytes.  A connection is a
+ * byte stream of frames (SOCK_SEQPACKET messages are concatenated): a message
+ * may hold several whole frames, and a frame larger than one message is sent
+ * in consecutive messages on a connection of its own (a HELLO of kind AUX),
+ * so fragments of two frames never interleave.
+ *
+ * The payload of each record is a fixed part (the struct named below)
+ * followed by a tail of items: one tag byte (enum pt_tag) and a
+ * NUL-terminated string.  Strings are bytes, not necessarily UTF-8.
+ */
+#ifndef PROFTRACE_WIRE_H
+#define PROFTRACE_WIRE_H
+
+#include <stdint.h>
+
+#define PT_WIRE_MAGIC   0x52544650u     /* "PFTR" as bytes on the wire */
+#define PT_WIRE_VERSION 1
+
+/* Upper bounds a decoder enforces; a frame beyond them is malformed. */
+#define PT_FRAME_MAX    (64u << 20)     /* payload bytes, raw or deflated */
+
+/* Largest single SOCK_SEQPACKET message the library sends. */
+#define PT_MSG_MAX      (32u << 10)
+
+enum pt_frame_flag {
+	PT_FRAME_DEFLATED = 1u << 0,    /* payload is a zlib stream */
+};
+
+struct pt_frame_header {                /* 32 bytes */
+	uint32_t magic;                 /* PT_WIRE_MAGIC */
+	uint8_t  version;               /* PT_WIRE_VERSION */
+	uint8_t  type;                  /* enum pt_rec_type */
+	uint16_t flags;                 /* enum pt_frame_flag */
+	uint32_t pid;                   /* getpid() of the sender */
+	uint32_t length;                /* payload bytes that follow */
+	uint32_t raw_length;            /* payload bytes once inflated */
+	uint32_t reserved;              /* zero */
+	uint64_t time_ns;               /* CLOCK_MONOTONIC when the event happened */
+};
+
+enum pt_rec_type {
+	PT_REC_HELLO       = 1,
+	PT_REC_EXEC        = 2,
+	PT_REC_EXEC_FAILED = 3,
+	PT_REC_SPAWN       = 4,
+	PT_REC_FORK        = 5,
+	PT_REC_REAP        = 6,
+	PT_REC_EXIT        = 7,
+	PT_REC_STOP        = 8,         /* control: `proftrace stop` */
+	PT_REC_TYPE_MAX
+};
+
+/* Tail item tags. */
+enum pt_tag {
+	PT_TAG_EXE  = 1,                /* executable path (AT_EXECFN for HELLO) */
+	PT_TAG_ARG  = 2,                /* one argv element, in order */
+	PT_TAG_CWD  = 3,                /* working directory */
+	PT_TAG_ENV  = 4,                /* NAME=value of an allowlisted variable */
+	PT_TAG_PATH = 5,                /* path or file name given to exec/spawn */
+	PT_TAG_ARGV_TRUNCATED = 6,      /* argv was cut; value: original argc */
+};
+
+/*
+ * HELLO: first frame of every connection.  Followed by EXE, ARG..., CWD,
+ * ENV... (IMAGE); CWD (FORK, FOREIGN); nothing (AUX).
+ */
+enum pt_hello_kind {
+	PT_HELLO_IMAGE   = 1,  /* a program image started (library constructor) */
+	PT_HELLO_FORK    = 2,  /* a fork()ed child that does more than exec */
+	PT_HELLO_FOREIGN = 3,  /* child not made by our fork hook (vfork, clone) */
+	PT_HELLO_AUX     = 4,  /* extra connection of a known process for one
+				* large frame; its EOF means nothing */
+};
+
+struct pt_rec_hello {                   /* 32 bytes */
+	uint32_t ppid;
+	uint32_t uid;
+	uint32_t kind;                  /* enum pt_hello_kind */
+	uint32_t reserved;
+	uint64_t realtime_ns;           /* CLOCK_REALTIME at time_ns */
+	uint64_t start_ns;              /* CLOCK_MONOTONIC when the image or the
+					 * forked child began (<= header time) */
+};
+
+/* Which entry point an EXEC, EXEC_FAILED, SPAWN or FORK came through. */
+enum pt_call {
+	PT_CALL_EXECVE = 1, PT_CALL_EXECV, PT_CALL_EXECVP, PT_CALL_EXECVPE,
+	PT_CALL_EXECL, PT_CALL_EXECLP, PT_CALL_EXECLE, PT_CALL_FEXECVE,
+	PT_CALL_EXECVEAT, PT_CALL_POSIX_SPAWN, PT_CALL_POSIX_SPAWNP,
+	PT_CALL_SYSTEM, PT_CALL_POPEN, PT_CALL_FORK, PT_CALL_VFORK,
+	PT_CALL__FORK,
+	PT_CALL_MAX
+};
+
+/*
+ * EXEC: the sender is about to replace its image.  Followed by PATH, ARG...,
+ * CWD.  If the exec succeeds, the sender's connection reaches EOF with no
+ * EXIT and, when the new program loads the library, the same pid says HELLO.
+ */
+struct pt_rec_exec {                    /* 8 bytes */
+	uint32_t ppid;
+	uint32_t call;                  /* enum pt_call */
+};
+
+/* EXEC_FAILED: the exec announced by the previous EXEC returned. */
+struct pt_rec_exec_failed {             /* 8 bytes */
+	uint32_t error;                 /* errno */
+	uint32_t call;
+};
+
+/* SPAWN: posix_spawn{,p} created child_pid.  Followed by PATH, ARG... */
+struct pt_rec_spawn {                   /* 8 bytes */
+	uint32_t child_pid;
+	uint32_t call;
+};
+
+/* FORK: the parent side of fork()/_Fork() that returned child_pid. */
+struct pt_rec_fork {                    /* 8 bytes */
+	uint32_t child_pid;
+	uint32_t call;
+};
+
+/* REAP: a wait-family call collected child_pid. */
+struct pt_rec_reap {                    /* 40 bytes */
+	uint32_t child_pid;
+	int32_t  wait_status;           /* as wait(2) encodes it */
+	uint32_t have_rusage;           /* 1: the three fields below are valid */
+	uint32_t reserved;
+	uint64_t utime_us;              /* child's user CPU */
+	uint64_t stime_us;              /* child's system CPU */
+	uint64_t maxrss_kb;
+};
+
+enum pt_exit_how {
+	PT_EXIT_EXIT = 1,               /* exit() */
+	PT_EXIT_RETURN,                 /* return from main */
+	PT_EXIT__EXIT,                  /* _exit() / _Exit() */
+	PT_EXIT_QUICK,                  /* quick_exit() */
+	PT_EXIT_UNKNOWN,                /* destructor ran, status not seen */
+};
+
+/* EXIT: the image ends.  CPU is this image's own, not the process's. */
+struct pt_rec_exit {                    /* 32 bytes */
+	int32_t  status;                /* exit status (low 8 bits matter) */
+	uint32_t how;                   /* enum pt_exit_how */
+	uint64_t utime_us;
+	uint64_t stime_us;
+	uint64_t maxrss_kb;             /* peak RSS of the process so far */
+};
+
+/* Variables whose values HELLO always carries when they are set. */
+#define PT_ENV_ALLOWLIST \
+	"CI_PIPELINE_ID", "CI_JOB_ID", "CI_JOB_NAME", "GITHUB_RUN_ID", \
+	"GITHUB_JOB", "OPAM_PACKAGE_NAME", "OPAM_PACKAGE_VERSION"
+
+/* Environment the library reads. */
+#define PT_ENV_SOCKET "PROFTRACE_SOCKET"  /* collector socket path */
+#define PT_ENV_DIR    "PROFTRACE_DIR"     /* spool directory fallback */
+#define PT_ENV_LIST   "PROFTRACE_ENV"     /* extra names to record, ':' or ',' separated */
+
+/* Default per-user directory: /tmp/proftrace-<uid>/, socket "socket". */
+#define PT_RUNDIR_PREFIX "/tmp/proftrace-"
+#define PT_SOCKET_NAME   "socket"
+
+#endif

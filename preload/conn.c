@@ -1,0 +1,314 @@
+/*
+ * Connections to the collector, and the spool-file fallback.
+ *
+ * A program image owns one connection, opened by the constructor.  A fork
+ * child keeps using its parent's (inherited) connection for an exec, which
+ * is all most fork children do, and opens its own only for anything else:
+ * that keeps fork+exec at one connection per program.  A child that shares
+ * memory with its parent (vfork, clone) writes no global state, so it uses
+ * the inherited connection, or one it opens and closes itself.
+ *
+ * Sends are bounded: SO_SNDTIMEO caps how long a stalled collector can
+ * hold a process (in connect() as well as send()); after one timeout the
+ * process stops waiting on it for good (design.md, pitfall 8).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <time.h>
+#include <sys/socket.h>
+#include <sys/auxv.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "pt-preload.h"
+
+#define PT_SEND_TIMEOUT_MS 250
+#define PT_HIGH_FD 900          /* keep out of the fds programs expect */
+
+static int fd_identity(int fd, dev_t *dev, ino_t *ino)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return -1;
+	*dev = st.st_dev;
+	*ino = st.st_ino;
+	return 0;
+}
+
+/* Is pt.fd still the file we opened?  Programs close and reuse fds. */
+static int owned_fd_valid(void)
+{
+	dev_t dev;
+	ino_t ino;
+
+	return pt.fd >= 0 && fd_identity(pt.fd, &dev, &ino) == 0 &&
+	       dev == pt.fd_dev && ino == pt.fd_ino;
+}
+
+/* Move fd above the range programs use, close-on-exec. */
+static int move_high(int fd)
+{
+	int hi = fcntl(fd, F_DUPFD_CLOEXEC, PT_HIGH_FD);
+
+	if (hi < 0)
+		return fd;
+	close(fd);
+	return hi;
+}
+
+static int connect_socket(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct timeval tv = { 0, PT_SEND_TIMEOUT_MS * 1000 };
+	size_t n = strlen(path);
+	int fd;
+
+	if (!n || n >= sizeof sa.sun_path)
+		return -1;
+	memcpy(sa.sun_path, path, n + 1);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+	if (connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static char *append(char *p, char *end, const char *s)
+{
+	while (*s && p < end)
+		*p++ = *s++;
+	return p;
+}
+
+static char *append_u64(char *p, char *end, uint64_t v)
+{
+	char tmp[24];
+	int i = 0;
+
+	do
+		tmp[i++] = (char)('0' + v % 10);
+	while ((v /= 10));
+	while (i && p < end)
+		*p++ = tmp[--i];
+	return p;
+}
+
+/*
+ * A spool file of our own: O_EXCL|O_NOFOLLOW so that nothing planted at
+ * the name is followed or reused.
+ */
+static int open_spool(void)
+{
+	char name[PATH_MAX];
+	char *p = name, *end = name + sizeof name - 1;
+	int fd;
+
+	if (!pt.spool_dir[0])
+		return -1;
+	p = append(p, end, pt.spool_dir);
+	p = append(p, end, "/proftrace-");
+	p = append_u64(p, end, (uint64_t)getpid());
+	p = append(p, end, "-");
+	p = append_u64(p, end, pt_now_ns());
+	p = append(p, end, ".ptspool");
+	if (p == end)
+		return -1;
+	*p = '\0';
+	fd = open(name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_APPEND |
+			O_CLOEXEC, 0600);
+	return fd < 0 ? -1 : fd;
+}
+
+int pt_chan_write(const struct pt_chan *ch, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	if (ch->spool) {
+		while (len) {
+			ssize_t w = write(ch->fd, p, len);
+
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0)
+				return -1;
+			p += w;
+			len -= (size_t)w;
+		}
+		return 0;
+	}
+	for (;;) {
+		ssize_t w = send(ch->fd, buf, len, MSG_NOSIGNAL);
+
+		if (w == (ssize_t)len)
+			return 0;
+		if (w < 0 && errno == EINTR)
+			continue;
+		return -1;
+	}
+}
+
+static void hello_body(struct pt_body *b, uint32_t kind, uint64_t start_ns,
+		       uint64_t now)
+{
+	struct timespec rt;
+
+	clock_gettime(CLOCK_REALTIME, &rt);
+	memset(b, 0, sizeof *b);
+	b->type = PT_REC_HELLO;
+	b->fixed_len = sizeof(struct pt_rec_hello);
+	pt_put32(b->fixed + 0, (uint32_t)getppid());
+	pt_put32(b->fixed + 4, (uint32_t)getuid());
+	pt_put32(b->fixed + 8, kind);
+	pt_put64(b->fixed + 16, (uint64_t)rt.tv_sec * 1000000000u +
+				(uint64_t)rt.tv_nsec);
+	pt_put64(b->fixed + 24, start_ns ? start_ns : now);
+}
+
+int pt_conn_open(struct pt_chan *ch, uint32_t hello_kind, uint64_t start_ns)
+{
+	char cwd[PATH_MAX];
+	struct pt_body b;
+	uint64_t now = pt_now_ns();
+
+	ch->temp = 1;
+	ch->spool = 0;
+	ch->fd = connect_socket(pt.socket_path);
+	if (ch->fd < 0) {
+		ch->fd = open_spool();
+		ch->spool = 1;
+	}
+	if (ch->fd < 0)
+		return -1;
+	hello_body(&b, hello_kind, start_ns, now);
+	if (hello_kind != PT_HELLO_AUX && getcwd(cwd, sizeof cwd))
+		b.cwd = cwd;
+	if (pt_send_record(ch, &b, now) < 0) {
+		pt_chan_put(ch);
+		return -1;
+	}
+	return 0;
+}
+
+void pt_chan_put(struct pt_chan *ch)
+{
+	if (ch->temp && ch->fd >= 0)
+		close(ch->fd);
+	ch->fd = -1;
+	ch->temp = 0;
+}
+
+/* Make ch the process's own connection (owner context only). */
+static void adopt(struct pt_chan *ch)
+{
+	ch->fd = move_high(ch->fd);
+	if (fd_identity(ch->fd, &pt.fd_dev, &pt.fd_ino) < 0) {
+		close(ch->fd);
+		ch->fd = -1;
+	}
+	pt.fd = ch->fd;
+	pt.spool = ch->spool;
+	ch->temp = 0;
+}
+
+void pt_conn_start_image(char *const *argv, char *const *envp)
+{
+	char cwd[PATH_MAX];
+	struct pt_chan ch;
+	struct pt_body b;
+	uint64_t now = pt_now_ns();
+
+	pt.fd = -1;
+	ch.temp = 0;
+	ch.spool = 0;
+	ch.fd = connect_socket(pt.socket_path);
+	if (ch.fd < 0) {
+		ch.fd = open_spool();
+		ch.spool = 1;
+	}
+	if (ch.fd < 0) {
+		pt.off = 1;     /* nobody listening: stay out of the way */
+		return;
+	}
+	adopt(&ch);
+	hello_body(&b, PT_HELLO_IMAGE, pt.start_ns, now);
+	b.exe = (const char *)getauxval(AT_EXECFN);
+	b.argv = argv;
+	b.envp = envp;
+	if (getcwd(cwd, sizeof cwd))
+		b.cwd = cwd;
+	if (pt_send_record(&ch, &b, now) < 0 && !ch.spool) {
+		close(pt.fd);           /* collector stalled: stop waiting */
+		pt.fd = -1;
+	}
+}
+
+void pt_conn_after_fork(uint64_t fork_ns)
+{
+	pt.owner = getpid();
+	pt.fork_pending = pt.fd >= 0;
+	pt.start_ns = fork_ns;
+	pt.base_utime_us = pt.base_stime_us = 0;    /* rusage restarts at fork */
+	pt.exit_how = 0;
+	pt.exit_sent = 0;
+}
+
+/*
+ * A fork child that does more than exec gets its own connection, so its
+ * end is seen (EOF) even if it is killed.
+ */
+static void fork_child_connect(void)
+{
+	struct pt_chan ch;
+	int inherited = pt.fd;
+
+	if (!__atomic_exchange_n(&pt.fork_pending, 0, __ATOMIC_ACQ_REL))
+		return;
+	if (pt_conn_open(&ch, PT_HELLO_FORK, pt.start_ns) < 0) {
+		pt.fd = -1;
+	} else {
+		adopt(&ch);
+	}
+	if (inherited >= 0 && inherited != pt.fd)
+		close(inherited);
+}
+
+int pt_chan_get(struct pt_chan *ch, enum pt_chan_use use)
+{
+	ch->temp = 0;
+	ch->spool = pt.spool;
+	ch->fd = -1;
+	if (!pt.ready || pt.off)
+		return -1;
+	if (!pt_is_owner()) {
+		/* Foreign: read-only use of pt, else a connection of our own. */
+		if (owned_fd_valid()) {
+			ch->fd = pt.fd;
+			return 0;
+		}
+		return pt_conn_open(ch, PT_HELLO_FOREIGN, 0);
+	}
+	if (pt.fork_pending && use != PT_USE_EXEC)
+		fork_child_connect();
+	if (owned_fd_valid()) {
+		ch->fd = pt.fd;
+		return 0;
+	}
+	/*
+	 * The program closed our fd (or a fork child's inherited one is
+	 * gone): open a replacement.  AUX, because this process already said
+	 * HELLO; only a fork child that never did says so now.
+	 */
+	if (pt_conn_open(ch, pt.fork_pending ? PT_HELLO_FORK : PT_HELLO_AUX,
+			 pt.start_ns) < 0)
+		return -1;
+	pt.fork_pending = 0;
+	adopt(ch);
+	return 0;
+}

@@ -1,0 +1,238 @@
+/*
+ * Laying out records as wire frames, and getting large ones across.
+ *
+ * The common frame (a few hundred bytes) is built in a stack buffer and
+ * sent as one message.  A frame that does not fit (a compiler line of many
+ * KiB, a 1 MiB argument list) is measured first, then either deflated in
+ * one malloc'd piece (owner context: zlib is dlopen()ed here, and only
+ * here, so that small processes never map it) or, in a vfork child where
+ * nothing may be allocated, streamed raw through the stack buffer.  Either
+ * way it travels on a connection of its own, so its messages cannot
+ * interleave with another thread's frames.
+ */
+#include <dlfcn.h>
+#include <endian.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "pt-preload.h"
+
+#define PT_SMALL_FRAME 4096             /* stack buffer, hence the size */
+#define PT_DEFLATE_MIN 1024             /* below this, deflate saves nothing */
+
+void pt_put32(unsigned char *p, uint32_t v)
+{
+	v = htole32(v);
+	memcpy(p, &v, 4);
+}
+
+void pt_put64(unsigned char *p, uint64_t v)
+{
+	v = htole64(v);
+	memcpy(p, &v, 8);
+}
+
+/*
+ * An output buffer that either overflows (counting what would not fit) or
+ * hands each full buffer to a sink.
+ */
+struct enc {
+	unsigned char *buf;
+	size_t cap, len;
+	size_t total;                   /* bytes emitted so far, all told */
+	int overflow;
+	const struct pt_chan *sink;     /* streaming: send full buffers here */
+	int failed;
+};
+
+static void enc_put(struct enc *e, const void *p, size_t n)
+{
+	const unsigned char *s = p;
+
+	e->total += n;
+	while (n && !e->overflow) {
+		size_t k;
+
+		if (e->len == e->cap) {
+			if (!e->sink || pt_chan_write(e->sink, e->buf, e->len) < 0) {
+				e->overflow = 1;
+				e->failed |= e->sink != NULL;
+				return;
+			}
+			e->len = 0;
+		}
+		k = e->cap - e->len < n ? e->cap - e->len : n;
+		memcpy(e->buf + e->len, s, k);
+		e->len += k;
+		s += k;
+		n -= k;
+	}
+}
+
+static void enc_item(struct enc *e, enum pt_tag tag, const char *s)
+{
+	unsigned char t = (unsigned char)tag;
+
+	enc_put(e, &t, 1);
+	enc_put(e, s, strlen(s) + 1);
+}
+
+static void emit_body(struct enc *e, const struct pt_body *b)
+{
+	char *const *p;
+
+	enc_put(e, b->fixed, b->fixed_len);
+	if (b->exe)
+		enc_item(e, PT_TAG_EXE, b->exe);
+	if (b->path)
+		enc_item(e, PT_TAG_PATH, b->path);
+	for (p = b->argv; p && *p; p++)
+		enc_item(e, PT_TAG_ARG, *p);
+	if (b->cwd)
+		enc_item(e, PT_TAG_CWD, b->cwd);
+	for (p = b->envp; p && *p; p++)
+		if (pt_env_recorded(*p))
+			enc_item(e, PT_TAG_ENV, *p);
+}
+
+static void put_header(unsigned char *h, const struct pt_body *b, uint16_t flags,
+		       uint32_t len, uint32_t raw_len, uint64_t t)
+{
+	pt_put32(h, PT_WIRE_MAGIC);
+	h[4] = PT_WIRE_VERSION;
+	h[5] = b->type;
+	h[6] = (unsigned char)flags;
+	h[7] = (unsigned char)(flags >> 8);
+	pt_put32(h + 8, (uint32_t)getpid());
+	pt_put32(h + 12, len);
+	pt_put32(h + 16, raw_len);
+	pt_put32(h + 20, 0);
+	pt_put64(h + 24, t);
+}
+
+/* zlib, loaded on first need.  Owner context only (dlopen allocates). */
+typedef int (*compress2_fn)(unsigned char *, unsigned long *,
+			    const unsigned char *, unsigned long, int);
+typedef unsigned long (*bound_fn)(unsigned long);
+
+static int load_zlib(compress2_fn *c, bound_fn *b)
+{
+	static compress2_fn zc;
+	static bound_fn zb;
+	static int tried;
+
+	if (!tried) {
+		void *h = dlopen("libz.so.1", RTLD_NOW | RTLD_LOCAL);
+
+		tried = 1;
+		if (h) {
+			zc = (compress2_fn)dlsym(h, "compress2");
+			zb = (bound_fn)dlsym(h, "compressBound");
+		}
+	}
+	*c = zc;
+	*b = zb;
+	return zc && zb ? 0 : -1;
+}
+
+/* Send a whole frame held in memory over a connection of its own. */
+static int send_alone(struct pt_chan *ch, const unsigned char *frame, size_t n)
+{
+	struct pt_chan aux;
+	size_t off;
+	int rc = 0;
+
+	if (ch->spool)          /* a file takes any size in one write */
+		return pt_chan_write(ch, frame, n);
+	if (pt_conn_open(&aux, PT_HELLO_AUX, 0) < 0)
+		return -1;
+	for (off = 0; off < n && rc == 0; off += PT_MSG_MAX) {
+		size_t k = n - off < PT_MSG_MAX ? n - off : PT_MSG_MAX;
+
+		rc = pt_chan_write(&aux, frame + off, k);
+	}
+	pt_chan_put(&aux);
+	return rc;
+}
+
+/* Owner context: build the large frame in memory, deflated if that helps. */
+static int send_large_owned(struct pt_chan *ch, const struct pt_body *b,
+			    size_t raw, uint64_t t)
+{
+	struct enc e = { 0 };
+	compress2_fn zc;
+	bound_fn zb;
+	unsigned char *frame, *z = NULL;
+	int rc;
+
+	frame = malloc(32 + raw);
+	if (!frame)
+		return -1;
+	e.buf = frame + 32;
+	e.cap = raw;
+	emit_body(&e, b);
+	put_header(frame, b, 0, (uint32_t)raw, (uint32_t)raw, t);
+	if (raw >= PT_DEFLATE_MIN && load_zlib(&zc, &zb) == 0) {
+		unsigned long zlen = zb(raw);
+
+		z = malloc(32 + zlen);
+		if (z && zc(z + 32, &zlen, frame + 32, raw, 6) == 0 && zlen < raw) {
+			put_header(z, b, PT_FRAME_DEFLATED, (uint32_t)zlen,
+				   (uint32_t)raw, t);
+			free(frame);
+			frame = z;
+			raw = zlen;
+			z = NULL;
+		}
+	}
+	rc = send_alone(ch, frame, 32 + raw);
+	free(z);
+	free(frame);
+	return rc;
+}
+
+/* Foreign context: stream the frame raw through a stack buffer. */
+static int send_large_streamed(struct pt_chan *ch, const struct pt_body *b,
+			       size_t raw, uint64_t t)
+{
+	unsigned char buf[PT_SMALL_FRAME];
+	struct pt_chan aux = *ch;
+	struct enc e = { .buf = buf, .cap = sizeof buf };
+	int rc;
+
+	if (!ch->spool && pt_conn_open(&aux, PT_HELLO_AUX, 0) < 0)
+		return -1;
+	e.sink = &aux;
+	put_header(buf, b, 0, (uint32_t)raw, (uint32_t)raw, t);
+	e.len = 32;
+	emit_body(&e, b);
+	rc = e.failed ? -1 : pt_chan_write(&aux, buf, e.len);
+	if (!ch->spool)
+		pt_chan_put(&aux);
+	return rc;
+}
+
+int pt_send_record(struct pt_chan *ch, const struct pt_body *b, uint64_t t)
+{
+	unsigned char buf[PT_SMALL_FRAME];
+	struct enc e = { .buf = buf + 32, .cap = sizeof buf - 32 };
+	int saved = errno, rc;
+
+	if (ch->fd < 0)
+		return -1;
+	emit_body(&e, b);
+	if (!e.overflow) {
+		put_header(buf, b, 0, (uint32_t)e.len, (uint32_t)e.len, t);
+		rc = pt_chan_write(ch, buf, 32 + e.len);
+	} else if (e.total > PT_FRAME_MAX) {
+		rc = -1;                /* the collector would refuse it */
+	} else if (pt_is_owner()) {
+		rc = send_large_owned(ch, b, e.total, t);
+	} else {
+		rc = send_large_streamed(ch, b, e.total, t);
+	}
+	errno = saved;
+	return rc;
+}

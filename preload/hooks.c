@@ -1,0 +1,601 @@
+/*
+ * The hooks: every public entry point through which a program starts,
+ * waits for or ends another (design.md, pitfall 1: glibc calls its own
+ * internal __execve, so each public name needs its own hook).
+ *
+ * vfork is deliberately not wrapped: a C wrapper cannot return twice on
+ * one stack.  A vfork child is seen through the hooks it calls next (an
+ * exec or _exit), which run in foreign context; see pt-preload.h.
+ * glibc's posix_spawn, system and popen children exec through internal
+ * calls: the parent side records SPAWN, and the child's new image says
+ * HELLO itself.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "pt-preload.h"
+
+extern char **environ;
+
+/* ---- the exec family ---- */
+
+static void exec_body(struct pt_body *b, uint8_t type, uint32_t a, uint32_t c)
+{
+	memset(b, 0, sizeof *b);
+	b->type = type;
+	b->fixed_len = 8;
+	pt_put32(b->fixed, a);
+	pt_put32(b->fixed + 4, c);
+}
+
+/* Announce an exec; ch stays open until exec_failed or the exec. */
+static void exec_announce(struct pt_chan *ch, enum pt_call call,
+			  const char *path, char *const argv[])
+{
+	char cwd[PATH_MAX];
+	struct pt_body b;
+
+	if (pt_chan_get(ch, PT_USE_EXEC) < 0)
+		return;
+	exec_body(&b, PT_REC_EXEC, (uint32_t)getppid(), call);
+	b.path = path;
+	b.argv = argv;
+	if (getcwd(cwd, sizeof cwd))
+		b.cwd = cwd;
+	pt_send_record(ch, &b, pt_now_ns());
+}
+
+/* The exec returned: say so, release ch, leave errno as it was. */
+static void exec_failed(struct pt_chan *ch, enum pt_call call)
+{
+	struct pt_body b;
+	int err = errno;
+
+	if (ch->fd >= 0) {
+		exec_body(&b, PT_REC_EXEC_FAILED, (uint32_t)err, call);
+		pt_send_record(ch, &b, pt_now_ns());
+	}
+	pt_chan_put(ch);
+	errno = err;
+}
+
+/*
+ * Declare `use`: envp, or a repaired copy on this stack frame.  A macro
+ * because the copy must live in the caller's frame (no allocation).
+ */
+#define REPAIRED_ENV(use, envp)                                              \
+	size_t use##_n = pt_env_count(envp);                                 \
+	size_t use##_cap = use##_n <= PT_ENV_MAX ? use##_n + PT_ENV_EXTRA + 1 : 1; \
+	char *use##_buf[use##_cap];                                          \
+	char use##_scratch[PATH_MAX * 2];                                    \
+	char *const *use = pt_env_repair(envp, use##_n, use##_buf,           \
+					 use##_scratch, sizeof use##_scratch)
+
+static int do_execve(enum pt_call call, const char *path, char *const argv[],
+		     char *const envp[])
+{
+	struct pt_chan ch;
+	int saved = errno;
+
+	pt_resolve();
+	REPAIRED_ENV(env, envp);
+	exec_announce(&ch, call, path, argv);
+	errno = saved;
+	pt_real.execve(path, argv, env);
+	exec_failed(&ch, call);
+	return -1;
+}
+
+static int do_execvpe(enum pt_call call, const char *file, char *const argv[],
+		      char *const envp[])
+{
+	struct pt_chan ch;
+	int saved = errno;
+
+	pt_resolve();
+	REPAIRED_ENV(env, envp);
+	exec_announce(&ch, call, file, argv);
+	errno = saved;
+	pt_real.execvpe(file, argv, env);
+	exec_failed(&ch, call);
+	return -1;
+}
+
+PT_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+{
+	return do_execve(PT_CALL_EXECVE, path, argv, envp);
+}
+
+PT_EXPORT int execv(const char *path, char *const argv[])
+{
+	return do_execve(PT_CALL_EXECV, path, argv, environ);
+}
+
+PT_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	return do_execvpe(PT_CALL_EXECVPE, file, argv, envp);
+}
+
+PT_EXPORT int execvp(const char *file, char *const argv[])
+{
+	return do_execvpe(PT_CALL_EXECVP, file, argv, environ);
+}
+
+/*
+ * glibc declares these arguments nonnull, but programs pass NULL anyway
+ * and the real calls cope: hide the value from the optimizer so that our
+ * checks survive.
+ */
+static const char *opaque(const char *p)
+{
+	__asm__("" : "+r"(p));
+	return p;
+}
+
+/* Count the arguments of an execl-style call, up to the NULL. */
+#define COUNT_VARARGS(n, arg0, ap)                                           \
+	do {                                                                 \
+		va_list c_;                                                  \
+		va_copy(c_, ap);                                             \
+		for (n = 1; arg0 && va_arg(c_, char *); n++)                 \
+			;                                                    \
+		va_end(c_);                                                  \
+	} while (0)
+
+#define FILL_VARARGS(argv, n, arg0, ap)                                      \
+	do {                                                                 \
+		size_t i_;                                                   \
+		argv[0] = (char *)arg0;                                      \
+		for (i_ = 1; i_ < n; i_++)                                   \
+			argv[i_] = va_arg(ap, char *);                       \
+		argv[n] = NULL;                                              \
+	} while (0)
+
+PT_EXPORT int execl(const char *path, const char *arg, ...)
+{
+	const char *arg0 = opaque(arg);
+	va_list ap;
+	size_t n;
+
+	va_start(ap, arg);
+	COUNT_VARARGS(n, arg0, ap);
+	{
+		char *argv[n + 1];
+
+		FILL_VARARGS(argv, n, arg0, ap);
+		va_end(ap);
+		if (!arg0)
+			argv[0] = NULL;
+		return do_execve(PT_CALL_EXECL, path, argv, environ);
+	}
+}
+
+PT_EXPORT int execlp(const char *file, const char *arg, ...)
+{
+	const char *arg0 = opaque(arg);
+	va_list ap;
+	size_t n;
+
+	va_start(ap, arg);
+	COUNT_VARARGS(n, arg0, ap);
+	{
+		char *argv[n + 1];
+
+		FILL_VARARGS(argv, n, arg0, ap);
+		va_end(ap);
+		if (!arg0)
+			argv[0] = NULL;
+		return do_execvpe(PT_CALL_EXECLP, file, argv, environ);
+	}
+}
+
+PT_EXPORT int execle(const char *path, const char *arg, ...)
+{
+	const char *arg0 = opaque(arg);
+	va_list ap;
+	size_t n;
+
+	va_start(ap, arg);
+	COUNT_VARARGS(n, arg0, ap);
+	{
+		char *argv[n + 1];
+		char *const *envp;
+
+		FILL_VARARGS(argv, n, arg0, ap);
+		if (arg0)
+			(void)va_arg(ap, char *);       /* the terminating NULL */
+		else
+			argv[0] = NULL;
+		envp = va_arg(ap, char *const *);
+		va_end(ap);
+		return do_execve(PT_CALL_EXECLE, path, argv, envp);
+	}
+}
+
+/* Resolve dirfd (and a relative name under it) for the record. */
+static const char *fd_path(int dirfd, const char *name, char *buf, size_t cap)
+{
+	char link[32] = "/proc/self/fd/";
+	char *p = link + 14, tmp[12];
+	int i = 0;
+	unsigned v = (unsigned)dirfd;
+	ssize_t n;
+
+	do
+		tmp[i++] = (char)('0' + v % 10);
+	while ((v /= 10));
+	while (i)
+		*p++ = tmp[--i];
+	*p = '\0';
+	n = readlink(link, buf, cap - 1);
+	if (n < 0) {
+		if (name && *name)
+			return name;
+		strcpy(buf, link);
+		return buf;
+	}
+	buf[n] = '\0';
+	if (name && *name && (size_t)n + 1 + strlen(name) < cap) {
+		buf[n] = '/';
+		strcpy(buf + n + 1, name);
+	}
+	return buf;
+}
+
+PT_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
+{
+	char path[PATH_MAX];
+	struct pt_chan ch;
+	int saved = errno;
+
+	pt_resolve();
+	REPAIRED_ENV(env, envp);
+	exec_announce(&ch, PT_CALL_FEXECVE, fd_path(fd, NULL, path, sizeof path),
+		      argv);
+	errno = saved;
+	pt_real.fexecve(fd, argv, env);
+	exec_failed(&ch, PT_CALL_FEXECVE);
+	return -1;
+}
+
+PT_EXPORT int execveat(int dirfd, const char *pathname, char *const argv[],
+		       char *const envp[], int flags)
+{
+	char path[PATH_MAX];
+	const char *shown = pathname;
+	struct pt_chan ch;
+	int saved = errno;
+
+	pt_resolve();
+	if (!pt_real.execveat) {
+		errno = ENOSYS;
+		return -1;
+	}
+	REPAIRED_ENV(env, envp);
+	if (opaque(pathname) && pathname[0] != '/' &&
+	    (dirfd != AT_FDCWD || !*pathname))
+		shown = fd_path(dirfd, pathname, path, sizeof path);
+	exec_announce(&ch, PT_CALL_EXECVEAT, shown, argv);
+	errno = saved;
+	pt_real.execveat(dirfd, pathname, argv, env, flags);
+	exec_failed(&ch, PT_CALL_EXECVEAT);
+	return -1;
+}
+
+/* ---- posix_spawn, system, popen ---- */
+
+static void send_spawn(enum pt_call call, pid_t child, const char *path,
+		       char *const argv[])
+{
+	struct pt_chan ch;
+	struct pt_body b;
+
+	if (pt_chan_get(&ch, PT_USE_EVENT) < 0)
+		return;
+	exec_body(&b, PT_REC_SPAWN, (uint32_t)child, call);
+	b.path = path;
+	b.argv = argv;
+	pt_send_record(&ch, &b, pt_now_ns());
+	pt_chan_put(&ch);
+}
+
+PT_EXPORT int posix_spawn(pid_t *pid, const char *path,
+			  const posix_spawn_file_actions_t *fa,
+			  const posix_spawnattr_t *attr, char *const argv[],
+			  char *const envp[])
+{
+	pid_t child = 0;
+	int saved = errno, rc;
+
+	pt_resolve();
+	REPAIRED_ENV(env, envp);
+	errno = saved;
+	rc = pt_real.posix_spawn(&child, path, fa, attr, argv, env);
+	saved = errno;
+	if (pid && rc == 0)
+		*pid = child;
+	if (rc == 0)
+		send_spawn(PT_CALL_POSIX_SPAWN, child, path, argv);
+	errno = saved;
+	return rc;
+}
+
+PT_EXPORT int posix_spawnp(pid_t *pid, const char *file,
+			   const posix_spawn_file_actions_t *fa,
+			   const posix_spawnattr_t *attr, char *const argv[],
+			   char *const envp[])
+{
+	pid_t child = 0;
+	int saved = errno, rc;
+
+	pt_resolve();
+	REPAIRED_ENV(env, envp);
+	errno = saved;
+	rc = pt_real.posix_spawnp(&child, file, fa, attr, argv, env);
+	saved = errno;
+	if (pid && rc == 0)
+		*pid = child;
+	if (rc == 0)
+		send_spawn(PT_CALL_POSIX_SPAWNP, child, file, argv);
+	errno = saved;
+	return rc;
+}
+
+/*
+ * system() and popen() spawn /bin/sh with `environ` through glibc's
+ * internal posix_spawn.  If the program dropped LD_PRELOAD from its own
+ * environment, lend it a repaired one for the duration of the call.  Not
+ * atomic against another thread's setenv(), which is why it is done only
+ * when needed.  Not for vfork children (it writes environ): there the
+ * environment is passed on as it is.
+ */
+struct env_loan {
+	char **saved;
+	char **lent;
+};
+
+static void env_lend(struct env_loan *l)
+{
+	size_t n = pt_env_count(environ);
+	char **buf, *scratch;
+	char *const *use;
+
+	l->saved = l->lent = NULL;
+	if (!pt.ready || !pt_is_owner() || n > PT_ENV_MAX)
+		return;
+	buf = malloc((n + PT_ENV_EXTRA + 1) * sizeof *buf + PATH_MAX * 2);
+	if (!buf)
+		return;
+	scratch = (char *)(buf + n + PT_ENV_EXTRA + 1);
+	use = pt_env_repair(environ, n, buf, scratch, PATH_MAX * 2);
+	if (use == (char *const *)environ) {
+		free(buf);
+		return;
+	}
+	l->saved = environ;
+	l->lent = environ = buf;
+}
+
+static void env_return(struct env_loan *l)
+{
+	if (!l->lent)
+		return;
+	if (environ == l->lent)
+		environ = l->saved;
+	else
+		return;         /* the program replaced it meanwhile: keep theirs */
+	free(l->lent);
+}
+
+PT_EXPORT int system(const char *command)
+{
+	struct env_loan loan;
+	int rc, saved;
+
+	pt_resolve();
+	env_lend(&loan);
+	rc = pt_real.system(command);
+	saved = errno;
+	env_return(&loan);
+	errno = saved;
+	return rc;
+}
+
+PT_EXPORT FILE *popen(const char *command, const char *type)
+{
+	struct env_loan loan;
+	FILE *f;
+	int saved;
+
+	pt_resolve();
+	env_lend(&loan);
+	f = pt_real.popen(command, type);
+	saved = errno;
+	env_return(&loan);
+	errno = saved;
+	return f;
+}
+
+/* ---- fork ---- */
+
+static pid_t fork_common(pid_t (*real)(void), enum pt_call call)
+{
+	uint64_t t = pt_now_ns();
+	int from_owner = pt.ready && pt_is_owner();
+	pid_t r;
+	int saved;
+
+	if (!real) {
+		errno = ENOSYS;
+		return -1;
+	}
+	r = real();
+	saved = errno;
+	if (r == 0) {
+		/* Only a child of the owner takes the state over; a child of a
+		 * foreign process stays foreign. */
+		if (from_owner)
+			pt_conn_after_fork(t);
+	} else if (r > 0) {
+		struct pt_chan ch;
+		struct pt_body b;
+
+		if (pt_chan_get(&ch, PT_USE_EVENT) == 0) {
+			exec_body(&b, PT_REC_FORK, (uint32_t)r, call);
+			pt_send_record(&ch, &b, t);
+			pt_chan_put(&ch);
+		}
+	}
+	errno = saved;
+	return r;
+}
+
+PT_EXPORT pid_t fork(void)
+{
+	pt_resolve();
+	return fork_common(pt_real.fork, PT_CALL_FORK);
+}
+
+PT_EXPORT pid_t _Fork(void)
+{
+	pt_resolve();
+	return fork_common(pt_real._Fork, PT_CALL__FORK);
+}
+
+/* ---- the wait family ---- */
+
+static void send_reap(pid_t child, int status, const struct rusage *ru)
+{
+	struct pt_chan ch;
+	struct pt_body b;
+
+	if (pt_chan_get(&ch, PT_USE_EVENT) < 0)
+		return;
+	memset(&b, 0, sizeof b);
+	b.type = PT_REC_REAP;
+	b.fixed_len = sizeof(struct pt_rec_reap);
+	pt_put32(b.fixed, (uint32_t)child);
+	pt_put32(b.fixed + 4, (uint32_t)status);
+	pt_put32(b.fixed + 8, ru != NULL);
+	if (ru) {
+		pt_put64(b.fixed + 16, (uint64_t)ru->ru_utime.tv_sec * 1000000u +
+				       (uint64_t)ru->ru_utime.tv_usec);
+		pt_put64(b.fixed + 24, (uint64_t)ru->ru_stime.tv_sec * 1000000u +
+				       (uint64_t)ru->ru_stime.tv_usec);
+		pt_put64(b.fixed + 32, (uint64_t)ru->ru_maxrss);
+	}
+	pt_send_record(&ch, &b, pt_now_ns());
+	pt_chan_put(&ch);
+}
+
+/*
+ * wait, waitpid and wait3 are wait4 with fewer arguments; calling wait4
+ * lets every one of them report the child's rusage.  The caller's own
+ * pointers are passed through when it has them, so the kernel writes
+ * exactly what it would have written.
+ */
+static pid_t wait_common(pid_t pid, int *status, int options, struct rusage *ru)
+{
+	struct rusage own_ru;
+	int own_status = 0, saved;
+	int *sp = status ? status : &own_status;
+	struct rusage *rp = ru ? ru : &own_ru;
+	pid_t r;
+
+	pt_resolve();
+	r = pt_real.wait4(pid, sp, options, rp);
+	saved = errno;
+	if (r > 0 && (WIFEXITED(*sp) || WIFSIGNALED(*sp)))
+		send_reap(r, *sp, rp);
+	errno = saved;
+	return r;
+}
+
+PT_EXPORT pid_t wait(int *status)
+{
+	return wait_common(-1, status, 0, NULL);
+}
+
+PT_EXPORT pid_t waitpid(pid_t pid, int *status, int options)
+{
+	return wait_common(pid, status, options, NULL);
+}
+
+PT_EXPORT pid_t wait3(int *status, int options, struct rusage *ru)
+{
+	return wait_common(-1, status, options, ru);
+}
+
+PT_EXPORT pid_t wait4(pid_t pid, int *status, int options, struct rusage *ru)
+{
+	return wait_common(pid, status, options, ru);
+}
+
+PT_EXPORT int waitid(idtype_t idtype, id_t id, siginfo_t *info, int options)
+{
+	siginfo_t own;
+	siginfo_t *ip = info ? info : &own;
+	int r, saved;
+
+	pt_resolve();
+	if (!info)
+		memset(&own, 0, sizeof own);
+	r = pt_real.waitid(idtype, id, ip, options);
+	saved = errno;
+	if (r == 0 && !(options & WNOWAIT) && ip->si_pid > 0) {
+		int st = -1;
+
+		if (ip->si_code == CLD_EXITED)
+			st = (ip->si_status & 0xff) << 8;
+		else if (ip->si_code == CLD_KILLED)
+			st = ip->si_status & 0x7f;
+		else if (ip->si_code == CLD_DUMPED)
+			st = (ip->si_status & 0x7f) | 0x80;
+		if (st >= 0)
+			send_reap(ip->si_pid, st, NULL);
+	}
+	errno = saved;
+	return r;
+}
+
+/* ---- the exit family ---- */
+
+PT_EXPORT void exit(int status)
+{
+	pt_resolve();
+	if (pt.ready && pt_is_owner()) {
+		pt.exit_status = status;
+		pt.exit_how = PT_EXIT_EXIT;     /* EXIT goes in the destructor */
+	} else if (pt.ready) {
+		pt_send_exit(status, PT_EXIT_EXIT);
+	}
+	pt_real.exit(status);
+}
+
+PT_EXPORT void _exit(int status)
+{
+	pt_resolve();
+	if (pt.ready)
+		pt_send_exit(status, PT_EXIT__EXIT);
+	pt_real._exit(status);
+}
+
+PT_EXPORT void _Exit(int status)
+{
+	pt_resolve();
+	if (pt.ready)
+		pt_send_exit(status, PT_EXIT__EXIT);
+	pt_real._Exit(status);
+}
+
+PT_EXPORT void quick_exit(int status)
+{
+	pt_resolve();
+	if (pt.ready)
+		pt_send_exit(status, PT_EXIT_QUICK);
+	pt_real.quick_exit(status);
+}

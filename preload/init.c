@@ -1,0 +1,156 @@
+/*
+ * Start and end of a traced program image: the constructor (HELLO), the
+ * wrapper around main (to learn the status main returns, which glibc hands
+ * to exit() internally, out of our hooks' sight) and the destructor (EXIT,
+ * after the program's own atexit handlers).
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pt-preload.h"
+
+struct pt_state pt = { .fd = -1 };
+struct pt_real pt_real;
+
+#define RESOLVE(field, name) \
+	(pt_real.field = (__typeof__(pt_real.field))dlsym(RTLD_NEXT, name))
+
+void pt_resolve(void)
+{
+	if (pt_real.execve)
+		return;
+	/* Cheap (tens of ns each), and done before any vfork child can
+	 * need them: dlsym takes the loader's lock. */
+	RESOLVE(execvpe, "execvpe");
+	RESOLVE(fexecve, "fexecve");
+	RESOLVE(execveat, "execveat");
+	RESOLVE(posix_spawn, "posix_spawn");
+	RESOLVE(posix_spawnp, "posix_spawnp");
+	RESOLVE(system, "system");
+	RESOLVE(popen, "popen");
+	RESOLVE(fork, "fork");
+	RESOLVE(_Fork, "_Fork");
+	RESOLVE(wait4, "wait4");
+	RESOLVE(waitid, "waitid");
+	RESOLVE(exit, "exit");
+	RESOLVE(_exit, "_exit");
+	RESOLVE(_Exit, "_Exit");
+	RESOLVE(quick_exit, "quick_exit");
+	RESOLVE(libc_start_main, "__libc_start_main");
+	RESOLVE(execve, "execve");      /* last: it marks the table complete */
+}
+
+int pt_is_owner(void)
+{
+	return getpid() == pt.owner;
+}
+
+uint64_t pt_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t tv_us(struct timeval tv)
+{
+	return (uint64_t)tv.tv_sec * 1000000u + (uint64_t)tv.tv_usec;
+}
+
+void pt_send_exit(int status, int how)
+{
+	struct rusage ru;
+	struct pt_chan ch;
+	struct pt_body b;
+	uint64_t ut = 0, st = 0;
+	int owner = pt_is_owner(), saved = errno;
+
+	if (owner && pt.exit_sent)
+		return;
+	if (pt_chan_get(&ch, PT_USE_EVENT) < 0)
+		goto out;
+	memset(&ru, 0, sizeof ru);
+	getrusage(RUSAGE_SELF, &ru);
+	if (owner) {
+		pt.exit_sent = 1;
+		ut = pt.base_utime_us;
+		st = pt.base_stime_us;
+	}
+	memset(&b, 0, sizeof b);
+	b.type = PT_REC_EXIT;
+	b.fixed_len = sizeof(struct pt_rec_exit);
+	pt_put32(b.fixed + 0, (uint32_t)status);
+	pt_put32(b.fixed + 4, (uint32_t)how);
+	pt_put64(b.fixed + 8, tv_us(ru.ru_utime) - ut);
+	pt_put64(b.fixed + 16, tv_us(ru.ru_stime) - st);
+	pt_put64(b.fixed + 24, (uint64_t)ru.ru_maxrss);
+	pt_send_record(&ch, &b, pt_now_ns());
+	pt_chan_put(&ch);
+out:
+	errno = saved;
+}
+
+/*
+ * glibc calls constructors of preloaded objects with (argc, argv, envp)
+ * before the program's own, so argv is intact here.
+ */
+__attribute__((constructor)) static void pt_init(int argc, char **argv,
+						  char **envp)
+{
+	struct rusage ru;
+	int saved = errno;
+
+	(void)argc;
+	pt_resolve();
+	pt.owner = getpid();
+	pt.start_ns = pt_now_ns();
+	if (getrusage(RUSAGE_SELF, &ru) == 0) {
+		pt.base_utime_us = tv_us(ru.ru_utime);
+		pt.base_stime_us = tv_us(ru.ru_stime);
+	}
+	pt_env_setup(envp);
+	pt_conn_start_image(argv, envp);
+	pt.ready = 1;
+	errno = saved;
+}
+
+__attribute__((destructor)) static void pt_fini(void)
+{
+	if (!pt.ready || !pt_is_owner() || pt.exit_sent)
+		return;
+	pt_send_exit(pt.exit_status, pt.exit_how ? pt.exit_how : PT_EXIT_UNKNOWN);
+}
+
+static int (*real_main)(int, char **, char **);
+
+static int pt_main(int argc, char **argv, char **envp)
+{
+	int status = real_main(argc, argv, envp);
+
+	if (pt_is_owner()) {
+		pt.exit_status = status;
+		pt.exit_how = PT_EXIT_RETURN;
+	}
+	return status;
+}
+
+/* Declared by no header: glibc's startup calls it from _start. */
+PT_EXPORT int __libc_start_main(int (*main)(int, char **, char **), int argc,
+				char **argv, void (*init)(void),
+				void (*fini)(void), void (*rtld_fini)(void),
+				void *stack_end);
+
+PT_EXPORT int __libc_start_main(int (*main)(int, char **, char **), int argc,
+				char **argv, void (*init)(void),
+				void (*fini)(void), void (*rtld_fini)(void),
+				void *stack_end)
+{
+	pt_resolve();
+	real_main = main;
+	return pt_real.libc_start_main(pt_main, argc, argv, init, fini,
+				       rtld_fini, stack_end);
+}

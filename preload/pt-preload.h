@@ -1,0 +1,176 @@
+/*
+ * Internals of libproftrace.so.
+ *
+ * Rules for everything in preload/ (design.md, pitfalls 2, 4, 9):
+ *  - A hook may run in a vfork child or any other child that shares memory
+ *    with its parent ("foreign" context: getpid() != pt.owner).  There it
+ *    allocates nothing, takes no lock, uses no stdio and writes no global:
+ *    it only reads pt and uses its own stack.
+ *  - Every hook returns exactly what the real call returned, with errno as
+ *    the real call left it.
+ *  - The library calls libc only through functions it does not hook, and
+ *    the real versions of hooked ones only through pt_real.
+ */
+#ifndef PT_PRELOAD_H
+#define PT_PRELOAD_H
+
+#include <limits.h>
+#include <spawn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#include "proftrace/wire.h"
+
+#define PT_HIDDEN __attribute__((visibility("hidden")))
+#define PT_EXPORT __attribute__((visibility("default")))
+
+/* Connection to the collector (or spool file) a hook sends through. */
+struct pt_chan {
+	int fd;                 /* -1: nothing to send to */
+	int spool;              /* fd is a spool file, not a socket */
+	int temp;               /* opened for this call; pt_chan_put closes */
+};
+
+struct pt_state {
+	pid_t owner;            /* process this state belongs to */
+	int ready;              /* constructor finished */
+	int off;                /* no collector, no spool: record nothing */
+	int fd;                 /* connection or spool file, -1 if none */
+	int spool;
+	dev_t fd_dev;           /* identity of fd, checked before each use */
+	ino_t fd_ino;           /* because programs close and reuse fds */
+	int fork_pending;       /* fork child still on its parent's fd */
+	uint64_t start_ns;      /* image start, or fork time */
+	uint64_t base_utime_us; /* RUSAGE_SELF at image start: it carries */
+	uint64_t base_stime_us; /* across exec (pitfall 5) */
+	int exit_status;
+	int exit_how;           /* enum pt_exit_how, 0 = not known */
+	int exit_sent;
+	char socket_path[108];  /* sun_path */
+	char spool_dir[PATH_MAX];
+	/* What environment repair puts back ("NAME=value"), "" if unset. */
+	char env_preload[PATH_MAX];     /* LD_PRELOAD=<our entry> */
+	char env_socket[PATH_MAX];
+	char env_dir[PATH_MAX];
+	char env_list[1024];
+	char preload_entry[PATH_MAX];   /* our entry in LD_PRELOAD */
+};
+
+extern struct pt_state pt PT_HIDDEN;
+
+/* The real functions behind the hooks, resolved once by the constructor. */
+struct pt_real {
+	int (*execve)(const char *, char *const[], char *const[]);
+	int (*execvpe)(const char *, char *const[], char *const[]);
+	int (*fexecve)(int, char *const[], char *const[]);
+	int (*execveat)(int, const char *, char *const[], char *const[], int);
+	int (*posix_spawn)(pid_t *, const char *, const posix_spawn_file_actions_t *,
+			   const posix_spawnattr_t *, char *const[], char *const[]);
+	int (*posix_spawnp)(pid_t *, const char *, const posix_spawn_file_actions_t *,
+			    const posix_spawnattr_t *, char *const[], char *const[]);
+	int (*system)(const char *);
+	FILE *(*popen)(const char *, const char *);
+	pid_t (*fork)(void);
+	pid_t (*_Fork)(void);
+	pid_t (*wait4)(pid_t, int *, int, struct rusage *);
+	int (*waitid)(idtype_t, id_t, siginfo_t *, int);
+	void (*exit)(int) __attribute__((noreturn));
+	void (*_exit)(int) __attribute__((noreturn));
+	void (*_Exit)(int) __attribute__((noreturn));
+	void (*quick_exit)(int) __attribute__((noreturn));
+	int (*libc_start_main)(int (*)(int, char **, char **), int, char **,
+			       void (*)(void), void (*)(void), void (*)(void),
+			       void *);
+};
+
+extern struct pt_real pt_real PT_HIDDEN;
+
+/* Resolve pt_real (idempotent; the constructor calls it first). */
+PT_HIDDEN void pt_resolve(void);
+
+/* Is this the process that owns pt (not a vfork/clone child)? */
+PT_HIDDEN int pt_is_owner(void);
+
+PT_HIDDEN uint64_t pt_now_ns(void);
+
+/* ---- records (encode.c) ---- */
+
+/* What one record says; the encoder lays it out as wire.h describes. */
+struct pt_body {
+	uint8_t type;                   /* enum pt_rec_type */
+	unsigned char fixed[40];        /* fixed part, already little-endian */
+	size_t fixed_len;
+	const char *exe, *path, *cwd;   /* optional tail items */
+	char *const *argv;              /* optional, NULL-terminated */
+	char *const *envp;              /* HELLO: filtered through the allowlist */
+};
+
+PT_HIDDEN void pt_put32(unsigned char *p, uint32_t v);
+PT_HIDDEN void pt_put64(unsigned char *p, uint64_t v);
+
+/*
+ * Send one record with header pid getpid() and time t through ch.
+ * Small frames go as one message; a frame too large for one message goes
+ * deflated (owner context only) over a connection of its own.  Returns 0,
+ * or -1 if it could not be delivered.  errno is preserved.
+ */
+PT_HIDDEN int pt_send_record(struct pt_chan *ch, const struct pt_body *b,
+			     uint64_t t);
+
+/* ---- connections (conn.c) ---- */
+
+enum pt_chan_use {
+	PT_USE_EXEC,            /* about to exec: the inherited fd will do */
+	PT_USE_EVENT,           /* anything else: a fork child connects */
+};
+
+/* Pick the channel for an event.  Returns 0, or -1 if there is none. */
+PT_HIDDEN int pt_chan_get(struct pt_chan *ch, enum pt_chan_use use);
+/* Release what pt_chan_get opened for this call only. */
+PT_HIDDEN void pt_chan_put(struct pt_chan *ch);
+
+/*
+ * Open a connection (socket, else spool file) that starts with a HELLO of
+ * the given kind.  Returns 0 and fills ch, or -1.  Safe in foreign context.
+ */
+PT_HIDDEN int pt_conn_open(struct pt_chan *ch, uint32_t hello_kind,
+			   uint64_t start_ns);
+
+/* Constructor: connect the image's own connection and say HELLO. */
+PT_HIDDEN void pt_conn_start_image(char *const *argv, char *const *envp);
+
+/* Fork child: forget the parent's state, remember the fork time. */
+PT_HIDDEN void pt_conn_after_fork(uint64_t fork_ns);
+
+/* Write one message to the channel.  Returns 0 or -1. */
+PT_HIDDEN int pt_chan_write(const struct pt_chan *ch, const void *buf,
+			    size_t len);
+
+/* ---- environment (env.c) ---- */
+
+/* Capture at load time what repair will need to put back. */
+PT_HIDDEN void pt_env_setup(char *const *envp);
+
+/* Does HELLO record this NAME=value entry? */
+PT_HIDDEN int pt_env_recorded(const char *entry);
+
+/* Number of entries in envp (NULL counts as empty). */
+PT_HIDDEN size_t pt_env_count(char *const *envp);
+
+/*
+ * Return envp itself when it already keeps children traced, else a
+ * repaired copy built in out[] (room for n + PT_ENV_EXTRA pointers) and
+ * scratch.  Allocation-free, for vfork children.
+ */
+#define PT_ENV_EXTRA 5
+#define PT_ENV_MAX   16384      /* larger environments are passed as they are */
+PT_HIDDEN char *const *pt_env_repair(char *const *envp, size_t n, char **out,
+				     char *scratch, size_t scratch_len);
+
+/* Send an EXIT record now (for _exit and friends, and the destructor). */
+PT_HIDDEN void pt_send_exit(int status, int how);
+
+#endif
