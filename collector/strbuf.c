@@ -1,6 +1,7 @@
 /* Growable buffer and checked allocation; see strbuf.h. */
 #include "strbuf.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

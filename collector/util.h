@@ -2,6 +2,7 @@
 #ifndef PT_UTIL_H
 #define PT_UTIL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* Print "proftrace: MESSAGE\n" to stderr. */
