@@ -39,7 +39,7 @@ int pt_frame_header_decode(const void *p, struct pt_frame_header *out,
 	out->pid = get32(b + 8);
 	out->length = get32(b + 12);
 	out->raw_length = get32(b + 16);
-	out->reserved = get32(b + 20);
+	out->origin = get32(b + 20);
 	out->time_ns = get64(b + 24);
 
 	if (out->magic != PT_WIRE_MAGIC) {

@@ -77,6 +77,10 @@ const char *pt_exec_env(const struct pt_exec *e, const char *name);
 const char *pt_model_meta(const struct pt_model *m, size_t capture,
 			  const char *key);
 
+/* Set (override) metadata KEY of capture i, e.g. a redacted "command". */
+void pt_model_set_meta(struct pt_model *m, size_t capture, const char *key,
+		       const char *value);
+
 void pt_model_free(struct pt_model *m);
 
 #endif

@@ -180,6 +180,9 @@ static void conn_eof(struct pt_server *s, struct conn *c, uint64_t now)
 		/* The peer died in the middle of a frame. */
 		uint64_t one = htole64(1);
 
+		pt_warn("connection %llu (pid %u) ended in the middle of a "
+			"frame (%zu bytes of it); 1 frame lost",
+			(unsigned long long)c->id, c->pid, c->pend_len);
 		put_record(s, c, PT_CAP_LOSS, now, &one, sizeof one);
 		s->st.lost++;
 	}
@@ -200,7 +203,7 @@ static void put_inflated(struct pt_server *s, struct conn *c,
 		.pid = htole32(h->pid),
 		.length = htole32(h->raw_length),
 		.raw_length = htole32(h->raw_length),
-		.reserved = htole32(h->reserved),
+		.origin = htole32(h->origin),
 		.time_ns = htole64(h->time_ns),
 	};
 

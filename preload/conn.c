@@ -74,6 +74,11 @@ static int connect_socket(const char *path)
 		return -1;
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
 	if (connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
+		/* EAGAIN: timed out, the collector's backlog is full.  With
+		 * no spool to fall back on, stop trying for good (owner only:
+		 * a vfork child writes no global). */
+		if (errno == EAGAIN && !pt.spool_dir[0] && pt_is_owner())
+			pt.off = 1;
 		close(fd);
 		return -1;
 	}
@@ -150,6 +155,12 @@ int pt_chan_write(const struct pt_chan *ch, const void *buf, size_t len)
 			return 0;
 		if (w < 0 && errno == EINTR)
 			continue;
+		/* SO_SNDTIMEO expired: the collector is stalled.  Stop
+		 * waiting on it for good, so that a long-lived process (make)
+		 * pays the timeout once, not once per event (owner only). */
+		if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) &&
+		    pt_is_owner())
+			pt.off = 1;
 		return -1;
 	}
 }

@@ -108,7 +108,7 @@ static void put_header(unsigned char *h, const struct pt_body *b, uint16_t flags
 	pt_put32(h + 8, (uint32_t)getpid());
 	pt_put32(h + 12, len);
 	pt_put32(h + 16, raw_len);
-	pt_put32(h + 20, 0);
+	pt_put32(h + 20, pt_is_owner() ? 0 : (uint32_t)pt.owner);
 	pt_put64(h + 24, t);
 }
 

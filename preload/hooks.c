@@ -12,6 +12,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -422,6 +423,19 @@ PT_EXPORT FILE *popen(const char *command, const char *type)
 
 /* ---- fork ---- */
 
+/* The parent's side of a new process: FORK, stamped with time t. */
+static void send_fork(pid_t child, enum pt_call call, uint64_t t)
+{
+	struct pt_chan ch;
+	struct pt_body b;
+
+	if (pt_chan_get(&ch, PT_USE_EVENT) < 0)
+		return;
+	exec_body(&b, PT_REC_FORK, (uint32_t)child, call);
+	pt_send_record(&ch, &b, t);
+	pt_chan_put(&ch);
+}
+
 static pid_t fork_common(pid_t (*real)(void), enum pt_call call)
 {
 	uint64_t t = pt_now_ns();
@@ -441,14 +455,7 @@ static pid_t fork_common(pid_t (*real)(void), enum pt_call call)
 		if (from_owner)
 			pt_conn_after_fork(t);
 	} else if (r > 0) {
-		struct pt_chan ch;
-		struct pt_body b;
-
-		if (pt_chan_get(&ch, PT_USE_EVENT) == 0) {
-			exec_body(&b, PT_REC_FORK, (uint32_t)r, call);
-			pt_send_record(&ch, &b, t);
-			pt_chan_put(&ch);
-		}
+		send_fork(r, call, t);
 	}
 	errno = saved;
 	return r;
@@ -464,6 +471,59 @@ PT_EXPORT pid_t _Fork(void)
 {
 	pt_resolve();
 	return fork_common(pt_real._Fork, PT_CALL__FORK);
+}
+
+/*
+ * clone(): a child that returns from its function ends with a bare exit
+ * system call, out of every hook's sight.  Run the function through a
+ * trampoline that reports the end.  Its two words go at the top of the
+ * child's own stack, which the caller handed over, because with CLONE_VM
+ * the parent's frame may be gone before the child reads them.
+ */
+struct clone_tramp {
+	int (*fn)(void *);
+	void *arg;
+};
+
+static int clone_trampoline(void *p)
+{
+	struct clone_tramp t = *(struct clone_tramp *)p;
+	int r = t.fn(t.arg);
+
+	pt_send_exit(r, PT_EXIT_RETURN);
+	return r;
+}
+
+PT_EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
+{
+	struct clone_tramp *t;
+	pid_t *ptid;
+	void *tls;
+	pid_t *ctid;
+	va_list ap;
+	uint64_t now;
+	int r, saved;
+
+	/* The optional arguments are passed on whether or not flags use
+	 * them, as glibc's own wrapper reads them. */
+	va_start(ap, arg);
+	ptid = va_arg(ap, pid_t *);
+	tls = va_arg(ap, void *);
+	ctid = va_arg(ap, pid_t *);
+	va_end(ap);
+	pt_resolve();
+	if (!pt.ready || (flags & CLONE_THREAD) || !fn || !stack)
+		return pt_real.clone(fn, stack, flags, arg, ptid, tls, ctid);
+	t = (struct clone_tramp *)(((uintptr_t)stack - sizeof *t) & ~(uintptr_t)15);
+	t->fn = fn;
+	t->arg = arg;
+	now = pt_now_ns();      /* before: a CLONE_VFORK child runs first */
+	r = pt_real.clone(clone_trampoline, t, flags, t, ptid, tls, ctid);
+	saved = errno;
+	if (r > 0)
+		send_fork(r, PT_CALL_CLONE, now);
+	errno = saved;
+	return r;
 }
 
 /* ---- the wait family ---- */

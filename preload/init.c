@@ -33,6 +33,7 @@ void pt_resolve(void)
 	RESOLVE(popen, "popen");
 	RESOLVE(fork, "fork");
 	RESOLVE(_Fork, "_Fork");
+	RESOLVE(clone, "clone");
 	RESOLVE(wait4, "wait4");
 	RESOLVE(waitid, "waitid");
 	RESOLVE(exit, "exit");

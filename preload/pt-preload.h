@@ -75,6 +75,7 @@ struct pt_real {
 	FILE *(*popen)(const char *, const char *);
 	pid_t (*fork)(void);
 	pid_t (*_Fork)(void);
+	int (*clone)(int (*)(void *), void *, int, void *, ...);
 	pid_t (*wait4)(pid_t, int *, int, struct rusage *);
 	int (*waitid)(idtype_t, id_t, siginfo_t *, int);
 	void (*exit)(int) __attribute__((noreturn));

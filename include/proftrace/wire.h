@@ -49,7 +49,10 @@ struct pt_frame_header {                /* 32 bytes */
 	uint32_t pid;                   /* getpid() of the sender */
 	uint32_t length;                /* payload bytes that follow */
 	uint32_t raw_length;            /* payload bytes once inflated */
-	uint32_t reserved;              /* zero */
+	uint32_t origin;                /* 0, or for a sender that runs in a copy
+					 * of another process's library state (a
+					 * vfork, clone or glibc-internal fork
+					 * child): that process's pid */
 	uint64_t time_ns;               /* CLOCK_MONOTONIC when the event happened */
 };
 
@@ -103,7 +106,7 @@ enum pt_call {
 	PT_CALL_EXECL, PT_CALL_EXECLP, PT_CALL_EXECLE, PT_CALL_FEXECVE,
 	PT_CALL_EXECVEAT, PT_CALL_POSIX_SPAWN, PT_CALL_POSIX_SPAWNP,
 	PT_CALL_SYSTEM, PT_CALL_POPEN, PT_CALL_FORK, PT_CALL_VFORK,
-	PT_CALL__FORK,
+	PT_CALL__FORK, PT_CALL_CLONE,
 	PT_CALL_MAX
 };
 

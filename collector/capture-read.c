@@ -1,0 +1,578 @@
+/*
+ * Reading captures and spool directories; see capture-read.h.
+ *
+ * The input goes through one buffer that records are parsed from in
+ * place: a capture holds millions of small records, and a gzread() per
+ * field would cost more than the inflating.  Offsets in messages count
+ * uncompressed bytes, the only positions a reader of a damaged gzip stream
+ * can know.
+ */
+#include "capture-read.h"
+
+#include <dirent.h>
+#include <endian.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "strbuf.h"
+#include "util.h"
+
+#define READ_CHUNK (64u << 10)  /* small: a corrupt gzip block loses it all */
+#define REC_SIZE   40           /* struct pt_cap_record on disk */
+#define FRAME_HDR  32           /* struct pt_frame_header on the wire */
+
+enum rstate {
+	RS_RUN,                 /* reading */
+	RS_END,                 /* clean end reached */
+	RS_DAMAGED,             /* a warning was printed; nothing more */
+};
+
+enum spool_state {
+	SP_NEXT_FILE,           /* open the next file */
+	SP_CONNECT,             /* first frame read, CONNECT to deliver */
+	SP_FIRST,               /* deliver the frame read for CONNECT */
+	SP_FRAMES,              /* read and deliver frames */
+};
+
+struct pt_reader {
+	char *path;
+	gzFile gz;
+	unsigned char *buf;
+	size_t cap, pos, end;
+	uint64_t off;           /* stream offset of buf[pos] */
+	int at_eof;             /* gzread has nothing more */
+	int gz_err;             /* zlib error seen at the end, or Z_OK */
+	const char *gz_msg;
+	uint64_t nrec;          /* records (frames, in a spool) delivered */
+	enum rstate state;
+	unsigned char *inflated;
+	struct pt_record rec;   /* the last parsed frame, to free */
+	struct pt_sb meta;      /* "key\0value\0" of every META record */
+
+	/* Spool directory mode. */
+	int is_dir;
+	char **files;
+	size_t nfiles, fi;
+	enum spool_state sp;
+	int sp_damaged;         /* some file was damaged: end with -1 */
+	uint32_t sp_pid, sp_uid;
+	uint64_t sp_last_ns;
+	struct pt_sb file_path;
+	struct pt_frame_header sp_hdr;
+	size_t sp_len;          /* bytes of the current frame at buf[pos] */
+};
+
+static uint16_t get16(const unsigned char *p)
+{
+	uint16_t v;
+
+	memcpy(&v, p, sizeof v);
+	return le16toh(v);
+}
+
+static uint32_t get32(const unsigned char *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, sizeof v);
+	return le32toh(v);
+}
+
+static uint64_t get64(const unsigned char *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof v);
+	return le64toh(v);
+}
+
+/* Drop what the previous event pointed into. */
+static void release_event(struct pt_reader *r)
+{
+	pt_record_free(&r->rec);
+	free(r->inflated);
+	r->inflated = NULL;
+}
+
+/*
+ * Make `need` bytes available at buf[pos].  Returns 1, or 0 if the stream
+ * ends first (r->gz_err says whether it ended cleanly).
+ */
+static int fill(struct pt_reader *r, size_t need)
+{
+	if (r->end - r->pos >= need)
+		return 1;
+	if (r->pos) {
+		memmove(r->buf, r->buf + r->pos, r->end - r->pos);
+		r->end -= r->pos;
+		r->pos = 0;
+	}
+	if (r->cap < need + READ_CHUNK) {
+		r->cap = need + READ_CHUNK > 2 * r->cap ? need + READ_CHUNK
+							 : 2 * r->cap;
+		r->buf = pt_xrealloc(r->buf, r->cap);
+	}
+	while (r->end < need && !r->at_eof) {
+		size_t want = r->cap - r->end;
+		int n, err;
+
+		if (want > READ_CHUNK)
+			want = READ_CHUNK;
+		n = gzread(r->gz, r->buf + r->end, (unsigned)want);
+		if (n > 0) {
+			r->end += (size_t)n;
+			continue;
+		}
+		r->at_eof = 1;
+		r->gz_msg = gzerror(r->gz, &err);
+		r->gz_err = err;
+		if (err == Z_ERRNO)
+			r->gz_msg = strerror(errno);
+	}
+	return r->end - r->pos >= need;
+}
+
+static void consume(struct pt_reader *r, size_t n)
+{
+	r->pos += n;
+	r->off += n;
+}
+
+/* Warn once about damage at the current offset and stop. */
+static int damaged(struct pt_reader *r, const char *file, const char *unit,
+		   const char *why)
+{
+	const char *what = r->is_dir ? "spool file" : "capture";
+
+	if (!why && r->gz_err != Z_OK && r->gz_err != Z_BUF_ERROR)
+		why = r->gz_msg;
+	if (why)
+		pt_warn("%s: %s is corrupt at byte %llu (after %llu %s): %s; "
+			"converting what precedes it", file, what,
+			(unsigned long long)r->off, (unsigned long long)r->nrec,
+			unit, why);
+	else
+		pt_warn("%s: %s is truncated at byte %llu (after %llu %s); "
+			"converting what precedes it", file, what,
+			(unsigned long long)r->off, (unsigned long long)r->nrec,
+			unit);
+	return -1;
+}
+
+/* A stream that ended where it was read up to: clean, or cut short. */
+static int stream_ended_cleanly(struct pt_reader *r)
+{
+	return r->gz_err == Z_OK;
+}
+
+/*
+ * Decode the frame of `len` bytes at buf[pos] into r->rec (inflating it
+ * when needed).  Returns 0, or -1 with *why set.
+ */
+static int decode_frame(struct pt_reader *r, size_t len, const char **why)
+{
+	struct pt_frame_header h;
+	const unsigned char *p = r->buf + r->pos, *payload;
+
+	if (len < FRAME_HDR) {
+		*why = "frame record shorter than a frame header";
+		return -1;
+	}
+	if (pt_frame_header_decode(p, &h, why) < 0)
+		return -1;
+	if ((size_t)h.length != len - FRAME_HDR) {
+		*why = "frame length disagrees with its record";
+		return -1;
+	}
+	payload = p + FRAME_HDR;
+	if (h.flags & PT_FRAME_DEFLATED) {
+		r->inflated = pt_frame_inflate(&h, payload, why);
+		if (!r->inflated)
+			return -1;
+		payload = r->inflated;
+		h.flags &= (uint16_t)~PT_FRAME_DEFLATED;
+		h.length = h.raw_length;
+	}
+	return pt_record_parse(&h, payload, &r->rec, why);
+}
+
+static void add_meta(struct pt_reader *r, const unsigned char *p, size_t n)
+{
+	const unsigned char *end = p + n, *k, *v;
+
+	/* Whole pairs only: a dangling key or unterminated value is not
+	 * trusted. */
+	for (k = p; k < end;) {
+		const unsigned char *kz = memchr(k, 0, (size_t)(end - k)), *vz;
+
+		if (!kz)
+			return;
+		v = kz + 1;
+		vz = v < end ? memchr(v, 0, (size_t)(end - v)) : NULL;
+		if (!vz)
+			return;
+		pt_sb_add(&r->meta, k, (size_t)(vz - k) + 1);
+		k = vz + 1;
+	}
+}
+
+/* ---- capture files ---- */
+
+static int open_capture(struct pt_reader *r)
+{
+	static const char magic[8] = PT_CAP_FILE_MAGIC;
+	size_t have;
+	uint32_t version, size;
+
+	fill(r, 16);
+	have = r->end - r->pos;
+	if (have < 16) {
+		/* A capture cut before its first flush still starts with the
+		 * magic (or is an empty gzip stream): it is a damaged capture,
+		 * not some other file. */
+		if ((have && !memcmp(r->buf, magic, have < 8 ? have : 8)) ||
+		    (!have && r->gz_err == Z_BUF_ERROR && !gzdirect(r->gz))) {
+			r->state = RS_DAMAGED;
+			damaged(r, r->path, "records", NULL);
+			return 0;
+		}
+		pt_warn("%s: not a proftrace capture", r->path);
+		return -1;
+	}
+	if (memcmp(r->buf, magic, sizeof magic)) {
+		pt_warn("%s: not a proftrace capture", r->path);
+		return -1;
+	}
+	version = get32(r->buf + 8);
+	size = get32(r->buf + 12);
+	if (version != PT_CAP_VERSION) {
+		pt_warn("%s: capture format version %u is not supported "
+			"(this proftrace reads %d)", r->path, version,
+			PT_CAP_VERSION);
+		return -1;
+	}
+	if (size < 16) {
+		pt_warn("%s: not a proftrace capture (header size %u)",
+			r->path, size);
+		return -1;
+	}
+	/* A longer header comes from a newer writer: skip what we do not
+	 * know, as the format allows. */
+	if (!fill(r, size)) {
+		r->state = RS_DAMAGED;
+		damaged(r, r->path, "records", NULL);
+		return 0;
+	}
+	consume(r, size);
+	return 0;
+}
+
+static int next_record(struct pt_reader *r, struct pt_cap_event *ev)
+{
+	const unsigned char *p;
+	const char *why = NULL;
+	uint32_t len;
+
+	if (!fill(r, REC_SIZE)) {
+		if (r->end == r->pos && stream_ended_cleanly(r))
+			return 0;
+		return damaged(r, r->path, "records", NULL);
+	}
+	p = r->buf + r->pos;
+	memset(ev, 0, sizeof *ev);
+	ev->hdr.magic = get32(p);
+	ev->hdr.kind = get16(p + 4);
+	ev->hdr.reserved = get16(p + 6);
+	ev->hdr.length = get32(p + 8);
+	ev->hdr.peer_pid = get32(p + 12);
+	ev->hdr.peer_uid = get32(p + 16);
+	ev->hdr.reserved2 = get32(p + 20);
+	ev->hdr.conn_id = get64(p + 24);
+	ev->hdr.recv_ns = get64(p + 32);
+	if (ev->hdr.magic != PT_CAP_RECORD_MAGIC)
+		return damaged(r, r->path, "records", "bad record magic");
+	len = ev->hdr.length;
+	if (len > PT_CAP_RECORD_MAX)
+		return damaged(r, r->path, "records", "record length over limit");
+	if (!fill(r, REC_SIZE + (size_t)len))
+		return damaged(r, r->path, "records", NULL);
+	consume(r, REC_SIZE);
+	ev->data = r->buf + r->pos;
+	if (ev->hdr.kind == PT_CAP_FRAME) {
+		if (decode_frame(r, len, &why) < 0) {
+			r->pos -= REC_SIZE;
+			r->off -= REC_SIZE;
+			return damaged(r, r->path, "records", why);
+		}
+		ev->rec = r->rec;
+	} else if (ev->hdr.kind == PT_CAP_META) {
+		add_meta(r, ev->data, len);
+	}
+	consume(r, len);
+	r->nrec++;
+	return 1;
+}
+
+/* ---- spool directories ---- */
+
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int open_spool(struct pt_reader *r)
+{
+	DIR *d = opendir(r->path);
+	struct dirent *de;
+	size_t cap = 0;
+
+	if (!d) {
+		pt_warn("%s: %s", r->path, strerror(errno));
+		return -1;
+	}
+	while ((de = readdir(d))) {
+		struct stat st;
+
+		if (de->d_name[0] == '.')
+			continue;
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !S_ISREG(st.st_mode))
+			continue;
+		if (r->nfiles == cap) {
+			cap = cap ? 2 * cap : 64;
+			r->files = pt_xrealloc(r->files, cap * sizeof *r->files);
+		}
+		r->files[r->nfiles++] = pt_xstrdup(de->d_name);
+	}
+	closedir(d);
+	/* Sorted, so that the same directory always converts the same. */
+	qsort(r->files, r->nfiles, sizeof *r->files, cmp_names);
+	r->is_dir = 1;
+	return 0;
+}
+
+/*
+ * Read the next frame of the current spool file to buf[pos].  Returns 1,
+ * 0 at the clean end of the file, -1 on damage (warned).
+ */
+static int spool_frame(struct pt_reader *r)
+{
+	const char *why = NULL;
+	const char *file = r->file_path.buf;
+	struct pt_frame_header h;
+
+	if (!fill(r, FRAME_HDR)) {
+		if (r->end == r->pos && stream_ended_cleanly(r))
+			return 0;
+		return damaged(r, file, "frames", NULL);
+	}
+	if (pt_frame_header_decode(r->buf + r->pos, &h, &why) < 0)
+		return damaged(r, file, "frames", why);
+	if (!fill(r, FRAME_HDR + (size_t)h.length))
+		return damaged(r, file, "frames", NULL);
+	if (decode_frame(r, FRAME_HDR + h.length, &why) < 0)
+		return damaged(r, file, "frames", why);
+	r->sp_hdr = h;
+	r->sp_len = FRAME_HDR + h.length;
+	return 1;
+}
+
+static void spool_close_file(struct pt_reader *r)
+{
+	if (r->gz)
+		gzclose(r->gz);
+	r->gz = NULL;
+	r->pos = r->end = 0;
+	r->off = 0;
+	r->at_eof = 0;
+	r->gz_err = Z_OK;
+	r->sp = SP_NEXT_FILE;
+	r->fi++;
+}
+
+static void spool_event(struct pt_reader *r, struct pt_cap_event *ev,
+			enum pt_cap_kind kind)
+{
+	memset(ev, 0, sizeof *ev);
+	ev->hdr.magic = PT_CAP_RECORD_MAGIC;
+	ev->hdr.kind = (uint16_t)kind;
+	ev->hdr.peer_pid = r->sp_pid;
+	ev->hdr.peer_uid = r->sp_uid;
+	ev->hdr.conn_id = r->fi + 1;
+	/* A spool file has no receive times: the frames' own times are the
+	 * best there is, and the file's end is its last frame. */
+	ev->hdr.recv_ns = r->sp_last_ns;
+	if (kind == PT_CAP_FRAME) {
+		ev->hdr.length = (uint32_t)r->sp_len;
+		ev->data = r->buf + r->pos;
+		ev->rec = r->rec;
+	}
+}
+
+static int next_spool(struct pt_reader *r, struct pt_cap_event *ev)
+{
+	int rc;
+
+	for (;;) {
+		if (r->sp == SP_NEXT_FILE) {
+			int fd;
+
+			release_event(r);
+			if (r->fi >= r->nfiles)
+				return r->sp_damaged ? -1 : 0;
+			pt_sb_reset(&r->file_path);
+			pt_sb_addf(&r->file_path, "%s/%s", r->path,
+				   r->files[r->fi]);
+			fd = open(r->file_path.buf, O_RDONLY | O_CLOEXEC |
+						    O_NOFOLLOW);
+			r->gz = fd < 0 ? NULL : gzdopen(fd, "rb");
+			if (!r->gz) {
+				if (fd >= 0)
+					close(fd);
+				pt_warn("%s: %s", r->file_path.buf,
+					strerror(errno));
+				r->sp_damaged = 1;
+				r->fi++;
+				continue;
+			}
+			r->nrec = 0;
+			rc = spool_frame(r);
+			if (rc <= 0) {
+				r->sp_damaged |= rc < 0;
+				spool_close_file(r);
+				continue;
+			}
+			r->sp_pid = r->rec.hdr.pid;
+			r->sp_uid = r->rec.hdr.type == PT_REC_HELLO ?
+				    r->rec.u.hello.uid : 0;
+			r->sp_last_ns = r->rec.hdr.time_ns;
+			r->sp = SP_CONNECT;
+		}
+		switch (r->sp) {
+		case SP_CONNECT:
+			spool_event(r, ev, PT_CAP_CONNECT);
+			r->sp = SP_FIRST;
+			return 1;
+		case SP_FIRST:
+			r->sp = SP_FRAMES;
+			break;
+		case SP_FRAMES:
+			consume(r, r->sp_len);
+			r->nrec++;
+			release_event(r);
+			rc = spool_frame(r);
+			if (rc <= 0) {
+				r->sp_damaged |= rc < 0;
+				spool_event(r, ev, PT_CAP_EOF);
+				spool_close_file(r);
+				return 1;
+			}
+			break;
+		default:
+			continue;
+		}
+		if (r->rec.hdr.time_ns > r->sp_last_ns)
+			r->sp_last_ns = r->rec.hdr.time_ns;
+		spool_event(r, ev, PT_CAP_FRAME);
+		return 1;
+	}
+}
+
+/* ---- the API ---- */
+
+struct pt_reader *pt_reader_open(const char *path)
+{
+	struct pt_reader *r;
+	struct stat st;
+	int fd;
+
+	if (stat(path, &st) < 0) {
+		pt_warn("%s: %s", path, strerror(errno));
+		return NULL;
+	}
+	r = pt_xcalloc(1, sizeof *r);
+	r->path = pt_xstrdup(path);
+	r->gz_err = Z_OK;
+	pt_sb_init(&r->meta);
+	pt_sb_init(&r->file_path);
+	if (S_ISDIR(st.st_mode)) {
+		if (open_spool(r) < 0)
+			goto fail;
+		return r;
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	r->gz = fd < 0 ? NULL : gzdopen(fd, "rb");
+	if (!r->gz) {
+		pt_warn("%s: %s", path, fd < 0 ? strerror(errno)
+						 : "cannot read");
+		if (fd >= 0)
+			close(fd);
+		goto fail;
+	}
+	gzbuffer(r->gz, 128u << 10);
+	if (open_capture(r) < 0)
+		goto fail;
+	return r;
+fail:
+	pt_reader_close(r);
+	return NULL;
+}
+
+int pt_reader_next(struct pt_reader *r, struct pt_cap_event *ev)
+{
+	int rc;
+
+	if (r->state == RS_END)
+		return 0;
+	if (r->state == RS_DAMAGED)
+		return -1;
+	if (r->is_dir) {
+		rc = next_spool(r, ev);
+	} else {
+		release_event(r);
+		rc = next_record(r, ev);
+	}
+	if (rc <= 0)
+		r->state = rc < 0 ? RS_DAMAGED : RS_END;
+	return rc;
+}
+
+const char *pt_reader_meta(struct pt_reader *r, const char *key)
+{
+	const char *p = r->meta.buf, *end = r->meta.buf + r->meta.len;
+	const char *found = NULL;
+
+	/* The last value wins: a later META may correct an earlier one. */
+	while (p < end) {
+		const char *v = p + strlen(p) + 1;
+
+		if (!strcmp(p, key))
+			found = v;
+		p = v + strlen(v) + 1;
+	}
+	return found;
+}
+
+void pt_reader_close(struct pt_reader *r)
+{
+	size_t i;
+
+	if (!r)
+		return;
+	release_event(r);
+	if (r->gz)
+		gzclose(r->gz);
+	for (i = 0; i < r->nfiles; i++)
+		free(r->files[i]);
+	free(r->files);
+	free(r->buf);
+	free(r->path);
+	pt_sb_release(&r->meta);
+	pt_sb_release(&r->file_path);
+	free(r);
+}

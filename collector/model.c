@@ -1,0 +1,1710 @@
+/*
+ * The model: executions rebuilt from captures; see model.h.
+ *
+ * A capture is read in one pass into compact events (24 bytes each, the
+ * strings interned once in a pool shared by all captures), then built:
+ *
+ *  1. Events are grouped by the pid they are about (a FORK, SPAWN or REAP
+ *     is about the child) and each group is sorted by time.  Frames of one
+ *     pid come over several connections and the collector interleaves
+ *     connections freely, so file order means little; the senders' clock
+ *     (CLOCK_MONOTONIC of one machine) orders them.
+ *  2. One state machine per pid turns its events into processes (a pid's
+ *     lifetime, from birth to reap: pids are reused) and images (one
+ *     program of one process; an image is an execution unless it is the
+ *     short fork phase before an exec, which is folded away).
+ *  3. Each process finds its parent: the image of its parent pid that was
+ *     current when it was born (binary search in that pid's images).
+ *  4. Fork children take program, arguments and environment from the
+ *     image they were forked from; programs that never loaded the library
+ *     inherit the environment of the image that started them.
+ *  5. The images that are executions are written out as struct pt_exec.
+ *
+ * Everything is linear but the per-pid sorts, which see a handful of
+ * events each and nearly sorted at that.
+ *
+ * Choices where the record leaves room:
+ *  - A child born in a fork phase that is later folded away belongs to
+ *    the execution that forked (the phase was part of it).
+ *  - An image that ended without EXIT ends at the earlier of its REAP and
+ *    its connection's EOF (either can be late; neither is early).
+ *  - REAP's rusage covers the child and its own waited-for children: it
+ *    is used only for programs that never loaded the library.
+ *  - The EOF of an AUX or FOREIGN connection means nothing: the library
+ *    opens them for one frame and closes them.
+ */
+#include "model.h"
+
+#include <endian.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "capture-read.h"
+#include "strbuf.h"
+#include "util.h"
+
+#define NONE UINT32_MAX
+
+/*
+ * How long after a traced child's first HELLO its parent's SPAWN may still
+ * be recorded: posix_spawn returns when the child execs, and the parent
+ * sends SPAWN only then, so a fast child can be gone before.  A wider
+ * window risks taking a reused pid's old process for the new child.
+ */
+#define SPAWN_WINDOW_NS 2000000000ull
+
+/* ---- arena: many small allocations, freed at once ---- */
+
+#define ARENA_CHUNK (1u << 20)
+
+struct chunk {
+	struct chunk *next;
+	size_t size;                    /* keeps the data 16-byte aligned */
+};
+
+struct arena {
+	struct chunk *head;
+	char *cur;
+	size_t left;
+};
+
+static void *arena_alloc(struct arena *a, size_t n, size_t align)
+{
+	uintptr_t p = ((uintptr_t)a->cur + align - 1) & ~(uintptr_t)(align - 1);
+	struct chunk *c;
+
+	if (a->cur && p - (uintptr_t)a->cur + n <= a->left) {
+		a->left -= p - (uintptr_t)a->cur + n;
+		a->cur = (char *)p + n;
+		return (void *)p;
+	}
+	if (n > ARENA_CHUNK / 4) {
+		/* Large: a chunk of its own, behind the current one. */
+		c = pt_xmalloc(sizeof *c + n);
+		c->size = n;
+		if (a->head) {
+			c->next = a->head->next;
+			a->head->next = c;
+		} else {
+			c->next = NULL;
+			a->head = c;
+		}
+		return c + 1;
+	}
+	c = pt_xmalloc(sizeof *c + ARENA_CHUNK);
+	c->size = ARENA_CHUNK;
+	c->next = a->head;
+	a->head = c;
+	a->cur = (char *)(c + 1) + n;
+	a->left = ARENA_CHUNK - n;
+	return c + 1;
+}
+
+static void arena_free(struct arena *a)
+{
+	struct chunk *c, *next;
+
+	for (c = a->head; c; c = next) {
+		next = c->next;
+		free(c);
+	}
+	memset(a, 0, sizeof *a);
+}
+
+/* Grow *p (n used of *cap elements of size sz) to hold one more. */
+static void *grow(void *p, size_t *cap, size_t n, size_t sz)
+{
+	if (n < *cap)
+		return p;
+	*cap = *cap ? 2 * *cap : 256;
+	return pt_xrealloc(p, *cap * sz);
+}
+
+#define GROW(arr, n, cap) ((arr) = grow((arr), &(cap), (n), sizeof *(arr)))
+
+static uint32_t hash_bytes(const void *data, size_t n)
+{
+	const unsigned char *p = data;
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ n, v;
+
+	for (; n >= 8; p += 8, n -= 8) {
+		memcpy(&v, p, 8);
+		h = (h ^ v) * 0xff51afd7ed558ccdull;
+		h ^= h >> 32;
+	}
+	v = 0;
+	if (n)
+		memcpy(&v, p, n);
+	h = (h ^ v) * 0xc4ceb9fe1a85ec53ull;
+	h ^= h >> 29;
+	return (uint32_t)h;
+}
+
+static uint32_t hash_u64(uint64_t k)
+{
+	k *= 0x9e3779b97f4a7c15ull;
+	return (uint32_t)(k >> 32);
+}
+
+/*
+ * Open addressing over indices: slot holds index + 1 (0 is empty), the
+ * keys live in the caller's arrays.  Kept at most half full.
+ */
+struct itab {
+	uint32_t *slot;
+	uint32_t mask;
+	uint32_t n;
+};
+
+static void itab_free(struct itab *t)
+{
+	free(t->slot);
+	memset(t, 0, sizeof *t);
+}
+
+/* Make room for one more entry; hashes re-derived by the callback. */
+static void itab_reserve(struct itab *t, uint32_t (*hash)(const void *, uint32_t),
+			 const void *ctx)
+{
+	uint32_t *old = t->slot, oldn = old ? t->mask + 1 : 0, i, newn;
+
+	if (old && (t->n + 1) * 2 <= oldn)
+		return;
+	newn = oldn ? 2 * oldn : 1024;
+	t->slot = pt_xcalloc(newn, sizeof *t->slot);
+	t->mask = newn - 1;
+	for (i = 0; i < oldn; i++) {
+		uint32_t j;
+
+		if (!old[i])
+			continue;
+		for (j = hash(ctx, old[i] - 1) & t->mask; t->slot[j];
+		     j = (j + 1) & t->mask)
+			;
+		t->slot[j] = old[i];
+	}
+	free(old);
+}
+
+/* ---- interned strings and string vectors ---- */
+
+struct strtab {
+	struct arena mem;
+	const char **str;               /* id -> string */
+	uint32_t *len, *hash;
+	size_t n, cap;
+	struct itab t;
+};
+
+struct vectab {
+	struct arena mem;
+	const char ***vec;              /* id -> NULL-terminated vector */
+	uint32_t *len, *hash;
+	size_t n, cap;
+	struct itab t;
+};
+
+static uint32_t str_rehash(const void *ctx, uint32_t id)
+{
+	return ((const struct strtab *)ctx)->hash[id];
+}
+
+static uint32_t vec_rehash(const void *ctx, uint32_t id)
+{
+	return ((const struct vectab *)ctx)->hash[id];
+}
+
+static uint32_t str_intern_n(struct strtab *st, const char *s, size_t len)
+{
+	uint32_t h = hash_bytes(s, len), j, id;
+	char *copy;
+
+	itab_reserve(&st->t, str_rehash, st);
+	for (j = h & st->t.mask; st->t.slot[j]; j = (j + 1) & st->t.mask) {
+		id = st->t.slot[j] - 1;
+		if (st->hash[id] == h && st->len[id] == len &&
+		    !memcmp(st->str[id], s, len))
+			return id;
+	}
+	if (st->n == st->cap) {
+		st->cap = st->cap ? 2 * st->cap : 4096;
+		st->str = pt_xrealloc(st->str, st->cap * sizeof *st->str);
+		st->len = pt_xrealloc(st->len, st->cap * sizeof *st->len);
+		st->hash = pt_xrealloc(st->hash, st->cap * sizeof *st->hash);
+	}
+	id = (uint32_t)st->n++;
+	copy = arena_alloc(&st->mem, len + 1, 1);
+	memcpy(copy, s, len);
+	copy[len] = '\0';
+	st->str[id] = copy;
+	st->len[id] = (uint32_t)len;
+	st->hash[id] = h;
+	st->t.slot[j] = id + 1;
+	st->t.n++;
+	return id;
+}
+
+static uint32_t str_intern(struct strtab *st, const char *s)
+{
+	return str_intern_n(st, s, strlen(s));
+}
+
+/* Intern the vector of string ids ids[0..n). */
+static uint32_t vec_intern(struct vectab *vt, const struct strtab *st,
+			   const uint32_t *ids, size_t n)
+{
+	uint32_t h = hash_bytes(ids, n * sizeof *ids), j, id;
+	const char **v;
+	size_t i;
+
+	itab_reserve(&vt->t, vec_rehash, vt);
+	for (j = h & vt->t.mask; vt->t.slot[j]; j = (j + 1) & vt->t.mask) {
+		id = vt->t.slot[j] - 1;
+		if (vt->hash[id] != h || vt->len[id] != n)
+			continue;
+		/* Interned strings are equal exactly when their pointers are. */
+		for (i = 0; i < n && vt->vec[id][i] == st->str[ids[i]]; i++)
+			;
+		if (i == n)
+			return id;
+	}
+	if (vt->n == vt->cap) {
+		vt->cap = vt->cap ? 2 * vt->cap : 4096;
+		vt->vec = pt_xrealloc(vt->vec, vt->cap * sizeof *vt->vec);
+		vt->len = pt_xrealloc(vt->len, vt->cap * sizeof *vt->len);
+		vt->hash = pt_xrealloc(vt->hash, vt->cap * sizeof *vt->hash);
+	}
+	id = (uint32_t)vt->n++;
+	v = arena_alloc(&vt->mem, (n + 1) * sizeof *v, sizeof *v);
+	for (i = 0; i < n; i++)
+		v[i] = st->str[ids[i]];
+	v[n] = NULL;
+	vt->vec[id] = v;
+	vt->len[id] = (uint32_t)n;
+	vt->hash[id] = h;
+	vt->t.slot[j] = id + 1;
+	vt->t.n++;
+	return id;
+}
+
+/* ---- the model's private part ---- */
+
+struct capmeta {
+	const char **kv;                /* key, value, key, value... */
+	size_t n, cap;                  /* strings */
+};
+
+struct pt_model_priv {
+	struct strtab str;
+	struct vectab vec;
+	struct arena execs;             /* the struct pt_exec themselves */
+	struct pt_exec **list;
+	size_t nlist, caplist;
+	struct capmeta *meta;
+	size_t cap_meta;
+	uint32_t *scratch;              /* string ids of one vector */
+	size_t cap_scratch;
+};
+
+/* ---- one capture being built ---- */
+
+enum ev_type {
+	E_HELLO, E_EXEC, E_EXEC_FAILED, E_SPAWN, E_FORK, E_REAP, E_EXIT, E_EOF,
+};
+
+enum ev_flag {
+	EVF_TRUNC = 1,                  /* argv was cut by the library */
+	EVF_UNBOUND = 2,                /* EOF of a connection without HELLO */
+};
+
+/* Dense pid indices fit in the event's 24-bit field. */
+#define PID_LIMIT (1u << 24)
+
+struct ev {                             /* millions of these: keep it small */
+	uint64_t time;                  /* sender's CLOCK_MONOTONIC */
+	uint32_t pid : 24;              /* dense index of the pid it is about */
+	uint32_t type : 4;              /* enum ev_type */
+	uint32_t flags : 4;             /* enum ev_flag */
+	uint32_t other;                 /* raw pid: ppid, or the parent that
+					 * sent FORK/SPAWN/REAP */
+	uint32_t a, b;                  /* HELLO: hello_x, -; EXEC: argv, exec_x;
+					 * SPAWN: argv, path; REAP: status, cpu3;
+					 * EXIT: status, cpu3; EOF: conn, - */
+	/* (EXIT's `other`: the connection's owner when the sender is not.) */
+};
+
+struct hello_x {                        /* what a HELLO carries beyond ev */
+	uint64_t start;
+	uint32_t exe, cwd, argv, env, conn;
+	uint16_t kind, trunc;
+};
+
+struct exec_x {                         /* what an EXEC carries beyond ev */
+	uint32_t path, cwd;
+};
+
+struct cpu3 {
+	uint64_t ut, st, rss;
+};
+
+enum conn_kind {
+	CK_NEW,                         /* no frame yet */
+	CK_IMAGE = PT_HELLO_IMAGE,
+	CK_FORK = PT_HELLO_FORK,
+	CK_FOREIGN = PT_HELLO_FOREIGN,
+	CK_AUX = PT_HELLO_AUX,
+	CK_NOHELLO = 16,                /* first frame was not a HELLO */
+	CK_DROPPED,                     /* the collector dropped it */
+};
+
+struct conn {
+	uint64_t id;
+	uint64_t connect_ns;
+	uint32_t owner;                 /* raw pid */
+	uint32_t img;                   /* image it belongs to, once known */
+	uint8_t kind;                   /* enum conn_kind */
+	uint8_t owner_exited;           /* its EOF tells nothing more */
+};
+
+enum img_kind {
+	IK_EXEC,                        /* a program image */
+	IK_FORK,                        /* a fork child before (or without) exec */
+	IK_SPAWN,                       /* placeholder between SPAWN and HELLO */
+};
+
+enum img_flag {
+	IF_ENDED = 1 << 0,
+	IF_EXITED = 1 << 1,             /* EXIT seen */
+	IF_FOLDED = 1 << 2,             /* no execution of its own */
+	IF_UNTRACED = 1 << 3,
+	IF_KILLED = 1 << 4,
+	IF_END_UNKNOWN = 1 << 5,
+	IF_TRUNC = 1 << 6,
+	IF_REAP_END = 1 << 7,           /* end time from REAP or EOF, refinable */
+	IF_RESOLVED = 1 << 8,           /* inherited fields filled in */
+	IF_RESOLVING = 1 << 9,
+	IF_NOCONN = 1 << 10,            /* HELLO came on an AUX connection */
+	IF_CONN = 1 << 11,              /* has a connection of its own */
+};
+
+struct img {
+	uint64_t start, end;
+	int64_t ut, st, rss;
+	uint32_t proc;
+	uint32_t prev;                  /* previous image of the same process */
+	uint32_t pending;               /* EXEC or SPAWN event not yet resolved */
+	uint32_t exe, cwd, argv, env;   /* NONE: inherited, see resolve() */
+	int16_t exit_code, signal;
+	uint16_t flags;
+	uint8_t kind;
+};
+
+struct proc {
+	uint64_t birth;                 /* for finding the parent */
+	uint32_t pid, ppid;
+	uint32_t cur;                   /* current image */
+	uint32_t parent;                /* parent image, once resolved */
+	uint8_t has_birth;              /* FORK or SPAWN record seen */
+	uint8_t reaped;
+	uint8_t parent_done;
+};
+
+struct build {
+	struct pt_model *m;
+	struct pt_model_priv *p;
+	uint32_t capture;
+
+	struct ev *ev;
+	size_t nev, cev;
+	struct hello_x *hx;
+	size_t nhx, chx;
+	struct exec_x *xx;
+	size_t nxx, cxx;
+	struct cpu3 *cpu;
+	size_t ncpu, ccpu;
+
+	struct conn *conns;
+	size_t nconn, cconn;
+	struct itab conn_t;
+
+	uint32_t *pid_raw;              /* dense index -> pid */
+	size_t npid, cpid;
+	struct itab pid_t;
+	uint32_t *pid_img;              /* dense index -> first image; [npid] */
+
+	struct img *img;
+	size_t nimg, cimg;
+	struct proc *proc;
+	size_t nproc, cproc;
+
+	struct ev dummy;                /* where events beyond PID_LIMIT go */
+	int64_t offset;                 /* Unix epoch ns - monotonic ns */
+	int have_offset;
+	uint64_t last_ns;               /* latest time seen in the capture */
+};
+
+static uint32_t pid_rehash(const void *ctx, uint32_t i)
+{
+	return hash_u64(((const struct build *)ctx)->pid_raw[i]);
+}
+
+static uint32_t conn_rehash(const void *ctx, uint32_t i)
+{
+	return hash_u64(((const struct build *)ctx)->conns[i].id);
+}
+
+/* Dense index of pid, created on first sight. */
+static uint32_t pid_index(struct build *b, uint32_t pid)
+{
+	uint32_t j;
+
+	itab_reserve(&b->pid_t, pid_rehash, b);
+	for (j = hash_u64(pid) & b->pid_t.mask; b->pid_t.slot[j];
+	     j = (j + 1) & b->pid_t.mask)
+		if (b->pid_raw[b->pid_t.slot[j] - 1] == pid)
+			return b->pid_t.slot[j] - 1;
+	GROW(b->pid_raw, b->npid, b->cpid);
+	b->pid_raw[b->npid] = pid;
+	b->pid_t.slot[j] = (uint32_t)++b->npid;
+	b->pid_t.n++;
+	return (uint32_t)(b->npid - 1);
+}
+
+static uint32_t pid_find(const struct build *b, uint32_t pid)
+{
+	uint32_t j;
+
+	if (!b->pid_t.slot)
+		return NONE;
+	for (j = hash_u64(pid) & b->pid_t.mask; b->pid_t.slot[j];
+	     j = (j + 1) & b->pid_t.mask)
+		if (b->pid_raw[b->pid_t.slot[j] - 1] == pid)
+			return b->pid_t.slot[j] - 1;
+	return NONE;
+}
+
+static struct conn *conn_find(struct build *b, uint64_t id)
+{
+	uint32_t j;
+
+	if (!b->conn_t.slot)
+		return NULL;
+	for (j = hash_u64(id) & b->conn_t.mask; b->conn_t.slot[j];
+	     j = (j + 1) & b->conn_t.mask)
+		if (b->conns[b->conn_t.slot[j] - 1].id == id)
+			return &b->conns[b->conn_t.slot[j] - 1];
+	return NULL;
+}
+
+static struct conn *conn_get(struct build *b, const struct pt_cap_record *h)
+{
+	struct conn *c = conn_find(b, h->conn_id);
+	uint32_t j;
+
+	if (c)
+		return c;
+	itab_reserve(&b->conn_t, conn_rehash, b);
+	for (j = hash_u64(h->conn_id) & b->conn_t.mask; b->conn_t.slot[j];
+	     j = (j + 1) & b->conn_t.mask)
+		;
+	GROW(b->conns, b->nconn, b->cconn);
+	c = &b->conns[b->nconn];
+	memset(c, 0, sizeof *c);
+	c->id = h->conn_id;
+	c->connect_ns = h->recv_ns;
+	c->owner = h->peer_pid;
+	c->img = NONE;
+	b->conn_t.slot[j] = (uint32_t)++b->nconn;
+	b->conn_t.n++;
+	return c;
+}
+
+/* ---- reading: records to events ---- */
+
+static uint32_t intern_opt(struct build *b, const char *s, uint32_t absent)
+{
+	return s ? str_intern(&b->p->str, s) : absent;
+}
+
+static uint32_t intern_vec(struct build *b, const char *const *v, size_t n)
+{
+	struct pt_model_priv *p = b->p;
+	size_t i;
+
+	if (n > p->cap_scratch) {
+		p->cap_scratch = n + 64;
+		p->scratch = pt_xrealloc(p->scratch,
+					 p->cap_scratch * sizeof *p->scratch);
+	}
+	for (i = 0; i < n; i++)
+		p->scratch[i] = str_intern(&p->str, v[i]);
+	return vec_intern(&p->vec, &p->str, p->scratch, n);
+}
+
+static struct ev *new_ev(struct build *b, enum ev_type type, uint32_t pid,
+			 uint64_t time)
+{
+	uint32_t d = pid_index(b, pid);
+	struct ev *e;
+
+	if (d >= PID_LIMIT) {
+		/* More pids than any kernel hands out: a forged capture. */
+		b->m->bad_frames++;
+		return &b->dummy;
+	}
+	GROW(b->ev, b->nev, b->cev);
+	e = &b->ev[b->nev++];
+	memset(e, 0, sizeof *e);
+	e->type = type;
+	e->pid = d;
+	e->time = time;
+	return e;
+}
+
+static uint32_t new_cpu(struct build *b, uint64_t ut, uint64_t st,
+			uint64_t rss)
+{
+	GROW(b->cpu, b->ncpu, b->ccpu);
+	b->cpu[b->ncpu].ut = ut;
+	b->cpu[b->ncpu].st = st;
+	b->cpu[b->ncpu].rss = rss;
+	return (uint32_t)b->ncpu++;
+}
+
+static void note_time(struct build *b, uint64_t t)
+{
+	if (t > b->last_ns)
+		b->last_ns = t;
+}
+
+static void add_frame(struct build *b, const struct pt_cap_event *cev)
+{
+	const struct pt_record *r = &cev->rec;
+	struct conn *c = conn_get(b, &cev->hdr);
+	int first = c->kind == CK_NEW;
+	uint64_t t = r->hdr.time_ns;
+	struct hello_x *hx;
+	struct ev *e;
+
+	b->m->frames++;
+	note_time(b, t);
+	if (first)
+		c->kind = CK_NOHELLO;
+	switch (r->hdr.type) {
+	case PT_REC_HELLO:
+		if (first && r->u.hello.kind >= PT_HELLO_IMAGE &&
+		    r->u.hello.kind <= PT_HELLO_AUX) {
+			c->kind = (uint8_t)r->u.hello.kind;
+			c->owner = r->hdr.pid;
+		}
+		if (!b->have_offset && r->u.hello.realtime_ns) {
+			b->offset = (int64_t)(r->u.hello.realtime_ns - t);
+			b->have_offset = 1;
+		}
+		if (r->u.hello.kind != PT_HELLO_IMAGE &&
+		    r->u.hello.kind != PT_HELLO_FORK &&
+		    r->u.hello.kind != PT_HELLO_FOREIGN)
+			break;          /* AUX, or a kind from the future */
+		e = new_ev(b, E_HELLO, r->hdr.pid, t);
+		e->other = r->u.hello.ppid;
+		GROW(b->hx, b->nhx, b->chx);
+		e->a = (uint32_t)b->nhx;
+		hx = &b->hx[b->nhx++];
+		hx->kind = (uint16_t)r->u.hello.kind;
+		hx->start = r->u.hello.start_ns && r->u.hello.start_ns <= t ?
+			    r->u.hello.start_ns : t;
+		/* The connection a HELLO opens is the image's own, and its EOF
+		 * its end; a HELLO that came on another (AUX) connection
+		 * binds nothing. */
+		hx->conn = first && c->kind != CK_FOREIGN ?
+			   (uint32_t)(c - b->conns) : NONE;
+		if (hx->kind == PT_HELLO_IMAGE) {
+			hx->exe = intern_opt(b, r->exe, 0);
+			hx->cwd = intern_opt(b, r->cwd, 0);
+			hx->argv = intern_vec(b, r->argv, r->argc);
+			hx->env = intern_vec(b, r->env, r->envc);
+		} else {
+			hx->exe = hx->argv = hx->env = NONE;
+			hx->cwd = intern_opt(b, r->cwd, NONE);
+		}
+		hx->trunc = r->argv_truncated != 0;
+		break;
+	case PT_REC_EXEC:
+		e = new_ev(b, E_EXEC, r->hdr.pid, t);
+		/* A child the library did not see being made (vfork, clone,
+		 * glibc's internal fork in daemon(3)) names the process it was
+		 * copied from: its real parent, even once it is reparented. */
+		e->other = r->hdr.origin ? r->hdr.origin : r->u.exec.ppid;
+		e->a = intern_vec(b, r->argv, r->argc);
+		GROW(b->xx, b->nxx, b->cxx);
+		e->b = (uint32_t)b->nxx;
+		b->xx[b->nxx].path = intern_opt(b, r->path, 0);
+		b->xx[b->nxx++].cwd = intern_opt(b, r->cwd, NONE);
+		e->flags = r->argv_truncated ? EVF_TRUNC : 0;
+		break;
+	case PT_REC_EXEC_FAILED:
+		new_ev(b, E_EXEC_FAILED, r->hdr.pid, t);
+		break;
+	case PT_REC_SPAWN:
+		if (!r->u.spawn.child_pid)
+			break;
+		e = new_ev(b, E_SPAWN, r->u.spawn.child_pid, t);
+		e->other = r->hdr.pid;
+		e->a = intern_vec(b, r->argv, r->argc);
+		e->b = intern_opt(b, r->path, 0);
+		e->flags = r->argv_truncated ? EVF_TRUNC : 0;
+		break;
+	case PT_REC_FORK:
+		if (!r->u.fork.child_pid)
+			break;
+		e = new_ev(b, E_FORK, r->u.fork.child_pid, t);
+		e->other = r->hdr.pid;
+		break;
+	case PT_REC_REAP:
+		if (!r->u.reap.child_pid)
+			break;
+		e = new_ev(b, E_REAP, r->u.reap.child_pid, t);
+		e->other = r->hdr.pid;
+		e->a = (uint32_t)r->u.reap.wait_status;
+		e->b = r->u.reap.have_rusage ?
+		       new_cpu(b, r->u.reap.utime_us, r->u.reap.stime_us,
+			       r->u.reap.maxrss_kb) : NONE;
+		break;
+	case PT_REC_EXIT:
+		e = new_ev(b, E_EXIT, r->hdr.pid, t);
+		/* On an inherited connection: a vfork or clone child's, whose
+		 * EXIT may be all that is ever heard of it. */
+		if (r->hdr.origin)
+			e->other = r->hdr.origin;
+		else if (r->hdr.pid != c->owner && c->kind != CK_NOHELLO)
+			e->other = c->owner;
+		e->a = (uint32_t)r->u.exit.status;
+		e->b = new_cpu(b, r->u.exit.utime_us, r->u.exit.stime_us,
+			       r->u.exit.maxrss_kb);
+		if (r->hdr.pid == c->owner)
+			c->owner_exited = 1;
+		break;
+	default:
+		break;                  /* STOP, or a type from the future */
+	}
+}
+
+static void add_eof(struct build *b, const struct pt_cap_event *cev)
+{
+	struct conn *c = conn_find(b, cev->hdr.conn_id);
+	struct ev *e;
+
+	note_time(b, cev->hdr.recv_ns);
+	/* An AUX or FOREIGN connection is opened for one frame and closed;
+	 * a dropped one was closed by the collector.  Their EOF says nothing
+	 * about a process ending, nor does one after an EXIT. */
+	if (!c || !c->owner || c->owner_exited || c->kind == CK_AUX ||
+	    c->kind == CK_FOREIGN || c->kind == CK_DROPPED)
+		return;
+	e = new_ev(b, E_EOF, c->owner, cev->hdr.recv_ns);
+	e->a = (uint32_t)(c - b->conns);
+	if (c->kind != CK_IMAGE && c->kind != CK_FORK)
+		e->flags = EVF_UNBOUND;
+}
+
+static void add_meta(struct build *b, const unsigned char *data, size_t n)
+{
+	struct capmeta *cm = &b->p->meta[b->capture];
+	const char *p = (const char *)data, *end = p + n;
+
+	while (p < end) {
+		const char *kz = memchr(p, 0, (size_t)(end - p)), *v, *vz;
+
+		if (!kz)
+			break;
+		v = kz + 1;
+		vz = v < end ? memchr(v, 0, (size_t)(end - v)) : NULL;
+		if (!vz)
+			break;
+		if (cm->n + 2 > cm->cap) {
+			cm->cap = cm->cap ? 2 * cm->cap : 32;
+			cm->kv = pt_xrealloc(cm->kv, cm->cap * sizeof *cm->kv);
+		}
+		cm->kv[cm->n++] = b->p->str.str[str_intern(&b->p->str, p)];
+		cm->kv[cm->n++] = b->p->str.str[str_intern(&b->p->str, v)];
+		p = vz + 1;
+	}
+}
+
+static void add_event(struct build *b, const struct pt_cap_event *cev)
+{
+	struct conn *c;
+	uint64_t lost;
+
+	switch (cev->hdr.kind) {
+	case PT_CAP_META:
+		add_meta(b, cev->data, cev->hdr.length);
+		break;
+	case PT_CAP_CONNECT:
+		b->m->connections++;
+		note_time(b, cev->hdr.recv_ns);
+		conn_get(b, &cev->hdr);
+		break;
+	case PT_CAP_FRAME:
+		add_frame(b, cev);
+		break;
+	case PT_CAP_EOF:
+		add_eof(b, cev);
+		break;
+	case PT_CAP_DROP:
+		b->m->bad_frames++;
+		c = conn_find(b, cev->hdr.conn_id);
+		if (c)
+			c->kind = CK_DROPPED;
+		break;
+	case PT_CAP_LOSS:
+		if (cev->hdr.length >= 8) {
+			memcpy(&lost, cev->data, 8);
+			b->m->lost_frames += le64toh(lost);
+		}
+		break;
+	default:
+		break;
+	}
+}
+
+/* ---- building: per-pid state machines ---- */
+
+static uint32_t new_proc(struct build *b, uint32_t pid, uint32_t ppid,
+			 uint64_t birth, int has_birth)
+{
+	struct proc *pr;
+
+	GROW(b->proc, b->nproc, b->cproc);
+	pr = &b->proc[b->nproc];
+	memset(pr, 0, sizeof *pr);
+	pr->pid = pid;
+	pr->ppid = ppid;
+	pr->birth = birth;
+	pr->has_birth = (uint8_t)has_birth;
+	pr->cur = NONE;
+	pr->parent = NONE;
+	return (uint32_t)b->nproc++;
+}
+
+static uint32_t new_img(struct build *b, uint32_t proc, enum img_kind kind,
+			uint64_t start)
+{
+	struct img *im;
+
+	GROW(b->img, b->nimg, b->cimg);
+	im = &b->img[b->nimg];
+	memset(im, 0, sizeof *im);
+	im->kind = (uint8_t)kind;
+	im->start = start;
+	im->ut = im->st = im->rss = -1;
+	im->exit_code = -1;
+	im->signal = -1;
+	im->proc = proc;
+	im->prev = b->proc[proc].cur;
+	im->pending = NONE;
+	im->exe = im->cwd = im->argv = im->env = NONE;
+	b->proc[proc].cur = (uint32_t)b->nimg;
+	return (uint32_t)b->nimg++;
+}
+
+/* Exit code and signal from a wait status. */
+static void set_status(struct img *im, int status)
+{
+	if (WIFSIGNALED(status)) {
+		im->exit_code = -1;
+		im->signal = (int16_t)WTERMSIG(status);
+		im->flags |= IF_KILLED;
+	} else if (WIFEXITED(status)) {
+		im->exit_code = (int16_t)WEXITSTATUS(status);
+		im->signal = 0;
+	}
+}
+
+/* The image `i` was replaced by an exec whose new image starts at t. */
+static void end_by_exec(struct build *b, uint32_t i, uint64_t t)
+{
+	struct img *im = &b->img[i];
+
+	im->pending = NONE;
+	if (im->kind != IK_EXEC) {
+		/* A fork phase that execs, or the placeholder of a spawn, is
+		 * no execution of its own. */
+		im->flags |= IF_FOLDED | IF_ENDED;
+		if (t < im->start)
+			im->start = t;
+		im->end = t;
+		return;
+	}
+	im->end = t > im->start ? t : im->start;
+	im->flags |= IF_ENDED;
+	im->exit_code = -1;
+	im->signal = 0;
+}
+
+/*
+ * The current image of proc exec'd: end it and start the new image at t.
+ * A fork phase or spawn placeholder that did nothing but exec gives its
+ * slot to the new image: that is the common fork+exec, and nothing can
+ * refer to the slot (it never had a connection, so no child either).
+ */
+static uint32_t exec_img(struct build *b, uint32_t proc, uint64_t t)
+{
+	uint32_t prev = b->proc[proc].cur;
+	const struct img *im = &b->img[prev];
+
+	if (im->kind != IK_EXEC && !(im->flags & IF_CONN) &&
+	    prev + 1 == b->nimg) {
+		b->proc[proc].cur = im->prev;
+		b->nimg--;
+	} else {
+		end_by_exec(b, prev, t);
+	}
+	return new_img(b, proc, IK_EXEC, t);
+}
+
+/*
+ * The pending EXEC or SPAWN of proc's current image succeeded into a
+ * program that never loaded the library: make its image.
+ */
+static uint32_t untraced(struct build *b, uint32_t proc)
+{
+	const struct ev *e = &b->ev[b->img[b->proc[proc].cur].pending];
+	uint32_t i = exec_img(b, proc, e->time);
+	struct img *im = &b->img[i];
+
+	im->flags |= IF_UNTRACED | (e->flags & EVF_TRUNC ? IF_TRUNC : 0);
+	if (e->type == E_EXEC) {
+		im->exe = b->xx[e->b].path;
+		im->cwd = b->xx[e->b].cwd;
+		im->argv = e->a;
+	} else {
+		im->exe = e->b;
+		im->argv = e->a;
+	}
+	return i;
+}
+
+static int finished(const struct build *b, uint32_t proc)
+{
+	const struct proc *pr = &b->proc[proc];
+
+	return pr->reaped || (b->img[pr->cur].flags & IF_ENDED);
+}
+
+/* Give proc's open image an end: the process was not seen to end by t. */
+static void close_proc(struct build *b, uint32_t proc, uint64_t t)
+{
+	uint32_t i = b->proc[proc].cur;
+	struct img *im;
+
+	/* (Index first: making an image may move b->img.) */
+	if (b->img[i].pending != NONE)
+		i = untraced(b, proc);
+	im = &b->img[i];
+	if (im->flags & IF_ENDED)
+		return;
+	im->end = t > im->start ? t : im->start;
+	im->flags |= IF_ENDED | IF_END_UNKNOWN;
+	im->exit_code = -1;
+	im->signal = -1;
+}
+
+struct pidpass {
+	struct build *b;
+	uint32_t pid;                   /* raw */
+	uint32_t first_img;             /* this pid's images start here */
+	uint32_t cur;                   /* current process, NONE */
+};
+
+static uint32_t pp_new_proc(struct pidpass *pp, uint32_t ppid, uint64_t birth,
+			    int has_birth)
+{
+	if (pp->cur != NONE)
+		close_proc(pp->b, pp->cur, birth);
+	pp->cur = new_proc(pp->b, pp->pid, ppid, birth, has_birth);
+	return pp->cur;
+}
+
+static void ev_fork(struct pidpass *pp, const struct ev *e)
+{
+	/* The parent takes FORK's time before calling fork(), so the child's
+	 * own frames all sort after it: a FORK always starts a process. */
+	uint32_t pr = pp_new_proc(pp, e->other, e->time, 1);
+
+	new_img(pp->b, pr, IK_FORK, e->time);
+}
+
+/*
+ * The arguments of image i as its exec or spawn gave them: that is what
+ * the caller ran (`./configure`), where the new image sees what the kernel
+ * made of it (`/bin/sh ./configure` for a script).  Unless they were cut
+ * and the image's own are whole.
+ */
+static void exec_argv(struct build *b, uint32_t i, const struct ev *e)
+{
+	struct img *im = &b->img[i];
+	const char *path, *exe;
+	size_t np, ne;
+
+	if (im->kind != IK_EXEC || im->flags & IF_UNTRACED || im->exe == NONE)
+		return;
+	/* Only if the kernel ran that very path (AT_EXECFN, or where the
+	 * PATH search found it): on ENOEXEC execvp runs /bin/sh itself, and
+	 * then the image's own arguments are what was exec'd. */
+	path = b->p->str.str[e->type == E_EXEC ? b->xx[e->b].path : e->b];
+	exe = b->p->str.str[im->exe];
+	np = strlen(path);
+	ne = strlen(exe);
+	if (strcmp(path, exe) && (strchr(path, '/') || ne <= np ||
+				  exe[ne - np - 1] != '/' ||
+				  strcmp(exe + ne - np, path)))
+		return;
+	if (e->flags & EVF_TRUNC && !(im->flags & IF_TRUNC))
+		return;
+	im->argv = e->a;
+	if (e->flags & EVF_TRUNC)
+		im->flags |= IF_TRUNC;
+	else
+		im->flags &= (uint16_t)~IF_TRUNC;
+}
+
+static void ev_spawn(struct pidpass *pp, uint32_t ei)
+{
+	struct build *b = pp->b;
+	const struct ev *e = &b->ev[ei];
+	struct proc *pr = pp->cur != NONE ? &b->proc[pp->cur] : NULL;
+	uint32_t p, i;
+
+	/* SPAWN is sent after posix_spawn returned: the child may have said
+	 * HELLO (even exited) before.  Then it is that process. */
+	if (pr && !pr->reaped && !pr->has_birth && pr->ppid == e->other &&
+	    pr->birth + SPAWN_WINDOW_NS >= e->time) {
+		pr->has_birth = 1;
+		pr->birth = e->time;
+		for (i = pr->cur; b->img[i].prev != NONE; i = b->img[i].prev)
+			;
+		exec_argv(b, i, e);
+		return;
+	}
+	p = pp_new_proc(pp, e->other, e->time, 1);
+	i = new_img(b, p, IK_SPAWN, e->time);
+	b->img[i].pending = ei;
+}
+
+static void bind_conn(struct build *b, uint32_t conn, uint32_t img)
+{
+	if (conn != NONE) {
+		b->conns[conn].img = img;
+		b->img[img].flags |= IF_CONN;
+	}
+}
+
+static void ev_hello(struct pidpass *pp, const struct ev *e)
+{
+	struct build *b = pp->b;
+	const struct hello_x *hx = &b->hx[e->a];
+	uint64_t s = hx->start;
+	uint32_t p = pp->cur, i, pend = NONE;
+	struct img *im;
+
+	if (hx->kind != PT_HELLO_IMAGE) {
+		/* A fork child's own connection: the child the parent's FORK
+		 * started, or one we learn of only now (vfork, clone). */
+		if (p != NONE && !finished(b, p) &&
+		    b->img[b->proc[p].cur].kind == IK_FORK) {
+			im = &b->img[b->proc[p].cur];
+			im->pending = NONE;
+			if (s < im->start)
+				im->start = s;
+		} else {
+			p = pp_new_proc(pp, e->other, s, 0);
+			i = new_img(b, p, IK_FORK, s);
+			im = &b->img[i];
+		}
+		if (hx->cwd != NONE)
+			im->cwd = hx->cwd;
+		bind_conn(b, hx->conn, (uint32_t)(im - b->img));
+		return;
+	}
+	if (p != NONE && !finished(b, p)) {
+		const struct proc *pr = &b->proc[p];
+		const struct img *cur = &b->img[pr->cur];
+
+		/* A new image of the same process, unless nothing says it
+		 * exec'd and it does not even have the same parent: then the
+		 * old process's end was missed and the pid is reused. */
+		if (cur->pending == NONE && cur->kind == IK_EXEC &&
+		    pr->ppid != e->other)
+			p = NONE;
+	} else {
+		p = NONE;
+	}
+	if (p == NONE) {
+		p = pp_new_proc(pp, e->other, s, 0);
+		i = new_img(b, p, IK_EXEC, s);
+	} else {
+		uint32_t prev = b->proc[p].cur;
+
+		pend = b->img[prev].pending;
+		if (b->img[prev].kind == IK_EXEC && s < b->img[prev].start)
+			s = b->img[prev].start;
+		i = exec_img(b, p, s);
+	}
+	im = &b->img[i];
+	im->exe = hx->exe;
+	im->cwd = hx->cwd;
+	im->argv = hx->argv;
+	im->env = hx->env;
+	if (hx->trunc)
+		im->flags |= IF_TRUNC;
+	if (pend != NONE)
+		exec_argv(b, i, &b->ev[pend]);
+	if (hx->conn == NONE)
+		im->flags |= IF_NOCONN;
+	bind_conn(b, hx->conn, i);
+}
+
+static void ev_exec(struct pidpass *pp, uint32_t ei)
+{
+	struct build *b = pp->b;
+	const struct ev *e = &b->ev[ei];
+	uint32_t p = pp->cur;
+
+	/* A vfork child announces its exec on its parent's connection
+	 * before anything else is known of it. */
+	if (p == NONE || finished(b, p)) {
+		p = pp_new_proc(pp, e->other, e->time, 0);
+		new_img(b, p, IK_FORK, e->time);
+	}
+	b->img[b->proc[p].cur].pending = ei;
+}
+
+static void ev_exec_failed(struct pidpass *pp)
+{
+	struct build *b = pp->b;
+	struct img *im;
+
+	if (pp->cur == NONE)
+		return;
+	im = &b->img[b->proc[pp->cur].cur];
+	if (im->pending != NONE && b->ev[im->pending].type == E_EXEC)
+		im->pending = NONE;
+}
+
+static int64_t known(uint64_t v)
+{
+	return v > INT64_MAX ? -1 : (int64_t)v;
+}
+
+static void set_cpu(struct img *im, const struct cpu3 *c)
+{
+	im->ut = known(c->ut);
+	im->st = known(c->st);
+	im->rss = known(c->rss);
+}
+
+static void ev_exit(struct pidpass *pp, const struct ev *e)
+{
+	struct build *b = pp->b;
+	struct img *im;
+
+	if (pp->cur == NONE || finished(b, pp->cur)) {
+		/* A vfork or clone child that exits without exec has its
+		 * EXIT on the parent's connection, and nothing else. */
+		if (!e->other)
+			return;
+		new_img(b, pp_new_proc(pp, e->other, e->time, 0), IK_FORK,
+			e->time);
+	}
+	im = &b->img[b->proc[pp->cur].cur];
+	if (im->kind == IK_SPAWN) {
+		/* Its HELLO was lost: what SPAWN said is all we know. */
+		const struct ev *s = &b->ev[im->pending];
+
+		im->kind = IK_EXEC;
+		im->exe = s->b;
+		im->argv = s->a;
+	}
+	im->pending = NONE;         /* an exec without EXEC_FAILED failed */
+	im->end = e->time > im->start ? e->time : im->start;
+	im->flags |= IF_ENDED | IF_EXITED;
+	im->exit_code = (int16_t)(e->a & 255);
+	im->signal = 0;
+	set_cpu(im, &b->cpu[e->b]);
+}
+
+static void ev_reap(struct pidpass *pp, const struct ev *e)
+{
+	struct build *b = pp->b;
+	struct proc *pr;
+	struct img *im;
+
+	/* A REAP alone makes no execution: under ptrace the tracer's wait
+	 * reports threads and other processes' children too.  A second REAP
+	 * of a process is the tracer's and the parent's both reporting. */
+	if (pp->cur == NONE || b->proc[pp->cur].reaped)
+		return;
+	pr = &b->proc[pp->cur];
+	pr->reaped = 1;
+	if (!pr->ppid)
+		pr->ppid = e->other;
+	im = &b->img[pr->cur];
+	if (im->pending != NONE) {
+		uint32_t u = untraced(b, pp->cur);
+
+		im = &b->img[u];
+		im->end = e->time > im->start ? e->time : im->start;
+		im->flags |= IF_ENDED;
+		set_status(im, (int)e->a);
+		/* The child's rusage: all we will know of a program that
+		 * loaded no library. */
+		if (e->b != NONE)
+			set_cpu(im, &b->cpu[e->b]);
+		return;
+	}
+	if (im->flags & IF_EXITED)
+		return;
+	if (!(im->flags & IF_ENDED) || e->time < im->end)
+		im->end = e->time > im->start ? e->time : im->start;
+	im->flags |= IF_ENDED | IF_REAP_END | IF_KILLED;
+	im->flags &= (uint16_t)~IF_END_UNKNOWN;
+	set_status(im, (int)e->a);
+	if (im->flags & IF_UNTRACED && e->b != NONE)
+		set_cpu(im, &b->cpu[e->b]);
+}
+
+static void ev_eof(struct pidpass *pp, const struct ev *e)
+{
+	struct build *b = pp->b;
+	struct conn *c = &b->conns[e->a];
+	uint32_t i = c->img;
+	struct img *im;
+
+	if (e->flags & EVF_UNBOUND) {
+		/* Its HELLO travelled on an AUX connection: it belongs to the
+		 * image of its pid that was running when it connected. */
+		for (i = (uint32_t)b->nimg; i-- > pp->first_img;) {
+			im = &b->img[i];
+			if (im->start <= c->connect_ns)
+				break;
+		}
+		if (i == NONE || i < pp->first_img ||
+		    !(b->img[i].flags & IF_NOCONN))
+			return;
+		b->img[i].flags &= (uint16_t)~IF_NOCONN;
+		c->img = i;
+	}
+	if (i == NONE)
+		return;
+	im = &b->img[i];
+	if (im->flags & IF_ENDED) {
+		if (im->flags & IF_REAP_END && e->time < im->end)
+			im->end = e->time > im->start ? e->time : im->start;
+		return;
+	}
+	/* An image that announced an exec closes its connection by exec:
+	 * what comes next (HELLO or REAP) tells how it went. */
+	if (im->pending != NONE || b->proc[im->proc].cur != i)
+		return;
+	im->end = e->time > im->start ? e->time : im->start;
+	im->flags |= IF_ENDED | IF_KILLED | IF_REAP_END;
+	im->exit_code = -1;
+	im->signal = -1;
+}
+
+/* Events of one pid by time, then file order. */
+static int cmp_ev(const void *x, const void *y, void *ctx)
+{
+	const struct ev *ev = ctx;
+	uint32_t i = *(const uint32_t *)x, j = *(const uint32_t *)y;
+
+	if (ev[i].time != ev[j].time)
+		return ev[i].time < ev[j].time ? -1 : 1;
+	return i < j ? -1 : i > j;
+}
+
+static void sort_events(uint32_t *o, size_t n, struct ev *ev)
+{
+	size_t i, j;
+
+	if (n > 32) {
+		qsort_r(o, n, sizeof *o, cmp_ev, ev);
+		return;
+	}
+	/* Nearly sorted already: insertion sort. */
+	for (i = 1; i < n; i++) {
+		uint32_t v = o[i];
+
+		for (j = i; j > 0 && cmp_ev(&o[j - 1], &v, ev) > 0; j--)
+			o[j] = o[j - 1];
+		o[j] = v;
+	}
+}
+
+static void run_pids(struct build *b)
+{
+	uint32_t *start = pt_xcalloc(b->npid + 1, sizeof *start);
+	uint32_t *order = pt_xmalloc((b->nev ? b->nev : 1) * sizeof *order);
+	size_t i, d;
+
+	/* Counting sort by pid keeps file order within each pid. */
+	for (i = 0; i < b->nev; i++)
+		start[b->ev[i].pid + 1]++;
+	for (d = 0; d < b->npid; d++)
+		start[d + 1] += start[d];
+	{
+		uint32_t *fill = pt_xmalloc((b->npid + 1) * sizeof *fill);
+
+		memcpy(fill, start, (b->npid + 1) * sizeof *fill);
+		for (i = 0; i < b->nev; i++)
+			order[fill[b->ev[i].pid]++] = (uint32_t)i;
+		free(fill);
+	}
+	b->pid_img = pt_xmalloc((b->npid + 1) * sizeof *b->pid_img);
+	for (d = 0; d < b->npid; d++) {
+		struct pidpass pp = {
+			.b = b, .pid = b->pid_raw[d],
+			.first_img = (uint32_t)b->nimg, .cur = NONE,
+		};
+		uint32_t *o = order + start[d];
+		size_t n = start[d + 1] - start[d];
+
+		b->pid_img[d] = (uint32_t)b->nimg;
+		sort_events(o, n, b->ev);
+		for (i = 0; i < n; i++) {
+			const struct ev *e = &b->ev[o[i]];
+
+			switch (e->type) {
+			case E_HELLO:       ev_hello(&pp, e); break;
+			case E_EXEC:        ev_exec(&pp, o[i]); break;
+			case E_EXEC_FAILED: ev_exec_failed(&pp); break;
+			case E_SPAWN:       ev_spawn(&pp, o[i]); break;
+			case E_FORK:        ev_fork(&pp, e); break;
+			case E_REAP:        ev_reap(&pp, e); break;
+			case E_EXIT:        ev_exit(&pp, e); break;
+			case E_EOF:         ev_eof(&pp, e); break;
+			}
+		}
+		if (pp.cur != NONE)
+			close_proc(b, pp.cur, b->last_ns);
+	}
+	b->pid_img[b->npid] = (uint32_t)b->nimg;
+	free(order);
+	free(start);
+}
+
+/* ---- parents and inheritance ---- */
+
+static uint32_t proc_parent(struct build *b, uint32_t proc, int depth);
+
+/* The execution that image i stands for: folded images defer to the
+ * process's parent. */
+static uint32_t real_img(struct build *b, uint32_t i, int depth)
+{
+	while (i != NONE && b->img[i].flags & IF_FOLDED) {
+		if (depth > 1000)
+			return NONE;
+		i = proc_parent(b, b->img[i].proc, depth + 1);
+	}
+	return i;
+}
+
+static uint32_t proc_parent(struct build *b, uint32_t proc, int depth)
+{
+	struct proc *pr = &b->proc[proc];
+	uint32_t d, lo, hi, i;
+	const struct img *im;
+
+	if (pr->parent_done)
+		return pr->parent;
+	pr->parent_done = 1;            /* also breaks any cycle */
+	d = pr->ppid ? pid_find(b, pr->ppid) : NONE;
+	if (d == NONE)
+		return NONE;
+	/* Last image of the parent pid that started by the child's birth. */
+	lo = b->pid_img[d];
+	hi = b->pid_img[d + 1];
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (b->img[mid].start <= pr->birth)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == b->pid_img[d])
+		return NONE;
+	i = lo - 1;
+	im = &b->img[i];
+	/* Ended before the child was born: the pid was someone else's. */
+	if ((im->flags & (IF_ENDED | IF_END_UNKNOWN | IF_FOLDED)) == IF_ENDED &&
+	    im->end < pr->birth)
+		return NONE;
+	pr->parent = real_img(b, i, depth);
+	return pr->parent;
+}
+
+/* Where image i takes what it did not record itself. */
+static uint32_t source_img(struct build *b, uint32_t i)
+{
+	const struct img *im = &b->img[i];
+
+	if (im->kind == IK_EXEC && im->prev != NONE &&
+	    b->img[im->prev].kind != IK_SPAWN)
+		return im->prev;        /* an untraced exec: its predecessor */
+	return proc_parent(b, im->proc, 0);
+}
+
+static void fill_from(struct img *im, const struct img *src)
+{
+	if (im->exe == NONE)
+		im->exe = src ? src->exe : 0;
+	if (im->argv == NONE)
+		im->argv = src ? src->argv : 0;
+	if (im->env == NONE)
+		im->env = src ? src->env : 0;
+	if (im->cwd == NONE)
+		im->cwd = src ? src->cwd : 0;
+}
+
+/*
+ * Fill the inherited fields of image i, and first those of the images it
+ * inherits from (iteratively: fork chains can be deep).
+ */
+static void resolve(struct build *b, uint32_t i, uint32_t **stack, size_t *cap)
+{
+	size_t n = 0;
+
+	while (i != NONE && !(b->img[i].flags & (IF_RESOLVED | IF_RESOLVING))) {
+		if (n == *cap) {
+			*cap = *cap ? 2 * *cap : 64;
+			*stack = pt_xrealloc(*stack, *cap * sizeof **stack);
+		}
+		(*stack)[n++] = i;
+		b->img[i].flags |= IF_RESOLVING;
+		i = source_img(b, i);
+	}
+	while (n--) {
+		uint32_t j = (*stack)[n], src = source_img(b, j);
+
+		fill_from(&b->img[j], src != NONE ? &b->img[src] : NULL);
+		b->img[j].flags |= IF_RESOLVED;
+	}
+}
+
+/* ---- output ---- */
+
+static const char *str_of(const struct pt_model_priv *p, uint32_t id)
+{
+	return p->str.str[id == NONE ? 0 : id];
+}
+
+/* AT_EXECFN and exec paths may be relative to the working directory. */
+static const char *absolute_exe(struct pt_model_priv *p, uint32_t exe,
+				uint32_t cwd, struct pt_sb *tmp)
+{
+	const char *e = str_of(p, exe), *c = str_of(p, cwd);
+
+	if (e[0] == '/' || !strchr(e, '/') || c[0] != '/')
+		return e;
+	while (e[0] == '.' && e[1] == '/')
+		for (e += 2; *e == '/'; e++)
+			;
+	pt_sb_reset(tmp);
+	pt_sb_addstr(tmp, c);
+	if (tmp->len > 1)
+		pt_sb_addch(tmp, '/');
+	pt_sb_addstr(tmp, e);
+	return p->str.str[str_intern_n(&p->str, tmp->buf, tmp->len)];
+}
+
+/* Saturating, and never before 1970: times are not trusted either. */
+static int64_t epoch(const struct build *b, uint64_t mono)
+{
+	int64_t t;
+
+	if (mono > INT64_MAX)
+		mono = INT64_MAX;
+	if (__builtin_add_overflow((int64_t)mono, b->offset, &t))
+		t = b->offset > 0 ? INT64_MAX : 0;
+	return t < 0 ? 0 : t;
+}
+
+static void emit(struct build *b)
+{
+	struct pt_model_priv *p = b->p;
+	struct pt_exec **out = pt_xcalloc(b->nimg ? b->nimg : 1, sizeof *out);
+	struct pt_sb tmp = PT_SB_INIT;
+	uint32_t *stack = NULL;
+	size_t scap = 0, i;
+
+	for (i = 0; i < b->nproc; i++)
+		proc_parent(b, (uint32_t)i, 0);
+	for (i = 0; i < b->nimg; i++) {
+		struct img *im = &b->img[i];
+		struct pt_exec *e;
+		uint32_t av, ev;
+
+		if (im->flags & IF_FOLDED || im->kind == IK_SPAWN)
+			continue;
+		resolve(b, (uint32_t)i, &stack, &scap);
+		e = arena_alloc(&p->execs, sizeof *e, _Alignof(struct pt_exec));
+		memset(e, 0, sizeof *e);
+		out[i] = e;
+		e->capture = b->capture;
+		e->pid = (int32_t)b->proc[im->proc].pid;
+		e->ppid = (int32_t)b->proc[im->proc].ppid;
+		e->type = im->kind == IK_FORK ? PT_EXEC_FORK : PT_EXEC_EXEC;
+		e->flags = (im->flags & IF_UNTRACED ? PT_EXF_UNTRACED : 0) |
+			   (im->flags & IF_END_UNKNOWN ? PT_EXF_END_UNKNOWN : 0) |
+			   (im->flags & IF_KILLED ? PT_EXF_KILLED : 0) |
+			   (im->flags & IF_TRUNC ? PT_EXF_ARGV_TRUNC : 0);
+		e->start_ns = epoch(b, im->start);
+		e->end_ns = epoch(b, im->end > im->start ? im->end : im->start);
+		if (e->end_ns < e->start_ns)
+			e->end_ns = e->start_ns;
+		e->exit_code = im->exit_code;
+		e->signal = im->signal;
+		e->utime_us = im->ut;
+		e->stime_us = im->st;
+		e->maxrss_kb = im->rss;
+		av = im->argv == NONE ? 0 : im->argv;
+		ev = im->env == NONE ? 0 : im->env;
+		e->cwd = str_of(p, im->cwd);
+		e->exe = absolute_exe(p, im->exe, im->cwd, &tmp);
+		e->argv = (const char **)p->vec.vec[av];
+		e->argc = p->vec.len[av];
+		e->env = (const char **)p->vec.vec[ev];
+		e->envc = p->vec.len[ev];
+		e->id = (uint32_t)p->nlist;     /* creation order, for ties */
+		GROW(p->list, p->nlist, p->caplist);
+		p->list[p->nlist++] = e;
+	}
+	for (i = 0; i < b->nimg; i++) {
+		uint32_t par;
+
+		if (!out[i])
+			continue;
+		par = b->proc[b->img[i].proc].parent;
+		out[i]->parent = par != NONE ? out[par] : NULL;
+	}
+	free(out);
+	free(stack);
+	pt_sb_release(&tmp);
+}
+
+/* What only reading and the per-pid pass need: gone before the output
+ * is allocated, so that the two never add up. */
+static void free_events(struct build *b)
+{
+	free(b->ev);
+	free(b->hx);
+	free(b->xx);
+	free(b->cpu);
+	free(b->conns);
+	itab_free(&b->conn_t);
+	b->ev = NULL;
+	b->hx = NULL;
+	b->xx = NULL;
+	b->cpu = NULL;
+	b->conns = NULL;
+}
+
+static void build_free(struct build *b)
+{
+	free_events(b);
+	free(b->pid_raw);
+	itab_free(&b->pid_t);
+	free(b->pid_img);
+	free(b->img);
+	free(b->proc);
+}
+
+/* ---- the API ---- */
+
+void pt_model_init(struct pt_model *m)
+{
+	memset(m, 0, sizeof *m);
+	m->priv = pt_xcalloc(1, sizeof *m->priv);
+	/* Id 0 is the empty string and the empty vector. */
+	str_intern(&m->priv->str, "");
+	vec_intern(&m->priv->vec, &m->priv->str, NULL, 0);
+}
+
+static const char *meta_get(const struct capmeta *cm, const char *key)
+{
+	const char *found = NULL;
+	size_t i;
+
+	for (i = 0; i + 1 < cm->n; i += 2)
+		if (!strcmp(cm->kv[i], key))
+			found = cm->kv[i + 1];
+	return found;
+}
+
+/* The capture's own clock pair beats one taken from some HELLO. */
+static void meta_offset(struct build *b)
+{
+	const struct capmeta *cm = &b->p->meta[b->capture];
+	const char *r = meta_get(cm, "start_realtime_ns");
+	const char *mo = meta_get(cm, "start_monotonic_ns");
+	char *end1, *end2;
+	unsigned long long rv, mv;
+
+	if (!r || !mo)
+		return;
+	rv = strtoull(r, &end1, 10);
+	mv = strtoull(mo, &end2, 10);
+	if (*end1 || *end2 || end1 == r || end2 == mo)
+		return;
+	b->offset = (int64_t)(rv - mv);
+	b->have_offset = 2;
+}
+
+int pt_model_add_capture(struct pt_model *m, const char *path)
+{
+	struct pt_model_priv *p = m->priv;
+	struct pt_reader *r = pt_reader_open(path);
+	struct pt_cap_event ev;
+	struct build b;
+	size_t first, i, open = 0;
+	int rc;
+
+	if (!r)
+		return -1;
+	if (m->ncaptures == p->cap_meta) {
+		p->cap_meta = p->cap_meta ? 2 * p->cap_meta : 4;
+		p->meta = pt_xrealloc(p->meta, p->cap_meta * sizeof *p->meta);
+	}
+	memset(&p->meta[m->ncaptures], 0, sizeof *p->meta);
+	memset(&b, 0, sizeof b);
+	b.m = m;
+	b.p = p;
+	b.capture = (uint32_t)m->ncaptures++;
+	while ((rc = pt_reader_next(r, &ev)) > 0)
+		add_event(&b, &ev);
+	pt_reader_close(r);
+	if (rc < 0)
+		m->damaged = 1;
+	meta_offset(&b);
+	run_pids(&b);
+	free_events(&b);
+	first = p->nlist;
+	emit(&b);
+	build_free(&b);
+	if (rc < 0) {
+		/* Say what the damage cost: executions it cut off. */
+		for (i = first; i < p->nlist; i++)
+			open += (p->list[i]->flags & PT_EXF_END_UNKNOWN) != 0;
+		pt_warn("%s: %zu of the %zu executions read have no recorded "
+			"end", path, open, p->nlist - first);
+	}
+	return rc < 0 ? 1 : 0;
+}
+
+static int cmp_exec(const void *x, const void *y)
+{
+	const struct pt_exec *a = *(const struct pt_exec *const *)x;
+	const struct pt_exec *b = *(const struct pt_exec *const *)y;
+
+	if (a->start_ns != b->start_ns)
+		return a->start_ns < b->start_ns ? -1 : 1;
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
+	return a->id < b->id ? -1 : a->id > b->id;
+}
+
+void pt_model_finish(struct pt_model *m)
+{
+	struct pt_model_priv *p = m->priv;
+	struct pt_exec **tail;
+	size_t i;
+
+	if (p->nlist)
+		qsort(p->list, p->nlist, sizeof *p->list, cmp_exec);
+	m->execs = p->list;
+	m->n = p->nlist;
+	for (i = 0; i < m->n; i++) {
+		m->execs[i]->id = (uint32_t)i;
+		m->execs[i]->first_child = m->execs[i]->next_sibling = NULL;
+	}
+	/* Children in start order: append each to its parent's list. */
+	tail = pt_xcalloc(m->n ? m->n : 1, sizeof *tail);
+	for (i = 0; i < m->n; i++) {
+		struct pt_exec *e = m->execs[i], *par = e->parent;
+
+		if (!par)
+			continue;
+		if (tail[par->id])
+			tail[par->id]->next_sibling = e;
+		else
+			par->first_child = e;
+		tail[par->id] = e;
+	}
+	free(tail);
+}
+
+const char *pt_exec_env(const struct pt_exec *e, const char *name)
+{
+	size_t n = strlen(name), i;
+
+	for (i = 0; i < e->envc; i++)
+		if (!strncmp(e->env[i], name, n) && e->env[i][n] == '=')
+			return e->env[i] + n + 1;
+	return NULL;
+}
+
+const char *pt_model_meta(const struct pt_model *m, size_t capture,
+			  const char *key)
+{
+	if (capture >= m->ncaptures)
+		return NULL;
+	return meta_get(&m->priv->meta[capture], key);
+}
+
+void pt_model_set_meta(struct pt_model *m, size_t capture, const char *key,
+		       const char *value)
+{
+	struct pt_model_priv *p = m->priv;
+	struct capmeta *cm;
+
+	if (capture >= m->ncaptures)
+		return;
+	cm = &p->meta[capture];
+	if (cm->n + 2 > cm->cap) {
+		cm->cap = cm->cap ? 2 * cm->cap : 32;
+		cm->kv = pt_xrealloc(cm->kv, cm->cap * sizeof *cm->kv);
+	}
+	/* Appended: the last value of a key wins (meta_get). */
+	cm->kv[cm->n++] = p->str.str[str_intern(&p->str, key)];
+	cm->kv[cm->n++] = p->str.str[str_intern(&p->str, value)];
+}
+
+void pt_model_free(struct pt_model *m)
+{
+	struct pt_model_priv *p = m->priv;
+	size_t i;
+
+	if (!p)
+		return;
+	arena_free(&p->str.mem);
+	free(p->str.str);
+	free(p->str.len);
+	free(p->str.hash);
+	itab_free(&p->str.t);
+	arena_free(&p->vec.mem);
+	free(p->vec.vec);
+	free(p->vec.len);
+	free(p->vec.hash);
+	itab_free(&p->vec.t);
+	arena_free(&p->execs);
+	free(p->list);
+	for (i = 0; i < m->ncaptures; i++)
+		free(p->meta[i].kv);
+	free(p->meta);
+	free(p->scratch);
+	free(p);
+	memset(m, 0, sizeof *m);
+}

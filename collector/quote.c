@@ -1,0 +1,70 @@
+/* Shell words and CSV fields; see quote.h. */
+#include "quote.h"
+
+#include <string.h>
+
+/*
+ * The characters that need no quoting in a POSIX shell word: the same set
+ * as Python's shlex.quote() for ASCII.  Bytes >= 0x80 are quoted too, so
+ * that the output never depends on the reader's locale.
+ */
+static int shell_safe(unsigned char c)
+{
+	if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	    (c >= '0' && c <= '9'))
+		return 1;
+	return c && strchr("_@%+=:,./-", c) != NULL;
+}
+
+void pt_quote_shell(struct pt_sb *sb, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	const char *q;
+
+	while (*p && shell_safe(*p))
+		p++;
+	if (!*p && p != (const unsigned char *)s) {
+		pt_sb_add(sb, s, (size_t)(p - (const unsigned char *)s));
+		return;
+	}
+	/* Inside single quotes every byte but ' stands for itself, newlines
+	 * and invalid UTF-8 included; ' ends the quote, is escaped, and the
+	 * quote resumes. */
+	pt_sb_addch(sb, '\'');
+	while ((q = strchr(s, '\''))) {
+		pt_sb_add(sb, s, (size_t)(q - s));
+		pt_sb_add(sb, "'\\''", 4);
+		s = q + 1;
+	}
+	pt_sb_addstr(sb, s);
+	pt_sb_addch(sb, '\'');
+}
+
+void pt_quote_argv(struct pt_sb *sb, const char *const *argv, size_t argc)
+{
+	size_t i;
+
+	for (i = 0; i < argc; i++) {
+		if (i)
+			pt_sb_addch(sb, ' ');
+		pt_quote_shell(sb, argv[i] ? argv[i] : "");
+	}
+}
+
+void pt_quote_csv(struct pt_sb *sb, const char *s)
+{
+	const char *q;
+
+	if (!s[strcspn(s, ",\"\r\n")]) {
+		pt_sb_addstr(sb, s);
+		return;
+	}
+	pt_sb_addch(sb, '"');
+	while ((q = strchr(s, '"'))) {
+		pt_sb_add(sb, s, (size_t)(q - s) + 1);
+		pt_sb_addch(sb, '"');
+		s = q + 1;
+	}
+	pt_sb_addstr(sb, s);
+	pt_sb_addch(sb, '"');
+}

@@ -1,0 +1,11 @@
+#!/bin/sh
+# Install what is missing, build proftrace, and profile the sample build
+# shipped in sample/ (a configure script and `make -j2`).
+set -eu
+cd "$(dirname "$0")"
+tools/install-deps.sh
+[ -d build ] || meson setup build >/dev/null
+ninja -C build >/dev/null
+rm -rf build/sample && cp -r sample build/sample
+exec build/collector/proftrace record --force -o sample.ptcap --csv sample.csv -- \
+	sh -c 'cd build/sample && ./configure && make -j2'

@@ -1,0 +1,21 @@
+#!/bin/sh
+# Build proftrace and run the whole test suite; the last line counts the
+# results.  Extra arguments go to `meson test` (a suite, a test name...).
+set -u
+cd "$(dirname "$0")"
+[ -d build ] || meson setup build >/dev/null || exit 1
+meson test -C build --print-errorlogs "$@"
+rc=$?
+python3 - build/meson-logs/testlog.json <<'PY'
+import json, sys
+n = {"OK": 0, "FAIL": 0, "SKIP": 0}
+try:
+    for line in open(sys.argv[1]):
+        r = json.loads(line)["result"]
+        key = "OK" if r in ("OK", "EXPECTEDFAIL") else "SKIP" if r == "SKIP" else "FAIL"
+        n[key] += 1
+except OSError:
+    pass
+print(f"tests: {n['OK']} passed, {n['FAIL']} failed, {n['SKIP']} skipped")
+PY
+exit $rc

@@ -1,0 +1,280 @@
+#!/usr/bin/env python3
+"""Run a command under proftrace and strace at once; compare what each saw.
+
+    ptcheck.py --proftrace BIN [--expect-rc N] [--keep DIR] -- COMMAND...
+
+The command runs as `proftrace record -- strace -f ... -- COMMAND`, so both
+observers see the very same processes, with the same pids.  strace's view is
+the ground truth: every successful execve (pid, argv, parent), every process
+that was forked and never exec'd, and how each process ended.  The check
+fails, naming the difference, when proftrace's CSV misses any of them, has
+one strace did not see, or disagrees on a parent, an argv or an exit status.
+
+Processes that run inside a program proftrace cannot enter (a static
+executable) are excused exactly as the README says: their fork-only
+children are invisible, and their own end is known from the parent's wait.
+"""
+
+import argparse
+import csv
+import os
+import re
+import shlex
+import subprocess
+import sys
+import tempfile
+
+ENC = dict(encoding="utf-8", errors="surrogateescape")
+
+
+def fail(msg):
+    print("ptcheck: FAIL: " + msg, file=sys.stderr)
+    sys.exit(1)
+
+
+def unhex(s):
+    """strace -xx prints every byte of a string as \\xNN."""
+    return bytes.fromhex(s.replace("\\x", "")).decode(**ENC)
+
+
+class Proc:
+    def __init__(self, pid):
+        self.pid = pid
+        self.parent = None
+        self.execs = []        # argv lists of successful execs, in order
+        self.paths = []        # the path each exec was given
+        self.exit = None       # ("exit", code) or ("signal", signo)
+        self.spawn_child = False
+
+
+SIGNALS = {"SIGHUP": 1, "SIGINT": 2, "SIGQUIT": 3, "SIGILL": 4, "SIGTRAP": 5,
+           "SIGABRT": 6, "SIGBUS": 7, "SIGFPE": 8, "SIGKILL": 9, "SIGUSR1": 10,
+           "SIGSEGV": 11, "SIGUSR2": 12, "SIGPIPE": 13, "SIGALRM": 14,
+           "SIGTERM": 15}
+
+STR = r'"((?:\\x[0-9a-f]{2})*)"'
+EXEC_RE = re.compile(r'^(\d+) +execve(?:at)?\((?:[^,"]+, )?' + STR + r', \[(.*?)\]')
+RET_RE = re.compile(r'= (-?\d+)(?: (\w+))?')
+CLONE_RE = re.compile(r'^(\d+) +(clone3?|vfork|fork)\(')
+RESUMED_RE = re.compile(r'^(\d+) +<\.\.\. (\w+) resumed>')
+EXITED_RE = re.compile(r'^(\d+) +\+\+\+ exited with (\d+) \+\+\+')
+SUPERSEDED_RE = re.compile(r'^(\d+) +\+\+\+ superseded by execve in pid (\d+)')
+KILLED_RE = re.compile(r'^(\d+) +\+\+\+ killed by (SIG\w+)')
+
+
+def parse_strace(path):
+    procs = {}
+    threads = {}               # tid of a thread -> pid of its process
+    pending = {}               # pid -> (syscall, text so far)
+    superseded = {}            # leader pid -> tid whose exec replaced it
+    order = []
+
+    def proc(pid):
+        if pid not in procs:
+            procs[pid] = Proc(pid)
+            order.append(pid)
+        return procs[pid]
+
+    def finish(pid, call, text):
+        m = RET_RE.search(text[text.rfind(")"):] if ")" in text else text)
+        if not m:
+            return
+        ret = int(m.group(1))
+        if call in ("clone", "clone3", "fork", "vfork"):
+            if ret > 0 and "CLONE_THREAD" in text:
+                threads[ret] = threads.get(pid, pid)
+            elif ret > 0:
+                proc(ret).parent = threads.get(pid, pid)
+                # posix_spawn's own child: CLONE_VM|CLONE_VFORK via clone3
+                proc(ret).spawn_child = (call == "clone3" and
+                                         "CLONE_VFORK" in text)
+        elif call in ("execve", "execveat") and ret == 0:
+            em = EXEC_RE.match(text)
+            if em:
+                argv = [unhex(a) for a in re.findall(STR, em.group(3))]
+                # An exec in a thread makes the thread the process.
+                p = proc(threads.get(pid, pid))
+                p.execs.append(argv)
+                p.paths.append(unhex(em.group(2)))
+
+    with open(path, **ENC) as f:
+        for line in f:
+            line = line.rstrip("\n")
+            m = EXITED_RE.match(line)
+            if m:
+                proc(int(m.group(1))).exit = ("exit", int(m.group(2)))
+                continue
+            m = KILLED_RE.match(line)
+            if m:
+                proc(int(m.group(1))).exit = ("signal", SIGNALS.get(m.group(2), -1))
+                continue
+            m = SUPERSEDED_RE.match(line)
+            if m:
+                # A thread's exec: the leader takes its place and its call
+                superseded[int(m.group(1))] = int(m.group(2))
+                continue
+            m = RESUMED_RE.match(line)
+            if m:
+                pid = int(m.group(1))
+                if pid not in pending and pid in superseded:
+                    tid = superseded.pop(pid)
+                    threads[tid] = pid
+                    pending[pid] = pending.pop(tid, (m.group(2), ""))
+                call, text = pending.pop(pid, (m.group(2), ""))
+                finish(pid, call, text + line[m.end():])
+                continue
+            m = re.match(r'^(\d+) +(\w+)\(', line)
+            if not m:
+                continue
+            pid, call = int(m.group(1)), m.group(2)
+            proc(pid)
+            m = re.search(r' <pid changed to (\d+) \.\.\.>$', line)
+            if m:               # a thread's exec, resumed by the leader
+                pending[int(m.group(1))] = (call, line[:m.start()])
+                threads[pid] = int(m.group(1))
+                continue
+            if line.endswith("<unfinished ...>"):
+                pending[pid] = (call, line[:-len("<unfinished ...>")])
+            else:
+                finish(pid, call, line)
+    order = [p for p in order if p not in threads]
+    return procs, order
+
+
+def static_exec(path):
+    try:
+        with open(path, "rb") as f:
+            if f.read(4) != b"\x7fELF":
+                return False
+    except OSError:
+        return False
+    out = subprocess.run(["readelf", "-lW", path], capture_output=True,
+                         text=True).stdout
+    return "Program Headers" in out and "INTERP" not in out
+
+
+def read_csv(path):
+    csv.field_size_limit(1 << 30)   # a 1 MiB argument list is one field
+    with open(path, newline="", **ENC) as f:
+        rows = list(csv.DictReader(f))
+    for r in rows:
+        r["argv"] = shlex.split(r["command"])
+        r["pid"] = int(r["pid"])
+        r["ppid"] = int(r["ppid"]) if r["ppid"] else None
+    return rows
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--proftrace", required=True)
+    ap.add_argument("--expect-rc", type=int, default=0)
+    ap.add_argument("--keep")
+    ap.add_argument("--env", action="append", default=[])
+    ap.add_argument("command", nargs="+")
+    a = ap.parse_args()
+
+    tmp = a.keep or tempfile.mkdtemp(prefix="ptcheck-")
+    os.makedirs(tmp, exist_ok=True)
+    cap, out, st = (os.path.join(tmp, n) for n in ("cap.ptcap", "out.csv", "strace.txt"))
+    for p in (cap, out, st):
+        if os.path.exists(p):
+            os.unlink(p)
+    env = dict(os.environ)
+    for kv in a.env:
+        k, _, v = kv.partition("=")
+        env[k] = v
+    cmd = [a.proftrace, "record", "--quiet", "-o", cap, "--csv", out, "--",
+           "strace", "-f", "-qq", "-v", "-xx", "-s", "16777216",
+           "-e", "trace=process", "-o", st, "--"] + a.command
+    r = subprocess.run(cmd, env=env)
+    if r.returncode != a.expect_rc:
+        fail(f"exit status {r.returncode}, expected {a.expect_rc}: {shlex.join(cmd)}")
+
+    # The capture converts to the same CSV again, post hoc.
+    again = subprocess.run([a.proftrace, "convert", cap, "-f", "csv"],
+                           capture_output=True)
+    if again.returncode != 0:
+        fail("convert failed: " + again.stderr.decode(**ENC))
+    with open(out, "rb") as f:
+        if f.read() != again.stdout:
+            fail("convert's CSV differs from record's --csv")
+
+    rows = read_csv(out)
+    procs, order = parse_strace(st)
+    tracer = [r for r in rows if r["type"] == "exec" and r["argv"][:1] == ["strace"]]
+    if len(tracer) != 1:
+        fail(f"expected one strace execution, found {len(tracer)}")
+    strace_pid = tracer[0]["pid"]
+    # strace itself, and the children it forks to probe ptrace, which it
+    # does not trace, are not part of the command.
+    rows = [r for r in rows if r["pid"] != strace_pid and
+            not (r["ppid"] == strace_pid and r["pid"] not in procs)]
+
+    by_pid = {}
+    for r in rows:
+        by_pid.setdefault(r["pid"], []).append(r)
+
+    problems = []
+    seen = set()
+    root = order[0] if order else None
+    for pid in order:
+        p = procs[pid]
+        parent = p.parent if pid != root else strace_pid
+        pp = procs.get(p.parent)
+        # A child forked inside a static program is invisible: excused.
+        in_static = pp is not None and pp.paths and static_exec(pp.paths[-1])
+        recs = by_pid.get(pid, [])
+        execs = [r for r in recs if r["type"] == "exec"]
+        forks = [r for r in recs if r["type"] == "fork"]
+        if not p.execs:
+            # The child of a posix_spawn whose exec failed ends inside
+            # glibc, which reaps it: the caller only sees the error.
+            if in_static or p.spawn_child:
+                seen.update(id(r) for r in recs)
+                continue
+            if len(forks) != 1 or execs:
+                problems.append(f"pid {pid}: forked, never exec'd: expected one "
+                                f"fork execution, got {[(r['type'], r['argv']) for r in recs]}")
+                continue
+            want = [forks[0]]
+        else:
+            got = [r["argv"] for r in execs]
+            if got != p.execs:
+                problems.append(f"pid {pid}: execs {p.execs!r}, recorded {got!r}")
+                continue
+            if forks:
+                problems.append(f"pid {pid}: exec'd, but also a fork execution")
+            want = execs
+        for r in want:
+            seen.add(id(r))
+            if r["ppid"] != parent:
+                problems.append(f"pid {pid} ({r['argv'][:1]}): parent {parent}, "
+                                f"recorded ppid {r['ppid']}")
+        last = want[-1]
+        for r in want[:-1]:
+            if r["exit_code"] or r["signal"]:
+                problems.append(f"pid {pid}: image replaced by exec has "
+                                f"exit {r['exit_code']!r} signal {r['signal']!r}")
+        if p.exit:
+            kind, val = p.exit
+            got = (("signal", int(last["signal"])) if last["signal"] else
+                   ("exit", int(last["exit_code"])) if last["exit_code"] else None)
+            if got != p.exit:
+                problems.append(f"pid {pid} ({last['argv'][:1]}): ended {p.exit}, "
+                                f"recorded {got}")
+    for r in rows:
+        if id(r) not in seen:
+            problems.append(f"recorded, not in strace: pid {r['pid']} {r['type']} "
+                            f"{r['argv'][:4]}")
+    if problems:
+        for m in problems[:40]:
+            print("ptcheck: " + m, file=sys.stderr)
+        fail(f"{len(problems)} differences (files kept in {tmp})")
+    n_exec = sum(len(p.execs) for p in procs.values())
+    print(f"ptcheck: ok: {len(procs)} processes, {n_exec} execs match strace")
+    if not a.keep:
+        subprocess.run(["rm", "-rf", tmp])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,287 @@
+/*
+ * Frames from the library's encoder through the collector's decoder:
+ * small frames, large ones deflated (owner context) and streamed raw
+ * (foreign context, as in a vfork child), and the decoder's refusal of
+ * damaged input.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "frame.h"
+#include "pt-preload.h"
+
+/* What init.c provides in the library. */
+struct pt_state pt = { .fd = -1 };
+struct pt_real pt_real;
+static int fake_foreign;
+
+int pt_is_owner(void) { return !fake_foreign; }
+uint64_t pt_now_ns(void) { return 42; }
+
+static int failures;
+
+#define CHECK(cond, ...) do { if (!(cond)) { failures++; \
+	fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
+	fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } } while (0)
+
+/* Read everything one connection sends until EOF. */
+static unsigned char *drain(int fd, size_t *len)
+{
+	size_t cap = 1 << 16, n = 0;
+	unsigned char *buf = malloc(cap);
+	ssize_t r;
+
+	for (;;) {
+		if (cap - n < 65536)
+			buf = realloc(buf, cap *= 2);
+		r = recv(fd, buf + n, cap - n, 0);
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+	}
+	*len = n;
+	return buf;
+}
+
+/* Decode the frame at *p; advance *p. Returns 0 or -1. */
+static int decode(const unsigned char **p, const unsigned char *end,
+		  struct pt_record *rec, unsigned char **raw)
+{
+	struct pt_frame_header h;
+	const char *why = NULL;
+
+	*raw = NULL;
+	if ((size_t)(end - *p) < sizeof h ||
+	    pt_frame_header_decode(*p, &h, &why) < 0) {
+		fprintf(stderr, "header: %s\n", why ? why : "short");
+		return -1;
+	}
+	if ((size_t)(end - *p) < sizeof h + h.length)
+		return -1;
+	if (h.flags & PT_FRAME_DEFLATED) {
+		*raw = pt_frame_inflate(&h, *p + sizeof h, &why);
+		if (!*raw)
+			return -1;
+	}
+	if (pt_record_parse(&h, *raw ? *raw : *p + sizeof h, rec, &why) < 0) {
+		fprintf(stderr, "parse: %s\n", why);
+		return -1;
+	}
+	*p += sizeof h + h.length;
+	return 0;
+}
+
+static void test_small(void)
+{
+	char *argv[] = { "cc", "-c", "a b.c", "", "\xff\xfe", NULL };
+	char *envp[] = { "HOME=/root", "OPAM_PACKAGE_NAME=dune",
+			 "GITHUB_TOKEN=x", "CI_JOB_ID=7", NULL };
+	struct pt_chan ch = { .spool = 0, .temp = 0 };
+	struct pt_body b = { .type = PT_REC_HELLO, .fixed_len = 32 };
+	const unsigned char *p;
+	unsigned char *buf, *raw;
+	struct pt_record rec;
+	size_t n;
+	int sv[2];
+
+	socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv);
+	ch.fd = sv[0];
+	pt_put32(b.fixed, 1234);
+	pt_put32(b.fixed + 8, PT_HELLO_IMAGE);
+	pt_put64(b.fixed + 24, 41);
+	b.exe = "/usr/bin/cc";
+	b.cwd = "/tmp";
+	b.argv = argv;
+	b.envp = envp;
+	CHECK(pt_send_record(&ch, &b, 42) == 0, "send");
+	close(sv[0]);
+	buf = drain(sv[1], &n);
+	close(sv[1]);
+	p = buf;
+	CHECK(decode(&p, buf + n, &rec, &raw) == 0, "decode");
+	CHECK(p == buf + n, "one frame");
+	CHECK(rec.hdr.type == PT_REC_HELLO && rec.hdr.time_ns == 42, "header");
+	CHECK(!(rec.hdr.flags & PT_FRAME_DEFLATED), "small frames travel raw");
+	CHECK(rec.hdr.pid == (uint32_t)getpid(), "pid");
+	CHECK(rec.u.hello.ppid == 1234 && rec.u.hello.start_ns == 41, "fixed");
+	CHECK(rec.argc == 5, "argc %zu", rec.argc);
+	for (n = 0; n < 5 && rec.argc == 5; n++)
+		CHECK(!strcmp(rec.argv[n], argv[n]), "argv[%zu]", n);
+	CHECK(rec.exe && !strcmp(rec.exe, "/usr/bin/cc"), "exe");
+	CHECK(rec.cwd && !strcmp(rec.cwd, "/tmp"), "cwd");
+	/* Allowlisted names only, and never a secret. */
+	CHECK(rec.envc == 2, "envc %zu", rec.envc);
+	CHECK(rec.envc == 2 && !strcmp(rec.env[0], "OPAM_PACKAGE_NAME=dune") &&
+	      !strcmp(rec.env[1], "CI_JOB_ID=7"), "env");
+	pt_record_free(&rec);
+	free(buf);
+}
+
+/* A listening socket that pt_conn_open() will reach for an AUX frame. */
+static int listen_at(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+
+	unlink(path);
+	strcpy(sa.sun_path, path);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(fd, 4) < 0) {
+		perror("listen");
+		exit(1);
+	}
+	return fd;
+}
+
+struct reader {
+	int lfd;
+	unsigned char *buf;
+	size_t len;
+};
+
+/* The collector's side, concurrently: a large frame needs a reader. */
+static void *accept_and_drain(void *arg)
+{
+	struct reader *r = arg;
+	int cfd = accept(r->lfd, NULL, NULL);
+
+	r->buf = drain(cfd, &r->len);
+	close(cfd);
+	return NULL;
+}
+
+/* A 1 MiB argv sent as one large frame. */
+static void test_large(int foreign, int compressible)
+{
+	enum { NARGS = 256, ARGLEN = 4096 };
+	char path[64], **argv = calloc(NARGS + 1, sizeof *argv);
+	struct pt_chan ch = { .spool = 0, .temp = 0 };
+	struct pt_body b = { .type = PT_REC_EXEC, .fixed_len = 8 };
+	const unsigned char *p;
+	unsigned char *buf, *raw;
+	struct pt_record rec;
+	size_t n, i;
+	int lfd, sv[2];
+	unsigned seed = 1;
+	struct reader rd;
+	pthread_t th;
+
+	snprintf(path, sizeof path, "/tmp/pt-test-frame-%d.sock", getpid());
+	strcpy(pt.socket_path, path);
+	lfd = listen_at(path);
+	for (i = 0; i < NARGS; i++) {
+		argv[i] = malloc(ARGLEN + 1);
+		for (n = 0; n < ARGLEN; n++) {
+			seed = seed * 1103515245 + 12345;
+			argv[i][n] = compressible ? (char)('a' + n % 7)
+						  : (char)(1 + (seed >> 16) % 255);
+		}
+		argv[i][ARGLEN] = '\0';
+	}
+	b.argv = argv;
+	b.path = "/bin/true";
+	rd.lfd = lfd;
+	pthread_create(&th, NULL, accept_and_drain, &rd);
+	socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv);
+	ch.fd = sv[0];
+	fake_foreign = foreign;
+	CHECK(pt_send_record(&ch, &b, 42) == 0, "send large");
+	fake_foreign = 0;
+	close(sv[0]);
+	close(sv[1]);
+	/* The frame went over a connection of its own: HELLO AUX, then it. */
+	pthread_join(th, NULL);
+	buf = rd.buf;
+	n = rd.len;
+	close(lfd);
+	unlink(path);
+	p = buf;
+	CHECK(decode(&p, buf + n, &rec, &raw) == 0, "aux hello");
+	CHECK(rec.hdr.type == PT_REC_HELLO && rec.u.hello.kind == PT_HELLO_AUX,
+	      "aux kind");
+	pt_record_free(&rec);
+	{
+		struct pt_frame_header h;
+		const char *why;
+
+		pt_frame_header_decode(p, &h, &why);
+		CHECK(!!(h.flags & PT_FRAME_DEFLATED) == (!foreign && compressible),
+		      "deflated only by the owner and when it pays (foreign %d)",
+		      foreign);
+	}
+	CHECK(decode(&p, buf + n, &rec, &raw) == 0, "large frame");
+	CHECK(p == buf + n, "nothing after it");
+	CHECK(rec.argc == NARGS, "argc %zu", rec.argc);
+	for (i = 0; i < rec.argc && i < NARGS; i++)
+		if (strcmp(rec.argv[i], argv[i])) {
+			CHECK(0, "argv[%zu] differs", i);
+			break;
+		}
+	CHECK(rec.path && !strcmp(rec.path, "/bin/true"), "path");
+	pt_record_free(&rec);
+	free(raw);
+	free(buf);
+	for (i = 0; i < NARGS; i++)
+		free(argv[i]);
+	free(argv);
+}
+
+static void test_damage(void)
+{
+	unsigned char f[64];
+	struct pt_frame_header h;
+	struct pt_record rec;
+	const char *why;
+
+	memset(f, 0, sizeof f);
+	pt_put32(f, PT_WIRE_MAGIC);
+	f[4] = PT_WIRE_VERSION;
+	f[5] = PT_REC_EXEC;
+	pt_put32(f + 12, 12);
+	pt_put32(f + 16, 12);
+	CHECK(pt_frame_header_decode(f, &h, &why) == 0, "good header");
+	/* 8 fixed bytes, then an item whose string lacks its NUL */
+	f[40] = PT_TAG_PATH;
+	memcpy(f + 41, "abc", 3);
+	CHECK(pt_record_parse(&h, f + 32, &rec, &why) < 0, "unterminated accepted");
+	/* an unknown tag is skipped */
+	f[40] = 200;
+	f[43] = '\0';
+	CHECK(pt_record_parse(&h, f + 32, &rec, &why) == 0, "unknown tag refused");
+	pt_record_free(&rec);
+	f[0] ^= 1;
+	CHECK(pt_frame_header_decode(f, &h, &why) < 0, "bad magic accepted");
+	f[0] ^= 1;
+	f[4] = 99;
+	CHECK(pt_frame_header_decode(f, &h, &why) < 0 &&
+	      strstr(why, "version"), "unknown version accepted");
+	f[4] = PT_WIRE_VERSION;
+	pt_put32(f + 12, PT_FRAME_MAX + 1);
+	CHECK(pt_frame_header_decode(f, &h, &why) < 0, "oversized accepted");
+	pt_put32(f + 12, 12);
+	pt_put32(f + 16, 100);
+	f[6] = PT_FRAME_DEFLATED;
+	CHECK(pt_frame_header_decode(f, &h, &why) == 0, "deflated header");
+	CHECK(pt_frame_inflate(&h, f + 32, &why) == NULL, "corrupt deflate accepted");
+}
+
+int main(void)
+{
+	pt.owner = getpid();
+	pt.ready = 1;
+	test_small();
+	test_large(0, 1);
+	test_large(0, 0);
+	test_large(1, 1);
+	test_damage();
+	if (failures)
+		fprintf(stderr, "%d failures\n", failures);
+	else
+		printf("frame: all checks passed\n");
+	return failures != 0;
+}
