@@ -2,6 +2,7 @@
 #include "rundir.h"
 
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -236,6 +237,44 @@ fail:
 	return NULL;
 }
 
+/*
+ * The directory ld.so's $LIB stands for in this process ("lib/x86_64-linux-gnu"
+ * on Debian, "lib64" on Fedora): where libc itself was found, less the
+ * leading "/" or "/usr/".
+ */
+static const char *dollar_lib(void)
+{
+	static char lib[PATH_MAX];
+	Dl_info info;
+	char *slash;
+
+	if (!lib[0] && dladdr((void *)strlen, &info) && info.dli_fname &&
+	    realpath(info.dli_fname, lib) && (slash = strrchr(lib, '/')))
+		*slash = '\0';
+	if (!strncmp(lib, "/usr/", 5))
+		return lib + 5;
+	return lib[0] == '/' ? lib + 1 : NULL;
+}
+
+/*
+ * The installed library is named through $LIB, which ld.so expands per
+ * program: a 32-bit program then loads the 32-bit build installed beside
+ * it instead of printing "wrong ELF class" (design.md, pitfall 7).
+ */
+static void append_lib(struct pt_sb *sb, const char *lib)
+{
+	const char *dl = dollar_lib();
+	size_t pre = strlen(lib) - strlen("/" LIB_NAME), n = dl ? strlen(dl) : 0;
+
+	if (dl && n && !strcmp(lib, PT_LIBDIR "/" LIB_NAME) && pre > n &&
+	    lib[pre - n - 1] == '/' && !strncmp(lib + pre - n, dl, n)) {
+		pt_sb_add(sb, lib, pre - n);
+		pt_sb_addstr(sb, "$LIB/" LIB_NAME);
+		return;
+	}
+	pt_sb_addstr(sb, lib);
+}
+
 char *pt_preload_value(const char *old, const char *lib)
 {
 	struct pt_sb sb = PT_SB_INIT;
@@ -256,6 +295,6 @@ char *pt_preload_value(const char *old, const char *lib)
 		if (*p)
 			p++;
 	}
-	pt_sb_addstr(&sb, lib);
+	append_lib(&sb, lib);
 	return pt_sb_detach(&sb, NULL);
 }
