@@ -438,6 +438,13 @@ struct build {
 	struct proc *proc;
 	size_t nproc, cproc;
 
+	struct anon_reap {              /* REAPs of child 0 (system, pclose) */
+		uint32_t parent;
+		int32_t status;
+		uint64_t time;
+	} *anon;
+	size_t nanon, canon;
+
 	struct ev dummy;                /* where events beyond PID_LIMIT go */
 	int64_t offset;                 /* Unix epoch ns - monotonic ns */
 	int have_offset;
@@ -662,8 +669,13 @@ static void add_frame(struct build *b, const struct pt_cap_event *cev)
 		e->other = r->hdr.pid;
 		break;
 	case PT_REC_REAP:
-		if (!r->u.reap.child_pid)
+		if (!r->u.reap.child_pid) {
+			GROW(b->anon, b->nanon, b->canon);
+			b->anon[b->nanon].parent = r->hdr.pid;
+			b->anon[b->nanon].status = r->u.reap.wait_status;
+			b->anon[b->nanon++].time = t;
 			break;
+		}
 		e = new_ev(b, E_REAP, r->u.reap.child_pid, t);
 		e->other = r->hdr.pid;
 		e->a = (uint32_t)r->u.reap.wait_status;
@@ -1147,6 +1159,11 @@ static void ev_reap(struct pidpass *pp, const struct ev *e)
 	if (pp->cur == NONE || b->proc[pp->cur].reaped)
 		return;
 	pr = &b->proc[pp->cur];
+	/* Only the parent's REAP ends a process: a tracer's wait (strace,
+	 * gdb) collects processes that are not its children, and may do so
+	 * before the parent's SPAWN for the same process has arrived. */
+	if (pr->ppid && pr->ppid != e->other)
+		return;
 	pr->reaped = 1;
 	if (!pr->ppid)
 		pr->ppid = e->other;
@@ -1512,8 +1529,45 @@ static void free_events(struct build *b)
 	b->conns = NULL;
 }
 
+/*
+ * A shell that system() or pclose() waited for inside glibc and that died
+ * without EXIT: its status is the REAP of child 0 that its parent sent
+ * next.  Few executions lack a status, so they drive the search.
+ */
+static void apply_anon_reaps(struct build *b, size_t first)
+{
+	size_t i, k;
+
+	for (i = first; i < b->p->nlist && b->nanon; i++) {
+		struct pt_exec *e = b->p->list[i];
+		size_t best = SIZE_MAX;
+
+		if (e->exit_code != -1 || e->signal != -1 || e->type != PT_EXEC_EXEC)
+			continue;
+		for (k = 0; k < b->nanon; k++) {
+			int64_t t = (int64_t)b->anon[k].time + b->offset;
+
+			if ((int32_t)b->anon[k].parent == e->ppid &&
+			    t >= e->start_ns &&
+			    (best == SIZE_MAX || b->anon[k].time < b->anon[best].time))
+				best = k;
+		}
+		if (best == SIZE_MAX)
+			continue;
+		if (WIFSIGNALED(b->anon[best].status)) {
+			e->signal = WTERMSIG(b->anon[best].status);
+			e->flags |= PT_EXF_KILLED;
+		} else if (WIFEXITED(b->anon[best].status)) {
+			e->exit_code = WEXITSTATUS(b->anon[best].status);
+			e->signal = 0;
+		}
+		b->anon[best].parent = 0;       /* used */
+	}
+}
+
 static void build_free(struct build *b)
 {
+	free(b->anon);
 	free_events(b);
 	free(b->pid_raw);
 	itab_free(&b->pid_t);
@@ -1593,6 +1647,7 @@ int pt_model_add_capture(struct pt_model *m, const char *path)
 	free_events(&b);
 	first = p->nlist;
 	emit(&b);
+	apply_anon_reaps(&b, first);
 	build_free(&b);
 	if (rc < 0) {
 		/* Say what the damage cost: executions it cut off. */

@@ -22,6 +22,8 @@
 
 extern char **environ;
 
+static void send_reap(pid_t child, int status, const struct rusage *ru);
+
 /* ---- the exec family ---- */
 
 static void exec_body(struct pt_body *b, uint8_t type, uint32_t a, uint32_t c)
@@ -402,6 +404,8 @@ PT_EXPORT int system(const char *command)
 	rc = pt_real.system(command);
 	saved = errno;
 	env_return(&loan);
+	if (command && rc != -1)
+		send_reap(0, rc, NULL);
 	errno = saved;
 	return rc;
 }
@@ -419,6 +423,24 @@ PT_EXPORT FILE *popen(const char *command, const char *type)
 	env_return(&loan);
 	errno = saved;
 	return f;
+}
+
+/*
+ * glibc waits for the shell of system() and popen() itself, out of the
+ * wait hooks' sight; its status (the only word on a shell killed by a
+ * signal) is reported as a REAP of child 0, "the one this call made".
+ */
+PT_EXPORT int pclose(FILE *f)
+{
+	int rc, saved;
+
+	pt_resolve();
+	rc = pt_real.pclose(f);
+	saved = errno;
+	if (rc != -1)
+		send_reap(0, rc, NULL);
+	errno = saved;
+	return rc;
 }
 
 /* ---- fork ---- */

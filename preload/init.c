@@ -31,6 +31,7 @@ void pt_resolve(void)
 	RESOLVE(posix_spawnp, "posix_spawnp");
 	RESOLVE(system, "system");
 	RESOLVE(popen, "popen");
+	RESOLVE(pclose, "pclose");
 	RESOLVE(fork, "fork");
 	RESOLVE(_Fork, "_Fork");
 	RESOLVE(clone, "clone");

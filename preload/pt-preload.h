@@ -73,6 +73,7 @@ struct pt_real {
 			    const posix_spawnattr_t *, char *const[], char *const[]);
 	int (*system)(const char *);
 	FILE *(*popen)(const char *, const char *);
+	int (*pclose)(FILE *);
 	pid_t (*fork)(void);
 	pid_t (*_Fork)(void);
 	int (*clone)(int (*)(void *), void *, int, void *, ...);

@@ -184,7 +184,7 @@ def main():
         k, _, v = kv.partition("=")
         env[k] = v
     cmd = [a.proftrace, "record", "--quiet", "-o", cap, "--csv", out, "--",
-           "strace", "-f", "-qq", "-v", "-xx", "-s", "16777216",
+           "strace", "-f", "-q", "-v", "-xx", "-s", "16777216",
            "-e", "trace=process", "-o", st, "--"] + a.command
     r = subprocess.run(cmd, env=env)
     if r.returncode != a.expect_rc:
