@@ -20,6 +20,7 @@
 #include "csv.h"
 #include "model.h"
 #include "quote.h"
+#include "redact.h"
 #include "rundir.h"
 #include "server.h"
 #include "strbuf.h"
@@ -28,6 +29,7 @@
 struct daemon_opts {
 	const char *output, *socket, *csv;
 	int detach, force;
+	struct pt_redact *redact;       /* --redact: masks the CSV */
 };
 
 static const char help_text[] =
@@ -39,7 +41,10 @@ static const char help_text[] =
 	"  --detach              run in the background, logging to CAPTURE.log;\n"
 	"                        print shell code for eval that sets\n"
 	"                        PROFTRACE_SOCKET, LD_PRELOAD and PROFTRACE_PID\n"
-	"  --force               overwrite CAPTURE if it exists\n\n"
+	"  --force               overwrite CAPTURE if it exists\n"
+	"  --redact REGEX        replace what REGEX (POSIX extended) matches in\n"
+	"                        command lines by *** in the CSV (repeatable;\n"
+	"                        the capture keeps them whole)\n\n"
 	"example: eval \"$(proftrace daemon -o ci.ptcap --detach)\"; make; "
 	"proftrace stop\n";
 
@@ -60,7 +65,8 @@ static char *absolute(const char *path)
 }
 
 /* Rebuild the model from the finished capture and write it as CSV. */
-static int write_csv(const char *capture, const char *path, FILE *f)
+static int write_csv(const char *capture, const char *path, FILE *f,
+		     struct pt_redact *red)
 {
 	struct pt_model m;
 	int rc = 0;
@@ -71,6 +77,7 @@ static int write_csv(const char *capture, const char *path, FILE *f)
 		return -1;
 	}
 	pt_model_finish(&m);
+	pt_redact_model(red, &m);
 	if (pt_csv_write(&m, f) < 0 || fflush(f) != 0) {
 		pt_warn("writing %s: %s", path, strerror(errno));
 		rc = -1;
@@ -165,6 +172,7 @@ static int parse(int argc, char **argv, struct daemon_opts *o)
 		{ "csv", required_argument, NULL, 'c' },
 		{ "detach", no_argument, NULL, 'd' },
 		{ "force", no_argument, NULL, 'f' },
+		{ "redact", required_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -177,6 +185,10 @@ static int parse(int argc, char **argv, struct daemon_opts *o)
 		case 'c': o->csv = optarg; break;
 		case 'd': o->detach = 1; break;
 		case 'f': o->force = 1; break;
+		case 'r':
+			if (pt_redact_add(o->redact, optarg) < 0)
+				return -1;
+			break;
 		case 'h':
 			printf("usage: proftrace daemon %s\n\n%s",
 			       pt_cmd_daemon.usage, help_text);
@@ -204,8 +216,11 @@ static int run(int argc, char **argv)
 	struct stat sb;
 	sigset_t set;
 
-	if (parse(argc, argv, &o) < 0)
+	o.redact = pt_redact_new();
+	if (parse(argc, argv, &o) < 0) {
+		pt_redact_free(o.redact);
 		return pt_cmd_usage(&pt_cmd_daemon);
+	}
 	output = absolute(o.output);
 	if (!o.force && lstat(output, &sb) == 0) {
 		pt_warn("%s already exists (--force overwrites it)", o.output);
@@ -290,7 +305,7 @@ static int run(int argc, char **argv)
 	w = NULL;
 	if (status == 0)
 		pt_warn("capture %s complete", output);
-	if (csv && write_csv(output, csv_path, csv) < 0)
+	if (csv && write_csv(output, csv_path, csv, o.redact) < 0)
 		status = 1;
 out:
 	if (s)
@@ -319,12 +334,14 @@ out:
 	free(visible);
 	free(preload);
 	free(log_path);
+	pt_redact_free(o.redact);
 	return status;
 }
 
 const struct pt_cmd pt_cmd_daemon = {
 	.name = "daemon",
-	.usage = "-o CAPTURE [--socket PATH] [--csv FILE] [--detach] [--force]",
+	.usage = "-o CAPTURE [--socket PATH] [--csv FILE] [--detach] [--force] "
+		 "[--redact REGEX]...",
 	.summary = "collect from commands started elsewhere until 'proftrace stop'",
 	.run = run,
 };

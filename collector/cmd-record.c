@@ -24,6 +24,7 @@
 #include "model.h"
 #include "proftrace/wire.h"
 #include "quote.h"
+#include "redact.h"
 #include "rundir.h"
 #include "server.h"
 #include "strbuf.h"
@@ -45,6 +46,7 @@ struct record_opts {
 	int quiet, force;
 	char **command;
 	size_t argc;
+	struct pt_redact *redact;       /* --redact: masks the CSV, summary */
 };
 
 struct record {
@@ -65,7 +67,10 @@ static const char help_text[] =
 	"                        proftrace-YYYYmmdd-HHMMSS.ptcap here)\n"
 	"  --csv FILE            also write FILE as CSV ('-': standard output)\n"
 	"  -q, --quiet           no status line, no summary\n"
-	"  --force               overwrite CAPTURE if it exists\n";
+	"  --force               overwrite CAPTURE if it exists\n"
+	"  --redact REGEX        replace what REGEX (POSIX extended) matches in\n"
+	"                        command lines by *** in the CSV and summary\n"
+	"                        (repeatable; the capture keeps them whole)\n";
 
 static char *default_output(void)
 {
@@ -216,7 +221,7 @@ static void wait_child(struct record *r)
 
 /* Rebuild the model from the capture; write the CSV and the summary. */
 static int report(const char *capture, const char *csv_path, FILE *csv,
-		  int quiet)
+		  int quiet, struct pt_redact *red)
 {
 	struct pt_model m;
 	int rc = 0;
@@ -227,6 +232,7 @@ static int report(const char *capture, const char *csv_path, FILE *csv,
 		return -1;
 	}
 	pt_model_finish(&m);
+	pt_redact_model(red, &m);
 	if (csv && (pt_csv_write(&m, csv) < 0 || fflush(csv) != 0)) {
 		pt_warn("writing %s: %s", csv_path, strerror(errno));
 		rc = -1;
@@ -253,6 +259,7 @@ static int parse(int argc, char **argv, struct record_opts *o)
 		{ "csv", required_argument, NULL, 'c' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "force", no_argument, NULL, 'f' },
+		{ "redact", required_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -265,6 +272,10 @@ static int parse(int argc, char **argv, struct record_opts *o)
 		case 'c': o->csv = optarg; break;
 		case 'q': o->quiet = 1; break;
 		case 'f': o->force = 1; break;
+		case 'r':
+			if (pt_redact_add(o->redact, optarg) < 0)
+				return -1;
+			break;
 		case 'h':
 			printf("usage: proftrace record %s\n\n%s",
 			       pt_cmd_record.usage, help_text);
@@ -353,8 +364,11 @@ static int run(int argc, char **argv)
 	sigset_t set, old;
 	int ok = 1, code;
 
-	if (parse(argc, argv, &o) < 0)
+	o.redact = pt_redact_new();
+	if (parse(argc, argv, &o) < 0) {
+		pt_redact_free(o.redact);
 		return pt_cmd_usage(&pt_cmd_record);
+	}
 	if (set_up(&u, &o) < 0) {
 		/* Remove what was made; an existing file was not touched. */
 		if (u.w) {
@@ -363,6 +377,7 @@ static int run(int argc, char **argv)
 			unlink(u.output);
 		}
 		tear_down(&u);
+		pt_redact_free(o.redact);
 		return 1;
 	}
 
@@ -417,13 +432,15 @@ static int run(int argc, char **argv)
 			(unsigned long long)st.dropped,
 			(unsigned long long)st.lost);
 	/* A capture damaged by a write error still reads up to the damage. */
-	if ((u.csv || !o.quiet) && report(u.output, o.csv, u.csv, o.quiet) < 0)
+	if ((u.csv || !o.quiet) &&
+	    report(u.output, o.csv, u.csv, o.quiet, o.redact) < 0)
 		ok = 0;
 	if (!o.quiet)
 		pt_warn("capture: %s", u.output);
 	code = exit_code(r.wait_status);
 	tear_down(&u);
 	close(r.sig_fd);
+	pt_redact_free(o.redact);
 	/* COMMAND's status wins: the build must not fail because of us. */
 	if (!ok)
 		pt_warn("the recording is incomplete (see above)");
@@ -437,13 +454,14 @@ fail:
 	u.w = NULL;
 	unlink(u.output);               /* COMMAND never ran: nothing to keep */
 	tear_down(&u);
+	pt_redact_free(o.redact);
 	return 1;
 }
 
 const struct pt_cmd pt_cmd_record = {
 	.name = "record",
-	.usage = "[-o CAPTURE] [--csv FILE] [--quiet] [--force] [--] "
-		 "COMMAND [ARGS...]",
+	.usage = "[-o CAPTURE] [--csv FILE] [--quiet] [--force] "
+		 "[--redact REGEX]... [--] COMMAND [ARGS...]",
 	.summary = "run a command and record every process it starts",
 	.run = run,
 };

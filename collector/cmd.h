@@ -18,6 +18,8 @@ extern const struct pt_cmd pt_cmd_record;
 extern const struct pt_cmd pt_cmd_daemon;
 extern const struct pt_cmd pt_cmd_stop;
 extern const struct pt_cmd pt_cmd_convert;
+extern const struct pt_cmd pt_cmd_report;
+extern const struct pt_cmd pt_cmd_diff;
 
 /* Print "usage: proftrace NAME USAGE" to stderr; returns 2 (bad usage). */
 int pt_cmd_usage(const struct pt_cmd *cmd);

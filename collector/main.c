@@ -10,6 +10,8 @@ static const struct pt_cmd *const commands[] = {
 	&pt_cmd_daemon,
 	&pt_cmd_stop,
 	&pt_cmd_convert,
+	&pt_cmd_report,
+	&pt_cmd_diff,
 };
 
 #define N_COMMANDS (sizeof commands / sizeof commands[0])

@@ -1,0 +1,260 @@
+/* Masking secrets in command lines; see redact.h. */
+#include "redact.h"
+
+#include <regex.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "strbuf.h"
+#include "util.h"
+
+#define MASK "***"
+
+/*
+ * Old pointer -> new pointer.  The model interns its strings and argv
+ * vectors, so each distinct one is redacted once however many executions
+ * share it.  Open addressing, at most half full.
+ */
+struct pmap {
+	const void **key, **val;
+	size_t cap, n;
+};
+
+struct pt_redact {
+	regex_t *re;
+	size_t n, cap;
+	struct pmap strs, vecs;
+	void **owned;                   /* what we allocated for the model */
+	size_t nowned, capowned;
+};
+
+static size_t phash(const void *p, size_t cap)
+{
+	uint64_t k = (uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15ull;
+
+	return (size_t)(k >> 32) & (cap - 1);
+}
+
+static const void **pmap_slot(struct pmap *m, const void *k)
+{
+	size_t i;
+
+	for (i = phash(k, m->cap); m->key[i] && m->key[i] != k;
+	     i = (i + 1) & (m->cap - 1))
+		;
+	return &m->key[i];
+}
+
+/* The value stored for k, or NULL with *found 0. */
+static const void *pmap_get(struct pmap *m, const void *k, int *found)
+{
+	const void **slot;
+
+	*found = 0;
+	if (!m->cap)
+		return NULL;
+	slot = pmap_slot(m, k);
+	if (!*slot)
+		return NULL;
+	*found = 1;
+	return m->val[slot - m->key];
+}
+
+static void pmap_put(struct pmap *m, const void *k, const void *v)
+{
+	const void **slot;
+
+	if ((m->n + 1) * 2 > m->cap) {
+		struct pmap old = *m;
+		size_t i;
+
+		m->cap = old.cap ? 2 * old.cap : 256;
+		m->key = pt_xcalloc(m->cap, sizeof *m->key);
+		m->val = pt_xcalloc(m->cap, sizeof *m->val);
+		m->n = 0;
+		for (i = 0; i < old.cap; i++)
+			if (old.key[i])
+				pmap_put(m, old.key[i], old.val[i]);
+		free(old.key);
+		free(old.val);
+	}
+	slot = pmap_slot(m, k);
+	if (!*slot) {
+		*slot = k;
+		m->n++;
+	}
+	m->val[slot - m->key] = v;
+}
+
+static void pmap_free(struct pmap *m)
+{
+	free(m->key);
+	free(m->val);
+	memset(m, 0, sizeof *m);
+}
+
+static void own(struct pt_redact *r, void *p)
+{
+	if (r->nowned == r->capowned) {
+		r->capowned = r->capowned ? 2 * r->capowned : 64;
+		r->owned = pt_xrealloc(r->owned, r->capowned * sizeof *r->owned);
+	}
+	r->owned[r->nowned++] = p;
+}
+
+struct pt_redact *pt_redact_new(void)
+{
+	return pt_xcalloc(1, sizeof(struct pt_redact));
+}
+
+int pt_redact_add(struct pt_redact *r, const char *regex)
+{
+	char msg[256];
+	int rc;
+
+	if (r->n == r->cap) {
+		r->cap = r->cap ? 2 * r->cap : 4;
+		r->re = pt_xrealloc(r->re, r->cap * sizeof *r->re);
+	}
+	rc = regcomp(&r->re[r->n], regex, REG_EXTENDED);
+	if (rc != 0) {
+		regerror(rc, &r->re[r->n], msg, sizeof msg);
+		pt_warn("--redact '%s': %s", regex, msg);
+		return -1;
+	}
+	r->n++;
+	return 0;
+}
+
+size_t pt_redact_count(const struct pt_redact *r)
+{
+	return r->n;
+}
+
+/* Mask the matches of one pattern in s into out.  Returns 1 if any. */
+static int mask_one(const regex_t *re, const char *s, struct pt_sb *out)
+{
+	const char *p = s;
+	regmatch_t mt;
+	int eflags = 0, any = 0;
+
+	pt_sb_reset(out);
+	while (regexec(re, p, 1, &mt, eflags) == 0) {
+		if (mt.rm_eo == mt.rm_so) {
+			/* An empty match masks nothing: step over one byte. */
+			if (!p[mt.rm_so])
+				break;
+			pt_sb_add(out, p, (size_t)mt.rm_so + 1);
+			p += mt.rm_so + 1;
+		} else {
+			pt_sb_add(out, p, (size_t)mt.rm_so);
+			pt_sb_addstr(out, MASK);
+			p += mt.rm_eo;
+			any = 1;
+		}
+		eflags = REG_NOTBOL;    /* p is no longer the string's start */
+		if (!*p)
+			break;
+	}
+	pt_sb_addstr(out, p);
+	return any;
+}
+
+char *pt_redact_string(const struct pt_redact *r, const char *s)
+{
+	struct pt_sb out = PT_SB_INIT;
+	char *cur = NULL;
+	size_t i;
+
+	for (i = 0; i < r->n; i++) {
+		if (!mask_one(&r->re[i], cur ? cur : s, &out))
+			continue;
+		free(cur);
+		cur = pt_sb_detach(&out, NULL);
+	}
+	pt_sb_release(&out);
+	return cur;
+}
+
+/* The masked form of one interned string (s itself if nothing matched). */
+static const char *redact_str(struct pt_redact *r, const char *s)
+{
+	const char *v;
+	char *red;
+	int found;
+
+	v = pmap_get(&r->strs, s, &found);
+	if (found)
+		return v;
+	red = pt_redact_string(r, s);
+	if (red)
+		own(r, red);
+	pmap_put(&r->strs, s, red ? red : s);
+	return red ? red : s;
+}
+
+static const char **redact_argv(struct pt_redact *r, const char **argv,
+				size_t argc)
+{
+	const char **v = NULL;
+	const void *got;
+	size_t i;
+	int found;
+
+	got = pmap_get(&r->vecs, argv, &found);
+	if (found)
+		return (const char **)got;
+	for (i = 0; i < argc; i++) {
+		const char *s = redact_str(r, argv[i]);
+
+		if (s != argv[i] && !v) {
+			v = pt_xcalloc(argc + 1, sizeof *v);
+			memcpy(v, argv, i * sizeof *v);
+			own(r, v);
+		}
+		if (v)
+			v[i] = s;
+	}
+	pmap_put(&r->vecs, argv, v ? v : argv);
+	return v ? v : argv;
+}
+
+void pt_redact_model(struct pt_redact *r, struct pt_model *m)
+{
+	size_t i;
+
+	if (!r || !r->n)
+		return;
+	for (i = 0; i < m->n; i++) {
+		struct pt_exec *e = m->execs[i];
+
+		if (e->argv && e->argc)
+			e->argv = redact_argv(r, e->argv, e->argc);
+	}
+	for (i = 0; i < m->ncaptures; i++) {
+		const char *cmd = pt_model_meta(m, i, "command");
+		char *red = cmd ? pt_redact_string(r, cmd) : NULL;
+
+		if (red)
+			pt_model_set_meta(m, i, "command", red);
+		free(red);
+	}
+}
+
+void pt_redact_free(struct pt_redact *r)
+{
+	size_t i;
+
+	if (!r)
+		return;
+	for (i = 0; i < r->n; i++)
+		regfree(&r->re[i]);
+	free(r->re);
+	for (i = 0; i < r->nowned; i++)
+		free(r->owned[i]);
+	free(r->owned);
+	pmap_free(&r->strs);
+	pmap_free(&r->vecs);
+	free(r);
+}

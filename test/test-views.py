@@ -1,0 +1,733 @@
+#!/usr/bin/env python3
+"""End-to-end tests of the views: report, diff, trace JSON, folded stacks.
+
+    test-views.py --proftrace BIN [--speedscope DIR] [-k NAME]
+
+(--speedscope defaults to $PT_SPEEDSCOPE_DIR.)
+
+Every capture here is written by hand (mkcapture.py) so that each number
+the views print is known by construction: the critical path, the
+parallelism profile, self times, lanes.  The outputs are checked the way
+their readers read them: trace JSON with Python's json module and
+validate-trace.py (Perfetto's, chrome://tracing's and speedscope's rules),
+folded stacks with the regular expression flame graph tools use, the
+report by the numbers in its tables.  With --speedscope (the npm package's
+directory) the JSON and folded files also go through speedscope's own
+importer.
+
+The last line counts the results: "N passed, N failed".
+"""
+
+import argparse
+import importlib.util
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from mkcapture import Capture  # noqa: E402
+
+spec = importlib.util.spec_from_file_location(
+    "validate_trace", os.path.join(HERE, "validate-trace.py"))
+validate = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(validate)
+
+ARGS = None
+TMP = None
+US = 1_000_000                  # microseconds in a second
+
+
+class Failed(Exception):
+    pass
+
+
+def check(cond, msg):
+    if not cond:
+        raise Failed(msg)
+
+
+def eq(got, want, what):
+    if got != want:
+        raise Failed(f"{what}: got {got!r}, want {want!r}")
+
+
+def run(*args, rc=0):
+    p = subprocess.run([ARGS.proftrace] + list(args), capture_output=True)
+    if rc is not None and p.returncode != rc:
+        raise Failed(f"proftrace {' '.join(args)}: exit {p.returncode}, "
+                     f"stderr: {p.stderr.decode(errors='replace')}")
+    return p.stdout
+
+
+def capture(name, build):
+    path = os.path.join(TMP, name + ".ptcap")
+    build().write(path)
+    return path
+
+
+def trace(*caps):
+    out = os.path.join(TMP, "t.json")
+    run("convert", "-f", "json", "-o", out, *caps)
+    doc = validate.load_trace(out)
+    validate.check_trace(doc)
+    if ARGS.speedscope and xevents(doc):
+        speedscope(out)
+    return doc
+
+
+def folded(*caps, fmt="folded"):
+    out = os.path.join(TMP, "t.folded")
+    run("convert", "-f", fmt, "-o", out, *caps)
+    with open(out, "rb") as f:
+        text = f.read().decode("utf-8")
+    validate.check_folded(text)
+    if ARGS.speedscope and text:
+        speedscope(out)
+    lines = {}
+    for line in text.splitlines():
+        stack, w = validate.FOLDED_LINE.match(line).groups()
+        lines[stack] = int(w)
+    return lines
+
+
+def speedscope(path):
+    p = subprocess.run(["node", os.path.join(HERE, "speedscope-check.js"),
+                        ARGS.speedscope, path], capture_output=True,
+                       text=True)
+    if p.returncode == 77:
+        return
+    check(p.returncode == 0, "speedscope: " + p.stdout + p.stderr)
+
+
+def report(*args):
+    text = run("report", "--width", "200", *args).decode("utf-8")
+    check("\t" not in text and not re.search(r"[\x00-\x09\x0b-\x1f\x7f]",
+                                             text),
+          "control characters in the report")
+    return text
+
+
+def section(text, title):
+    """The lines of the section whose heading starts with title."""
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        if line.startswith(title):
+            out = []
+            for l2 in lines[i + 1:]:
+                if not l2.strip():
+                    break
+                out.append(l2)
+            return out
+    raise Failed(f"no section {title!r} in:\n{text}")
+
+
+def rows(lines, ncols):
+    """Table rows: ncols numeric-ish columns, then the rest as one."""
+    out = []
+    for line in lines[1:]:
+        parts = line.split(None, ncols)
+        if len(parts) < ncols or not re.match(r"^[+-]?\d", parts[0]):
+            continue
+        out.append([p.rstrip("%") for p in parts[:ncols]] +
+                   ([parts[ncols].strip()] if len(parts) > ncols else []))
+    return out
+
+
+def xevents(doc):
+    return [e for e in doc["traceEvents"] if e["ph"] == "X"]
+
+
+def by_name(doc):
+    out = {}
+    for e in xevents(doc):
+        out.setdefault(e["name"], []).append(e)
+    return out
+
+
+# ---- the runs ----
+
+CC1 = "/usr/lib/gcc/x86_64-linux-gnu/12/cc1"
+
+
+def make_like():
+    """make [0,10]: cc a.c [1,4] > cc1 [1.5,3.5]; cc b.c [1,6] > cc1
+    [2,5.5]; ld [6.5,9], which fails."""
+    c = Capture(host="alpha", command="make -j2",
+                meta={"CI_JOB_ID": "42", "CI_PIPELINE_ID": "7"})
+    liba = {"OPAM_PACKAGE_NAME": "liba", "OPAM_PACKAGE_VERSION": "1.0"}
+    libb = {"OPAM_PACKAGE_NAME": "libb", "OPAM_PACKAGE_VERSION": "2.0"}
+    c.process(100, 1, ["make", "-j2"], start=0, end=10)
+    c.process(101, 100, ["cc", "-c", "a.c", "-o", "a.o"], start=1, end=4,
+              cpu=(0.5, 0.1), env=liba)
+    c.process(102, 101, [CC1, "-quiet", "a.c", "-o", "/tmp/ccX.s"],
+              start=1.5, end=3.5, env=liba)
+    c.process(103, 100, ["cc", "-c", "b.c", "-o", "b.o"], start=1, end=6,
+              env=libb)
+    c.process(104, 103, [CC1, "-quiet", "b.c", "-o", "/tmp/ccY.s"],
+              start=2, end=5.5, env=libb)
+    c.process(105, 100, ["ld", "-o", "prog", "a.o", "b.o"], start=6.5,
+              end=9, exit=1)
+    return c
+
+
+def test_make_report():
+    text = report(capture("make", make_like))
+    summ = "\n".join(section(text, "Summary"))
+    check(re.search(r"wall time\s+10\.000 s", summ), summ)
+    check(re.search(r"executions\s+6\s+1 failed", summ), summ)
+    check(re.search(r"CPU time\s+0\.600 s", summ), summ)
+    check(re.search(r"parallelism\s+1\.30 .*peak 2", summ), summ)
+
+    # self = wall less the union of the direct children's intervals
+    eq(rows(section(text, "Programs by self time"), 6),
+       [["5.500", "42.3", "5.500", "55.0", "0.000", "2", "cc1"],
+        ["2.500", "19.2", "10.000", "100.0", "0.000", "1", "make"],
+        ["2.500", "19.2", "8.000", "80.0", "0.600", "2", "cc"],
+        ["2.500", "19.2", "2.500", "25.0", "0.000", "1", "ld"]],
+       "programs by self time")
+    eq([r[2] + " " + r[6] for r in
+        rows(section(text, "Programs by total time"), 6)],
+       ["10.000 make", "8.000 cc", "5.500 cc1", "2.500 ld"], "by total")
+
+    eq(rows(section(text, "Process tree"), 2),
+       [["10.000", "2.500", "make"],
+        ["3.000", "1.000", "|- cc a.c"],
+        ["2.000", "2.000", "|  `- cc1 a.c"],
+        ["5.000", "1.500", "|- cc b.c"],
+        ["3.500", "3.500", "|  `- cc1 b.c"],
+        ["2.500", "2.500", "`- ld prog  [exit 1]"]], "tree")
+
+    # make waits for ld, which started after cc b.c (the later of the two
+    # compiles) ended, which waited for its cc1.
+    eq(rows(section(text, "Critical path ("), 5),
+       [["0.000", "10.000", "100.0", "2.500", "25.0", "make"],
+        ["1.000", "5.000", "50.0", "1.500", "15.0", "cc b.c"],
+        ["2.000", "3.500", "35.0", "3.500", "35.0", "cc1 b.c"],
+        ["6.500", "2.500", "25.0", "2.500", "25.0", "ld prog"]],
+       "critical path")
+    check("off the path" not in text, "no time off the path")
+    eq([r[0] + " " + r[3] for r in
+        rows(section(text, "Critical path by"), 3)],
+       ["3.500 cc1", "2.500 make", "2.500 ld", "1.500 cc"], "path by program")
+
+    eq([r[:3] for r in rows(section(text, "Parallelism"), 3)],
+       [["0", "0.000", "0.0"], ["1", "7.000", "70.0"],
+        ["2", "3.000", "30.0"]], "parallelism")
+    eq([r[:2] + r[3:] for r in rows(section(text, "Longest stretches"), 3)],
+       [["2.500", "6.500", "ld prog"], ["1.500", "4.000", "cc1 b.c"],
+        ["1.000", "0.000", "make"], ["1.000", "9.000", "make"],
+        ["0.500", "5.500", "cc b.c"]], "stretches")
+
+
+def test_make_group_by():
+    cap = capture("make", make_like)
+    text = report("--group-by", "package", cap)
+    eq([(r[0], r[6]) for r in rows(section(text, "Programs by self"), 6)],
+       [("5.000", "(none)"), ("5.000", "libb.2.0"), ("3.000", "liba.1.0")],
+       "self time by package")
+    text = report("--group-by", "env:OPAM_PACKAGE_NAME", cap)
+    eq(sorted(r[6] for r in rows(section(text, "Programs by self"), 6)),
+       ["(unset)", "liba", "libb"], "groups by env")
+    p = subprocess.run([ARGS.proftrace, "report", "--group-by", "nope", cap],
+                       capture_output=True)
+    eq(p.returncode, 2, "bad --group-by")
+
+
+def test_make_width():
+    cap = capture("make", make_like)
+    for w in ("60", "80"):
+        text = run("report", "--width", w, cap).decode()
+        for line in text.splitlines():
+            check(len(line) <= int(w), f"line longer than {w}: {line!r}")
+            check(line == line.rstrip(), f"trailing space: {line!r}")
+    env = dict(os.environ, COLUMNS="72")
+    text = subprocess.run([ARGS.proftrace, "report", cap], env=env,
+                          capture_output=True, check=True).stdout.decode()
+    check(max(len(x) for x in text.splitlines()) <= 72, "$COLUMNS ignored")
+
+
+def test_make_trace():
+    doc = trace(capture("make", make_like))
+    xs = by_name(doc)
+    want = {"make": (0, 10), "cc a.c": (1, 3), "cc1 a.c": (1.5, 2),
+            "cc b.c": (1, 5), "cc1 b.c": (2, 3.5), "ld prog": (6.5, 2.5)}
+    eq(sorted(xs), sorted(want), "event names")
+    for name, (ts, dur) in want.items():
+        e = xs[name][0]
+        eq((e["ts"], e["dur"]), (int(ts * US), int(dur * US)), name)
+        eq(e["pid"], 1, name + " pid")
+        eq(e["cat"], "exec", name + " cat")
+    a = xs["cc a.c"][0]["args"]
+    eq(a["argv"], ["cc", "-c", "a.c", "-o", "a.o"], "argv")
+    eq((a["pid"], a["ppid"], a["cwd"], a["exit_code"], a["signal"]),
+       (101, 100, "/src", 0, 0), "args")
+    eq((a["user_cpu_s"], a["sys_cpu_s"], a["max_rss_kb"], a["package"]),
+       (0.5, 0.1, 1000, "liba.1.0"), "cpu, rss, package")
+    eq(xs["ld prog"][0]["args"]["exit_code"], 1, "ld's exit code")
+    eq(xs["make"][0]["args"]["package"], None, "no package")
+
+    # a flow from each parent to each child, parent's lane to child's
+    evs = doc["traceEvents"]
+    s = {e["id"]: e for e in evs if e["ph"] == "s"}
+    f = {e["id"]: e for e in evs if e["ph"] == "f"}
+    eq(len(s), 5, "flows")
+    lane = {e["args"]["pid"]: e["tid"] for e in xevents(doc)}
+    start = {e["args"]["pid"]: e["ts"] for e in xevents(doc)}
+    pairs = set()
+    for i in s:
+        src = [p for p, t in lane.items() if t == s[i]["tid"] and
+               start[p] <= s[i]["ts"]]
+        dst = [p for p, t in lane.items() if t == f[i]["tid"] and
+               start[p] == f[i]["ts"]]
+        check(len(dst) == 1, f"flow {i} ends at no child start")
+        pairs.add((max(src, key=lambda p: start[p]), dst[0]))
+    eq(pairs, {(100, 101), (101, 102), (100, 103), (103, 104), (100, 105)},
+       "parent -> child flows")
+
+    # the counter: all running, and the busy ones (no running child)
+    cs = [(e["ts"], e["args"]["running"], e["args"]["busy"]) for e in evs
+          if e["ph"] == "C"]
+    eq(cs, [(0, 1, 1), (1 * US, 3, 2), (int(1.5 * US), 4, 2), (2 * US, 5, 2),
+            (int(3.5 * US), 4, 2), (4 * US, 3, 1), (int(5.5 * US), 2, 1),
+            (6 * US, 1, 1), (int(6.5 * US), 2, 1), (9 * US, 1, 1),
+            (10 * US, 0, 0)], "counter samples")
+
+    names = {(e["pid"], e.get("tid")): e["args"]["name"] for e in evs
+             if e["ph"] == "M" and e["name"] in ("process_name",
+                                                  "thread_name")}
+    check(names[(1, 0)].startswith("alpha"), "process name: " +
+          names[(1, 0)])
+    md = doc["metadata"]
+    eq((md["host"], md["CI_JOB_ID"], md["CI_PIPELINE_ID"], md["cpus"],
+        md["command"]), ("alpha", "42", "7", "2", "make -j2"), "metadata")
+    eq(md["start_time"], "2023-11-14T22:13:20.000Z", "start time")
+    eq(len(md["captures"]), 1, "captures")
+
+
+def test_make_folded():
+    cap = capture("make", make_like)
+    eq(folded(cap), {"make": 2_500_000, "make;cc a.c": 1_000_000,
+                     "make;cc a.c;cc1 a.c": 2_000_000,
+                     "make;cc b.c": 1_500_000,
+                     "make;cc b.c;cc1 b.c": 3_500_000,
+                     "make;ld prog": 2_500_000}, "wall self time")
+    eq(folded(cap, fmt="folded-cpu"), {"make;cc a.c": 600_000}, "cpu")
+
+
+def ties():
+    """sh [0,4] runs two identical workers [0,2], a zero-length true at 3
+    and post [2,4], which starts as the workers end."""
+    c = Capture(host="ties")
+    c.process(200, 1, ["sh", "-c", "build"], start=0, end=4)
+    c.process(201, 200, ["worker", "x"], start=0, end=2)
+    c.process(202, 200, ["worker", "x"], start=0, end=2)
+    c.process(203, 200, ["true"], start=3, end=3)
+    c.process(204, 200, ["post"], start=2, end=4)
+    return c
+
+
+def test_ties():
+    cap = capture("ties", ties)
+    text = report(cap)
+    eq(rows(section(text, "Critical path ("), 5),
+       [["0.000", "4.000", "100.0", "0.000", "0.0", "sh build"],
+        ["0.000", "2.000", "50.0", "2.000", "50.0", "worker x"],
+        ["2.000", "2.000", "50.0", "2.000", "50.0", "post"]], "path")
+    eq([r[:3] for r in rows(section(text, "Parallelism"), 3)],
+       [["0", "0.000", "0.0"], ["1", "2.000", "50.0"],
+        ["2", "2.000", "50.0"]], "parallelism")
+    check(re.search(r"average 1\.50 busy, peak 2", text), "average")
+    eq([r[:2] + r[3:] for r in rows(section(text, "Longest stretches"), 3)],
+       [["2.000", "2.000", "post"]], "stretches")
+    # identical stacks merge; zero weights (sh, true) are left out
+    eq(folded(cap), {"sh build;worker x": 4_000_000,
+                     "sh build;post": 2_000_000}, "folded")
+    doc = trace(cap)
+    z = by_name(doc)["true"][0]
+    eq((z["ts"], z["dur"]), (3 * US, 0), "zero-length event")
+    # events on one lane never even touch
+    for lane in {(e["pid"], e["tid"]) for e in xevents(doc)}:
+        evs = sorted((e["ts"], e["ts"] + e["dur"]) for e in xevents(doc)
+                     if (e["pid"], e["tid"]) == lane)
+        for a, b in zip(evs, evs[1:]):
+            check(a[1] < b[0], f"touching on lane {lane}: {a} {b}")
+
+
+def orphan():
+    """sh [0,10] runs launcher [1,2], whose child daemon [1.5,8] outlives
+    it, then finish [8,9]."""
+    c = Capture(host="orphan")
+    c.process(300, 1, ["sh", "-c", "run"], start=0, end=10)
+    c.process(301, 300, ["launcher", "bg"], start=1, end=2)
+    c.process(302, 301, ["daemon", "q"], start=1.5, end=8)
+    c.process(303, 300, ["finish"], start=8, end=9)
+    return c
+
+
+def test_orphan():
+    cap = capture("orphan", orphan)
+    text = report(cap)
+    # the path follows the orphan: its subtree ends last before finish
+    eq(rows(section(text, "Critical path ("), 5),
+       [["0.000", "10.000", "100.0", "2.000", "20.0", "sh run"],
+        ["1.000", "7.000", "70.0", "0.500", "5.0", "launcher bg"],
+        ["1.500", "6.500", "65.0", "6.500", "65.0", "daemon q"],
+        ["8.000", "1.000", "10.0", "1.000", "10.0", "finish"]], "path")
+    # the orphan keeps sh from counting as busy: one busy at any time
+    eq([r[:3] for r in rows(section(text, "Parallelism"), 3)],
+       [["0", "0.000", "0.0"], ["1", "10.000", "100.0"]], "parallelism")
+    eq([r[:2] + r[3:] for r in rows(section(text, "Longest stretches"), 3)],
+       [["6.500", "1.500", "daemon q"], ["1.000", "0.000", "sh run"],
+        ["1.000", "8.000", "finish"], ["1.000", "9.000", "sh run"],
+        ["0.500", "1.000", "launcher bg"]], "stretches")
+    eq(folded(cap), {"sh run": 8_000_000, "sh run;launcher bg": 500_000,
+                     "sh run;launcher bg;daemon q": 6_500_000,
+                     "sh run;finish": 1_000_000}, "folded")
+    trace(cap)
+
+
+R0 = 1_700_000_000_000_000_000
+
+
+def host_a():
+    c = Capture(host="alpha", mono_base_ns=1000 * 10**9, realtime_base_ns=R0,
+                command="build-a")
+    c.process(400, 1, ["build-a"], start=0, end=4)
+    return c
+
+
+def host_b():
+    # Another machine: its monotonic clock is unrelated, its wall clock
+    # says it started 2 s after alpha.
+    c = Capture(host="beta", mono_base_ns=5 * 10**9,
+                realtime_base_ns=R0 + 2 * 10**9, command="build-b")
+    c.process(400, 1, ["build-b"], start=0, end=3)
+    return c
+
+
+def test_two_hosts():
+    a, b = capture("alpha", host_a), capture("beta", host_b)
+    text = report(a, b)
+    caps = section(text, "Captures")
+    check(re.search(r"#1\s+alpha\s+2023-11-14T22:13:20\.000Z\s+4\.000 s\s+"
+                    r"1 executions", caps[0]), caps[0])
+    check(re.search(r"#2\s+beta\s+2023-11-14T22:13:22\.000Z\s+3\.000 s\s+"
+                    r"1 executions", caps[1]), caps[1])
+    check(re.search(r"wall time\s+5\.000 s", text), "wall")
+    eq([r[:3] for r in rows(section(text, "Parallelism"), 3)],
+       [["0", "0.000", "0.0"], ["1", "3.000", "60.0"],
+        ["2", "2.000", "40.0"]], "parallelism")
+    eq(rows(section(text, "Critical path ("), 5),
+       [["2.000", "3.000", "60.0", "3.000", "60.0", "build-b"]], "path")
+    check(re.search(r"off the path: 2\.000 s \(40\.0%\)", text), "off path")
+
+    doc = trace(a, b)
+    xs = by_name(doc)
+    eq((xs["build-a"][0]["pid"], xs["build-a"][0]["ts"],
+        xs["build-a"][0]["dur"]), (1, 0, 4 * US), "build-a")
+    eq((xs["build-b"][0]["pid"], xs["build-b"][0]["ts"],
+        xs["build-b"][0]["dur"]), (2, 2 * US, 3 * US), "build-b")
+    pnames = {e["pid"]: e["args"]["name"] for e in doc["traceEvents"]
+              if e["ph"] == "M" and e["name"] == "process_name"}
+    check(pnames[1].startswith("alpha") and pnames[2].startswith("beta"),
+          str(pnames))
+    eq([c["host"] for c in doc["metadata"]["captures"]], ["alpha", "beta"],
+       "captures")
+    eq(folded(a, b), {"capture 1 alpha;build-a": 4 * US,
+                      "capture 2 beta;build-b": 3 * US}, "folded")
+
+
+def strings():
+    c = Capture(host="h\u00f6st", command="sh -c 'a\nb\x1b[31m'")
+    c.process(500, 1, ["sh", "-c", "a; b\nc"], start=0, end=3)
+    c.process(501, 500, [b"caf\xe9", 'quote"back\\slash', "ctl\x01\x1f",
+                         "tab\there", "nl\nx", "semi;colon",
+                         "\u00e9\u20ac\U0001F600", b"\xff\xfe",
+                         b"\xe2\x82"],
+              start=1, end=2, cwd=b"/src/\xff", exe="/bin/caf")
+    c.process(502, 500, ["sleep", "100"], start=2, end=2.5, signal=9)
+    return c
+
+
+def test_strings():
+    cap = capture("strings", strings)
+    doc = trace(cap)
+    ev = [e for e in xevents(doc) if e["args"]["pid"] == 501][0]
+    eq(ev["args"]["argv"],
+       ["caf\ufffd", 'quote"back\\slash', "ctl\x01\x1f", "tab\there",
+        "nl\nx", "semi;colon", "\u00e9\u20ac\U0001F600", "\ufffd\ufffd",
+        "\ufffd\ufffd"], "argv through JSON")
+    eq(ev["args"]["cwd"], "/src/\ufffd", "cwd")
+    killed = [e for e in xevents(doc) if e["args"]["pid"] == 502][0]
+    eq(killed["args"]["signal"], 9, "signal")
+    fl = folded(cap)
+    for stack in fl:
+        check("\n" not in stack, "newline in a stack")
+    check("sh a, b c" in fl, f"sh -c label cleaned: {list(fl)}")
+    text = report(cap)
+    check(re.search(r"1 killed by a signal", text), "killed count")
+    check("[signal 9]" in text, "signal in the tree")
+
+
+def diff_a():
+    c = Capture(host="a")
+    c.process(600, 1, ["make"], start=0, end=10)
+    c.process(601, 600, ["cc", "-c", "/home/u/src1/a.c", "-o",
+                         "/tmp/ccAbc12.o"], start=1, end=3)
+    c.process(602, 600, ["cc", "-c", "/home/u/src1/b.c", "-o", "b.o"],
+              start=3, end=4)
+    return c
+
+
+def diff_b():
+    c = Capture(host="b")
+    c.process(700, 1, ["make"], start=0, end=8)
+    c.process(701, 700, ["cc", "-c", "/builds/x/src/a.c", "-o",
+                         "/tmp/ccZZ99.o"], start=1, end=4)
+    c.process(702, 700, ["cc", "-c", "/builds/x/src/c.c", "-o", "c.o"],
+              start=4, end=5)
+    return c
+
+
+def test_diff():
+    a, b = capture("diff-a", diff_a), capture("diff-b", diff_b)
+    text = run("diff", "--width", "200", a, b).decode()
+    check(re.search(r"wall s\s+10\.000\s+8\.000\s+-2\.000", text), text)
+    check(re.search(r"executions\s+3\s+3\s+\+0", text), text)
+    ch = rows(section(text, "Largest changes"), 6)
+    eq([(r[0], r[1], r[2], r[6]) for r in ch],
+       [("10.000", "8.000", "-2.000", "make"),
+        ("2.000", "3.000", "+1.000", "cc -c a.c -o $TMP/.o")], "changes")
+    only_a = section(text, "Only in A")
+    only_b = section(text, "Only in B")
+    check(re.search(r"1\.000\s+1\s+cc -c b\.c -o b\.o", only_a[0]), only_a)
+    check(re.search(r"1\.000\s+1\s+cc -c c\.c -o c\.o", only_b[0]), only_b)
+    text = run("diff", "--group-by", "exe", "--weight", "self", a, b).decode()
+    ch = rows(section(text, "Largest changes"), 6)
+    eq([(r[0], r[1], r[6]) for r in ch],
+       [("7.000", "4.000", "make"), ("3.000", "4.000", "cc")], "by exe")
+    eq(subprocess.run([ARGS.proftrace, "diff", a], capture_output=True)
+       .returncode, 2, "diff with one capture")
+
+
+LABELS = [
+    (["make", "-j", "install"], "make install"),
+    (["make", "-C", "src", "-j", "8", "all"], "make all"),
+    (["x86_64-linux-gnu-gcc-12", "-c", "-o", "foo.o", "/home/u/foo.c"],
+     "x86_64-linux-gnu-gcc-12 foo.c"),
+    (["as", "--64", "-o", "foo.o", "/tmp/ccX.s"], "as foo.o"),
+    (["ocamlfind", "ocamlopt", "-c", "src/a.ml"], "ocamlfind src/a.ml"),
+    (["ocamlopt.opt", "-c", "-I", "lib", "lib/b.mli"], "ocamlopt.opt lib/b.mli"),
+    (["ar", "rcs", "libx.a", "a.o"], "ar libx.a"),
+    (["python3", "-u", "/usr/share/x/script.py", "arg"], "python3 script.py"),
+    (["rustc", "--crate-name", "foo", "src/lib.rs"], "rustc src/lib.rs"),
+    (["/usr/bin/env"], "env"),
+    (["sh", "-c", "echo " + "x" * 100], "sh echo " + "x" * 53 + "..."),
+    (["sh", "-c", "echo \u00e9" * 30], None),
+]
+
+
+def labels():
+    c = Capture(host="labels")
+    c.process(800, 1, ["sh"], start=0, end=20)
+    for i, (argv, _) in enumerate(LABELS):
+        c.process(801 + i, 800, argv, start=1 + i, end=1.5 + i)
+    return c
+
+
+def test_labels():
+    doc = trace(capture("labels", labels))
+    got = {e["args"]["pid"]: e["name"] for e in xevents(doc)}
+    for i, (argv, want) in enumerate(LABELS):
+        name = got[801 + i]
+        check(len(name.encode()) <= 64, f"label too long: {name!r}")
+        if want is not None:
+            eq(name, want, f"label of {argv[:3]}")
+        else:
+            check(name.endswith("..."), name)   # cut, and valid UTF-8
+
+
+def random_run(seed, n=300):
+    """A random tree: times on a coarse grid so that ties, zero-length
+    executions and children outliving parents all happen."""
+    import random
+    rnd = random.Random(seed)
+    c = Capture(host=f"random{seed}")
+    procs = [(1000, 0, 100)]
+    c.process(1000, 1, ["root"], start=0, end=100 * 0.01)
+    for i in range(1, n):
+        pid, ps, pe = rnd.choice(procs)
+        s = rnd.randint(ps, pe)
+        e = s + rnd.choice([0, 0, 1, 2, 5, 10, 30])
+        if rnd.random() < 0.8:
+            e = min(e, pe)      # most children end before their parent
+        me = 1000 + i
+        c.process(me, pid, [rnd.choice(["cc", "sh", "ld", "make", "as"]),
+                            f"f{rnd.randint(0, 20)}.c"],
+                  start=s * 0.01, end=e * 0.01, reaped=False)
+        procs.append((me, s, e))
+    return c
+
+
+def test_random_invariants():
+    for seed in range(6):
+        cap = capture(f"random{seed}", lambda: random_run(seed))
+        text = report("--top", "5", cap)
+        wall = float(re.search(r"wall time\s+([\d.]+) s", text).group(1))
+        # parallelism levels cover the wall time
+        lv = rows(section(text, "Parallelism"), 3)
+        check(abs(sum(float(r[1]) for r in lv) - wall) < 0.001 * len(lv) +
+              1e-9, f"seed {seed}: levels do not add up to the wall time")
+        # own times on the critical path, plus what is off it, too
+        cp = section(text, "Critical path (")
+        own = sum(float(r[3]) for r in rows(cp, 5))
+        for line in cp:
+            m = re.search(r"shorter steps, own ([\d.]+) s", line) or \
+                re.search(r"off the path: ([\d.]+) s", line)
+            if m:
+                own += float(m.group(1))
+        check(abs(own - wall) < 0.001 * len(cp) + 1e-9,
+              f"seed {seed}: path own times {own} != wall {wall}")
+        doc = trace(cap)
+        eq(len(xevents(doc)), 300, "events")
+        fl = folded(cap)
+        check(sum(fl.values()) > 0, "weights")
+
+
+def test_deep():
+    """A chain of 300 nested shells: folded stacks stop at 256 frames."""
+    def chain():
+        c = Capture(host="deep")
+        for i in range(300):
+            c.process(2000 + i, 1999 + i if i else 1, ["sh", f"l{i}"],
+                      start=i * 0.01, end=10 - i * 0.01, reaped=False)
+        return c
+    cap = capture("deep", chain)
+    fl = folded(cap)
+    eq(len(fl), 257, "stacks")
+    deepest = max(fl, key=lambda k: k.count(";"))
+    eq(deepest.count(";"), 256, "frames in the deepest stack")
+    check(deepest.endswith(";sh l255;..."), deepest[-40:])
+    eq(fl[deepest], 43 * 20_000 + 4_020_000, "weight below the cap")
+    text = report(cap)
+    check(re.search(r"\[299\] sh l299", text) or "shorter steps" in text,
+          "deep path")
+    trace(cap)
+
+
+def test_redact():
+    def secret():
+        c = Capture(host="s", command="deploy --token ghp_abc123")
+        c.process(900, 1, ["deploy", "--token", "ghp_abc123"], start=0,
+                  end=2)
+        c.process(901, 900, ["curl", "-H", "auth: ghp_abc123"], start=1,
+                  end=2)
+        return c
+    cap = capture("secret", secret)
+    check("ghp_abc123" in report(cap), "the secret is there to mask")
+    text = report("--redact", "ghp_[a-z0-9]+", cap)
+    check("ghp_" not in text and "***" in text, text)
+    text = run("diff", "--redact", "ghp_[a-z0-9]+", cap, cap).decode()
+    check("ghp_" not in text and "***" in text, text)
+    p = subprocess.run([ARGS.proftrace, "report", "--redact", "(", cap],
+                       capture_output=True)
+    eq(p.returncode, 2, "bad pattern")
+
+
+def test_empty():
+    cap = capture("empty", lambda: Capture(host="empty"))
+    doc = trace(cap)
+    eq(xevents(doc), [], "no events")
+    eq(folded(cap), {}, "no stacks")
+    text = report(cap)
+    check(re.search(r"executions\s+0", text), text)
+
+
+def test_bad_input():
+    bad = os.path.join(TMP, "bad.ptcap")
+    with open(bad, "wb") as f:
+        f.write(b"not a capture")
+    for cmd in (["report", bad], ["convert", "-f", "json", bad],
+                ["diff", bad, bad]):
+        p = subprocess.run([ARGS.proftrace] + cmd, capture_output=True)
+        eq(p.returncode, 1, " ".join(cmd))
+
+
+def test_validator():
+    """The validator itself rejects what the consumers reject."""
+    ok = {"traceEvents": [
+        {"ph": "X", "ts": 0, "dur": 5, "pid": 1, "tid": 1, "name": "a"},
+        {"ph": "X", "ts": 5, "dur": 5, "pid": 1, "tid": 1, "name": "b"},
+        {"ph": "X", "ts": 1, "dur": 1, "pid": 1, "tid": 2, "name": "c"},
+        {"ph": "s", "ts": 1, "pid": 1, "tid": 1, "id": 1, "cat": "f",
+         "name": "n"},
+        {"ph": "f", "ts": 1, "pid": 1, "tid": 2, "id": 1, "cat": "f",
+         "name": "n", "bp": "e"}], "metadata": {}}
+    validate.check_trace(ok)
+    bad = [
+        ("overlap", 1, {"ts": 4}),
+        ("negative ts", 0, {"ts": -1}),
+        ("negative dur", 0, {"dur": -1}),
+        ("no dur", 0, {"dur": None}),
+        ("flow id", 3, {"id": "1"}),
+        ("flow outside slices", 4, {"ts": 3}),
+        ("no ts", 2, {"ts": None}),
+    ]
+    for what, i, change in bad:
+        doc = json.loads(json.dumps(ok))
+        for k, v in change.items():
+            if v is None:
+                del doc["traceEvents"][i][k]
+            else:
+                doc["traceEvents"][i][k] = v
+        try:
+            validate.check_trace(doc)
+        except ValueError:
+            continue
+        raise Failed(f"validator accepted: {what}")
+    for text in ("a;b 1", "a;b x\n", "a;b 0\n", "a; b 1\n", "a;;b 1\n",
+                 "a 1\na 2\n"):
+        try:
+            validate.check_folded(text)
+        except ValueError:
+            continue
+        raise Failed(f"validator accepted folded {text!r}")
+    eq(validate.check_folded("a;b 1\nc 22\n"), (2, 23), "good folded")
+
+
+def main():
+    global ARGS, TMP
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--proftrace", required=True)
+    ap.add_argument("--speedscope", help="npm package speedscope's directory")
+    ap.add_argument("-k", help="run only tests whose name contains this")
+    ARGS = ap.parse_args()
+    if not ARGS.speedscope:
+        ARGS.speedscope = os.environ.get("PT_SPEEDSCOPE_DIR")
+    if ARGS.speedscope and not os.path.isdir(ARGS.speedscope):
+        ARGS.speedscope = None
+    tests = [(n, f) for n, f in sorted(globals().items())
+             if n.startswith("test_") and (not ARGS.k or ARGS.k in n)]
+    passed = failed = 0
+    with tempfile.TemporaryDirectory(prefix="pt-views-") as TMP:
+        for name, fn in tests:
+            try:
+                fn()
+                passed += 1
+                print(f"ok   {name}")
+            except Exception as e:
+                failed += 1
+                print(f"FAIL {name}: {e}")
+                if not isinstance(e, (Failed, ValueError)):
+                    traceback.print_exc()
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
