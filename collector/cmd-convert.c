@@ -40,7 +40,7 @@ static int run(int argc, char **argv);
 const struct pt_cmd pt_cmd_convert = {
 	.name = "convert",
 	.usage = "[-f FORMAT] [-o FILE] [--redact REGEX]... CAPTURE...",
-	.summary = "convert captures (or spool directories) to csv",
+	.summary = "convert captures (or spool directories) to csv, json or folded stacks",
 	.run = run,
 };
 
