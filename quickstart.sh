@@ -4,8 +4,11 @@
 set -eu
 cd "$(dirname "$0")"
 tools/install-deps.sh
-[ -d build ] || meson setup build >/dev/null
-ninja -C build >/dev/null
+if [ ! -f build/build.ninja ]; then   # none yet, or a setup that failed
+	rm -rf build
+	log=$(meson setup build 2>&1) || { printf '%s\n' "$log"; exit 1; }
+fi
+ninja -C build >/dev/null || ninja -C build
 rm -rf build/sample && cp -r sample build/sample
 exec build/collector/proftrace record --force -o sample.ptcap --csv sample.csv -- \
 	sh -c 'cd build/sample && ./configure && make -j2'

@@ -3,7 +3,10 @@
 # results.  Extra arguments go to `meson test` (a suite, a test name...).
 set -u
 cd "$(dirname "$0")"
-[ -d build ] || meson setup build >/dev/null || exit 1
+if [ ! -f build/build.ninja ]; then   # none yet, or a setup that failed
+	rm -rf build
+	log=$(meson setup build 2>&1) || { printf '%s\n' "$log"; exit 1; }
+fi
 meson test -C build --print-errorlogs "$@"
 rc=$?
 python3 - build/meson-logs/testlog.json <<'PY'
