@@ -4,18 +4,22 @@
  * Exit status: 0, 1 if an input was damaged (what it held is converted
  * all the same) or could not be read or the output not written, 2 for bad
  * usage.  An output file is written under a temporary name and renamed,
- * so that it never holds half a conversion.
+ * so that it never holds half a conversion; anything else that exists at
+ * that name (/dev/null, a FIFO, a terminal) is written in place, since
+ * renaming over it would replace the device with a file.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cmd.h"
 #include "csv.h"
 #include "folded.h"
 #include "json.h"
+#include "load.h"
 #include "model.h"
 #include "redact.h"
 #include "strbuf.h"
@@ -110,19 +114,39 @@ static const char *opt_value(int argc, char **argv, int *i, char shrt,
 	return argv[++*i];
 }
 
+/* Write to a stream that is not ours to replace. */
+static int write_stream(const struct format *fmt, const struct pt_model *m,
+			FILE *f, const char *name)
+{
+	if (fmt->write(m, f) < 0 || fflush(f) != 0) {
+		pt_warn("writing %s: %s", name, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 static int write_output(const struct format *fmt, const struct pt_model *m,
 			const char *out)
 {
 	struct pt_sb tmp = PT_SB_INIT;
+	struct stat st;
 	FILE *f;
 	int rc;
 
-	if (!out || !strcmp(out, "-")) {
-		if (fmt->write(m, stdout) < 0) {
-			pt_warn("writing standard output: %s", strerror(errno));
+	if (!out || !strcmp(out, "-"))
+		return write_stream(fmt, m, stdout, "standard output");
+	if (stat(out, &st) == 0 && !S_ISREG(st.st_mode)) {
+		f = fopen(out, "w");
+		if (!f) {
+			pt_warn("cannot open %s: %s", out, strerror(errno));
 			return -1;
 		}
-		return 0;
+		rc = write_stream(fmt, m, f, out);
+		if (fclose(f) != 0 && rc == 0) {
+			pt_warn("writing %s: %s", out, strerror(errno));
+			rc = -1;
+		}
+		return rc;
 	}
 	pt_sb_addf(&tmp, "%s.tmp", out);
 	f = fopen(tmp.buf, "w");
@@ -153,7 +177,7 @@ static int run(int argc, char **argv)
 	const struct format *fmt;
 	struct pt_model m;
 	char **inputs;
-	int i, n = 0, missing = 0, status = 0, only_inputs = 0;
+	int i, n = 0, missing = 0, status = 0, only_inputs = 0, rc;
 	struct pt_redact *red = pt_redact_new();
 
 	inputs = pt_xcalloc((size_t)argc, sizeof *inputs);
@@ -204,23 +228,13 @@ static int run(int argc, char **argv)
 		pt_redact_free(red);
 		return 2;
 	}
-	pt_model_init(&m);
-	for (i = 0; i < n; i++) {
-		int rc = pt_model_add_capture(&m, inputs[i]);
-
-		if (rc < 0) {
-			/* Not a capture at all: convert nothing rather than
-			 * something that silently lacks an input. */
-			pt_model_free(&m);
-			free(inputs);
-			pt_redact_free(red);
-			return 1;
-		}
-		if (rc > 0)
-			status = 1;
+	rc = pt_model_load(&m, inputs, n, red);
+	if (rc < 0) {
+		free(inputs);
+		pt_redact_free(red);
+		return 1;
 	}
-	pt_model_finish(&m);
-	pt_redact_model(red, &m);
+	status = rc;
 	if (write_output(fmt, &m, out) < 0)
 		status = 1;
 	pt_model_free(&m);

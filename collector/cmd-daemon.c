@@ -18,6 +18,7 @@
 #include "cmd.h"
 #include "proftrace/wire.h"
 #include "csv.h"
+#include "load.h"
 #include "model.h"
 #include "quote.h"
 #include "redact.h"
@@ -71,13 +72,8 @@ static int write_csv(const char *capture, const char *path, FILE *f,
 	struct pt_model m;
 	int rc = 0;
 
-	pt_model_init(&m);
-	if (pt_model_add_capture(&m, capture) < 0) {
-		pt_model_free(&m);
+	if (pt_model_load(&m, (char *[]){ (char *)capture }, 1, red) < 0)
 		return -1;
-	}
-	pt_model_finish(&m);
-	pt_redact_model(red, &m);
 	if (pt_csv_write(&m, f) < 0 || fflush(f) != 0) {
 		pt_warn("writing %s: %s", path, strerror(errno));
 		rc = -1;

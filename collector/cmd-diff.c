@@ -13,6 +13,7 @@
 
 #include "analysis.h"
 #include "cmd.h"
+#include "load.h"
 #include "model.h"
 #include "redact.h"
 #include "strbuf.h"
@@ -108,13 +109,12 @@ static int64_t weigh(const struct side *s, const struct pt_exec *e,
 
 static int load(struct side *s, const char *path, struct pt_redact *red)
 {
-	int rc = pt_model_add_capture(&s->m, path);
+	char *paths[] = { (char *)path };
+	int rc = pt_model_load(&s->m, paths, 1, red);
 	size_t i;
 
 	if (rc < 0)
 		return -1;
-	pt_model_finish(&s->m);
-	pt_redact_model(red, &s->m);
 	pt_analyze_tree(&s->a, &s->m);
 	for (i = 0; i < s->m.n; i++) {
 		const struct pt_exec *e = s->m.execs[i];
@@ -123,7 +123,7 @@ static int load(struct side *s, const char *path, struct pt_redact *red)
 		if (e->exit_code > 0 || e->signal > 0)
 			s->failed++;
 	}
-	return rc || s->m.damaged;
+	return rc;
 }
 
 static void tally(struct diff *d)

@@ -21,6 +21,7 @@
 
 #include "cmd.h"
 #include "csv.h"
+#include "load.h"
 #include "model.h"
 #include "proftrace/wire.h"
 #include "quote.h"
@@ -226,13 +227,8 @@ static int report(const char *capture, const char *csv_path, FILE *csv,
 	struct pt_model m;
 	int rc = 0;
 
-	pt_model_init(&m);
-	if (pt_model_add_capture(&m, capture) < 0) {
-		pt_model_free(&m);
+	if (pt_model_load(&m, (char *[]){ (char *)capture }, 1, red) < 0)
 		return -1;
-	}
-	pt_model_finish(&m);
-	pt_redact_model(red, &m);
 	if (csv && (pt_csv_write(&m, csv) < 0 || fflush(csv) != 0)) {
 		pt_warn("writing %s: %s", csv_path, strerror(errno));
 		rc = -1;

@@ -15,6 +15,7 @@
 
 #include "analysis.h"
 #include "cmd.h"
+#include "load.h"
 #include "model.h"
 #include "redact.h"
 #include "strbuf.h"
@@ -838,22 +839,11 @@ static int run(int argc, char **argv)
 	if (r.o.depth > MAX_DEPTH)
 		r.o.depth = MAX_DEPTH;
 
-	pt_model_init(&m);
-	for (i = optind; i < argc; i++) {
-		int rc = pt_model_add_capture(&m, argv[i]);
-
-		if (rc < 0) {
-			pt_model_free(&m);
-			pt_redact_free(red);
-			return 1;
-		}
-		if (rc > 0)
-			status = 1;
+	status = pt_model_load(&m, argv + optind, (size_t)(argc - optind), red);
+	if (status < 0) {
+		pt_redact_free(red);
+		return 1;
 	}
-	pt_model_finish(&m);
-	pt_redact_model(red, &m);
-	if (m.damaged)
-		status = 1;
 
 	r.m = &m;
 	r.f = stdout;
