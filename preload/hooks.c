@@ -158,65 +158,66 @@ static const char *opaque(const char *p)
 		argv[n] = NULL;                                              \
 	} while (0)
 
-PT_EXPORT int execl(const char *path, const char *arg, ...)
+/*
+ * execl, execlp and execle: gather the list into an argv on this stack.
+ * Takes ap by value; returns only if the exec failed.
+ */
+static int exec_list(enum pt_call call, const char *file, const char *arg,
+		     va_list ap)
 {
 	const char *arg0 = opaque(arg);
-	va_list ap;
 	size_t n;
 
-	va_start(ap, arg);
 	COUNT_VARARGS(n, arg0, ap);
 	{
 		char *argv[n + 1];
+		char *const *envp = environ;
 
 		FILL_VARARGS(argv, n, arg0, ap);
-		va_end(ap);
 		if (!arg0)
 			argv[0] = NULL;
-		return do_execve(PT_CALL_EXECL, path, argv, environ);
+		if (call == PT_CALL_EXECLE) {
+			if (arg0)
+				(void)va_arg(ap, char *);       /* the NULL */
+			envp = va_arg(ap, char *const *);
+		}
+		if (call == PT_CALL_EXECLP)
+			return do_execvpe(call, file, argv, envp);
+		return do_execve(call, file, argv, envp);
 	}
+}
+
+PT_EXPORT int execl(const char *path, const char *arg, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, arg);
+	r = exec_list(PT_CALL_EXECL, path, arg, ap);
+	va_end(ap);
+	return r;
 }
 
 PT_EXPORT int execlp(const char *file, const char *arg, ...)
 {
-	const char *arg0 = opaque(arg);
 	va_list ap;
-	size_t n;
+	int r;
 
 	va_start(ap, arg);
-	COUNT_VARARGS(n, arg0, ap);
-	{
-		char *argv[n + 1];
-
-		FILL_VARARGS(argv, n, arg0, ap);
-		va_end(ap);
-		if (!arg0)
-			argv[0] = NULL;
-		return do_execvpe(PT_CALL_EXECLP, file, argv, environ);
-	}
+	r = exec_list(PT_CALL_EXECLP, file, arg, ap);
+	va_end(ap);
+	return r;
 }
 
 PT_EXPORT int execle(const char *path, const char *arg, ...)
 {
-	const char *arg0 = opaque(arg);
 	va_list ap;
-	size_t n;
+	int r;
 
 	va_start(ap, arg);
-	COUNT_VARARGS(n, arg0, ap);
-	{
-		char *argv[n + 1];
-		char *const *envp;
-
-		FILL_VARARGS(argv, n, arg0, ap);
-		if (arg0)
-			(void)va_arg(ap, char *);       /* the terminating NULL */
-		else
-			argv[0] = NULL;
-		envp = va_arg(ap, char *const *);
-		va_end(ap);
-		return do_execve(PT_CALL_EXECLE, path, argv, envp);
-	}
+	r = exec_list(PT_CALL_EXECLE, path, arg, ap);
+	va_end(ap);
+	return r;
 }
 
 /* Resolve dirfd (and a relative name under it) for the record. */
