@@ -19,12 +19,14 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "le.h"
 #include "strbuf.h"
 #include "util.h"
 
 #define READ_CHUNK (64u << 10)  /* small: a corrupt gzip block loses it all */
 #define REC_SIZE   40           /* struct pt_cap_record on disk */
 #define FRAME_HDR  32           /* struct pt_frame_header on the wire */
+#define HEADER_MAX (64u << 10)  /* file header_size a reader accepts */
 
 enum rstate {
 	RS_RUN,                 /* reading */
@@ -66,30 +68,6 @@ struct pt_reader {
 	struct pt_frame_header sp_hdr;
 	size_t sp_len;          /* bytes of the current frame at buf[pos] */
 };
-
-static uint16_t get16(const unsigned char *p)
-{
-	uint16_t v;
-
-	memcpy(&v, p, sizeof v);
-	return le16toh(v);
-}
-
-static uint32_t get32(const unsigned char *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, sizeof v);
-	return le32toh(v);
-}
-
-static uint64_t get64(const unsigned char *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, sizeof v);
-	return le64toh(v);
-}
 
 /* Drop what the previous event pointed into. */
 static void release_event(struct pt_reader *r)
@@ -248,15 +226,17 @@ static int open_capture(struct pt_reader *r)
 		pt_warn("%s: not a proftrace capture", r->path);
 		return -1;
 	}
-	version = get32(r->buf + 8);
-	size = get32(r->buf + 12);
+	version = pt_get32(r->buf + 8);
+	size = pt_get32(r->buf + 12);
 	if (version != PT_CAP_VERSION) {
 		pt_warn("%s: capture format version %u is not supported "
 			"(this proftrace reads %d)", r->path, version,
 			PT_CAP_VERSION);
 		return -1;
 	}
-	if (size < 16) {
+	/* Bounded: a damaged size must not make us buffer gigabytes
+	 * before finding that the file is short. */
+	if (size < 16 || size > HEADER_MAX) {
 		pt_warn("%s: not a proftrace capture (header size %u)",
 			r->path, size);
 		return -1;
@@ -285,15 +265,15 @@ static int next_record(struct pt_reader *r, struct pt_cap_event *ev)
 	}
 	p = r->buf + r->pos;
 	memset(ev, 0, sizeof *ev);
-	ev->hdr.magic = get32(p);
-	ev->hdr.kind = get16(p + 4);
-	ev->hdr.reserved = get16(p + 6);
-	ev->hdr.length = get32(p + 8);
-	ev->hdr.peer_pid = get32(p + 12);
-	ev->hdr.peer_uid = get32(p + 16);
-	ev->hdr.reserved2 = get32(p + 20);
-	ev->hdr.conn_id = get64(p + 24);
-	ev->hdr.recv_ns = get64(p + 32);
+	ev->hdr.magic = pt_get32(p);
+	ev->hdr.kind = pt_get16(p + 4);
+	ev->hdr.reserved = pt_get16(p + 6);
+	ev->hdr.length = pt_get32(p + 8);
+	ev->hdr.peer_pid = pt_get32(p + 12);
+	ev->hdr.peer_uid = pt_get32(p + 16);
+	ev->hdr.reserved2 = pt_get32(p + 20);
+	ev->hdr.conn_id = pt_get64(p + 24);
+	ev->hdr.recv_ns = pt_get64(p + 32);
 	if (ev->hdr.magic != PT_CAP_RECORD_MAGIC)
 		return damaged(r, r->path, "records", "bad record magic");
 	len = ev->hdr.length;

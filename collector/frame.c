@@ -1,46 +1,26 @@
 /* Decoding and validating wire frames; see frame.h. */
 #include "frame.h"
+#include "le.h"
 
 #include <endian.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
 
-static uint16_t get16(const unsigned char *p)
-{
-	uint16_t v;
-	memcpy(&v, p, sizeof v);
-	return le16toh(v);
-}
-
-static uint32_t get32(const unsigned char *p)
-{
-	uint32_t v;
-	memcpy(&v, p, sizeof v);
-	return le32toh(v);
-}
-
-static uint64_t get64(const unsigned char *p)
-{
-	uint64_t v;
-	memcpy(&v, p, sizeof v);
-	return le64toh(v);
-}
-
 int pt_frame_header_decode(const void *p, struct pt_frame_header *out,
 			   const char **why)
 {
 	const unsigned char *b = p;
 
-	out->magic = get32(b + 0);
+	out->magic = pt_get32(b + 0);
 	out->version = b[4];
 	out->type = b[5];
-	out->flags = get16(b + 6);
-	out->pid = get32(b + 8);
-	out->length = get32(b + 12);
-	out->raw_length = get32(b + 16);
-	out->origin = get32(b + 20);
-	out->time_ns = get64(b + 24);
+	out->flags = pt_get16(b + 6);
+	out->pid = pt_get32(b + 8);
+	out->length = pt_get32(b + 12);
+	out->raw_length = pt_get32(b + 16);
+	out->origin = pt_get32(b + 20);
+	out->time_ns = pt_get64(b + 24);
 
 	if (out->magic != PT_WIRE_MAGIC) {
 		*why = "bad frame magic";
@@ -119,33 +99,33 @@ static void parse_fixed(unsigned type, const unsigned char *p,
 {
 	switch (type) {
 	case PT_REC_HELLO:
-		rec->u.hello.ppid = get32(p);
-		rec->u.hello.uid = get32(p + 4);
-		rec->u.hello.kind = get32(p + 8);
-		rec->u.hello.realtime_ns = get64(p + 16);
-		rec->u.hello.start_ns = get64(p + 24);
+		rec->u.hello.ppid = pt_get32(p);
+		rec->u.hello.uid = pt_get32(p + 4);
+		rec->u.hello.kind = pt_get32(p + 8);
+		rec->u.hello.realtime_ns = pt_get64(p + 16);
+		rec->u.hello.start_ns = pt_get64(p + 24);
 		break;
 	case PT_REC_EXEC:               /* all four share the 8-byte shape */
 	case PT_REC_EXEC_FAILED:
 	case PT_REC_SPAWN:
 	case PT_REC_FORK:
-		rec->u.exec.ppid = get32(p);
-		rec->u.exec.call = get32(p + 4);
+		rec->u.exec.ppid = pt_get32(p);
+		rec->u.exec.call = pt_get32(p + 4);
 		break;
 	case PT_REC_REAP:
-		rec->u.reap.child_pid = get32(p);
-		rec->u.reap.wait_status = (int32_t)get32(p + 4);
-		rec->u.reap.have_rusage = get32(p + 8);
-		rec->u.reap.utime_us = get64(p + 16);
-		rec->u.reap.stime_us = get64(p + 24);
-		rec->u.reap.maxrss_kb = get64(p + 32);
+		rec->u.reap.child_pid = pt_get32(p);
+		rec->u.reap.wait_status = (int32_t)pt_get32(p + 4);
+		rec->u.reap.have_rusage = pt_get32(p + 8);
+		rec->u.reap.utime_us = pt_get64(p + 16);
+		rec->u.reap.stime_us = pt_get64(p + 24);
+		rec->u.reap.maxrss_kb = pt_get64(p + 32);
 		break;
 	case PT_REC_EXIT:
-		rec->u.exit.status = (int32_t)get32(p);
-		rec->u.exit.how = get32(p + 4);
-		rec->u.exit.utime_us = get64(p + 8);
-		rec->u.exit.stime_us = get64(p + 16);
-		rec->u.exit.maxrss_kb = get64(p + 24);
+		rec->u.exit.status = (int32_t)pt_get32(p);
+		rec->u.exit.how = pt_get32(p + 4);
+		rec->u.exit.utime_us = pt_get64(p + 8);
+		rec->u.exit.stime_us = pt_get64(p + 16);
+		rec->u.exit.maxrss_kb = pt_get64(p + 24);
 		break;
 	}
 }
