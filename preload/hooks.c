@@ -58,7 +58,8 @@ static void exec_failed(struct pt_chan *ch, enum pt_call call)
 	struct pt_body b;
 	int err = errno;
 
-	if (ch->fd >= 0) {
+	/* Not after the EXEC timed out (pt.off): one wait per process. */
+	if (ch->fd >= 0 && !pt.off) {
 		exec_body(&b, PT_REC_EXEC_FAILED, (uint32_t)err, call);
 		pt_send_record(ch, &b, pt_now_ns());
 	}

@@ -1,0 +1,118 @@
+/*
+ * Fuzz target: reading a capture (or a spool directory) into the model and
+ * writing every output from it.  The first input byte chooses how the rest
+ * is presented:
+ *   bit 0  gzip-compressed (else written as is: the reader takes a plain
+ *          file too, which lets the fuzzer reach the record structure)
+ *   bit 1  as the one file of a spool directory (else as a capture file)
+ *   bit 2  also redact argv ('[0-9]+' and 'a.*b') before the outputs
+ * Then pt_model_add_capture, pt_model_finish, and the CSV, JSON and folded
+ * writers into /dev/null.
+ *
+ * Built for libFuzzer (meson -Dfuzz=true, clang) or with replay.c.
+ */
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "csv.h"
+#include "folded.h"
+#include "json.h"
+#include "model.h"
+#include "redact.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static char dir[64], file[96], spooldir[96], spoolfile[128];
+static FILE *devnull;
+
+static void cleanup(void)
+{
+	unlink(file);
+	unlink(spoolfile);
+	rmdir(spooldir);
+	rmdir(dir);
+}
+
+static void setup(void)
+{
+	strcpy(dir, "/tmp/pt-fuzz-XXXXXX");
+	if (!mkdtemp(dir))
+		abort();
+	snprintf(file, sizeof file, "%s/capture", dir);
+	snprintf(spooldir, sizeof spooldir, "%s/spool", dir);
+	snprintf(spoolfile, sizeof spoolfile,
+		 "%s/proftrace-1-1.ptspool", spooldir);
+	if (mkdir(spooldir, 0700) < 0)
+		abort();
+	devnull = fopen("/dev/null", "w");
+	if (!devnull)
+		abort();
+	atexit(cleanup);
+}
+
+static int write_input(const char *path, const uint8_t *p, size_t n, int gz)
+{
+	if (gz) {
+		gzFile g = gzopen(path, "wb1");
+
+		if (!g)
+			return -1;
+		if (n && gzwrite(g, p, (unsigned)n) != (int)n) {
+			gzclose(g);
+			return -1;
+		}
+		return gzclose(g) == Z_OK ? 0 : -1;
+	} else {
+		int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		ssize_t w;
+
+		if (fd < 0)
+			return -1;
+		w = n ? write(fd, p, n) : 0;
+		close(fd);
+		return w == (ssize_t)n ? 0 : -1;
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct pt_redact *red = NULL;
+	struct pt_model m;
+	unsigned mode;
+	const char *path;
+
+	if (!devnull)
+		setup();
+	if (!size)
+		return 0;
+	mode = data[0];
+	data++;
+	size--;
+	path = mode & 2 ? spoolfile : file;
+	if (write_input(path, data, size, mode & 1) < 0)
+		return 0;
+	pt_model_init(&m);
+	if (pt_model_add_capture(&m, mode & 2 ? spooldir : file) >= 0) {
+		pt_model_finish(&m);
+		if (mode & 4) {
+			red = pt_redact_new();
+			pt_redact_add(red, "[0-9]+");
+			pt_redact_add(red, "a.*b");
+			pt_redact_model(red, &m);
+		}
+		pt_csv_write(&m, devnull);
+		pt_json_write(&m, devnull);
+		pt_folded_write_wall(&m, devnull);
+		pt_folded_write_cpu(&m, devnull);
+	}
+	pt_model_free(&m);
+	pt_redact_free(red);
+	unlink(path);
+	return 0;
+}

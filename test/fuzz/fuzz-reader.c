@@ -1,0 +1,117 @@
+/*
+ * Fuzz target: the capture reader alone (collector/capture-read.h), on a
+ * capture file or a spool directory, every event read to its end.  The
+ * first input byte chooses the presentation, as in fuzz-capture.c:
+ *   bit 0  gzip-compressed (else written as is)
+ *   bit 1  as the one file of a spool directory
+ * fuzz-capture.c adds the model and the outputs on top; this one is much
+ * faster, so it goes much further into the reader.
+ *
+ * Built for libFuzzer (meson -Dfuzz=true, clang) or with replay.c.
+ */
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "capture-read.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static char dir[64], file[96], spooldir[96], spoolfile[128];
+static volatile size_t sink;
+
+static void cleanup(void)
+{
+	unlink(file);
+	unlink(spoolfile);
+	rmdir(spooldir);
+	rmdir(dir);
+}
+
+static void setup(void)
+{
+	strcpy(dir, "/tmp/pt-fuzz-XXXXXX");
+	if (!mkdtemp(dir))
+		abort();
+	snprintf(file, sizeof file, "%s/capture", dir);
+	snprintf(spooldir, sizeof spooldir, "%s/spool", dir);
+	snprintf(spoolfile, sizeof spoolfile,
+		 "%s/proftrace-1-1.ptspool", spooldir);
+	if (mkdir(spooldir, 0700) < 0)
+		abort();
+	atexit(cleanup);
+}
+
+static int write_input(const char *path, const uint8_t *p, size_t n, int gz)
+{
+	if (gz) {
+		gzFile g = gzopen(path, "wb1");
+
+		if (!g)
+			return -1;
+		if (n && gzwrite(g, p, (unsigned)n) != (int)n) {
+			gzclose(g);
+			return -1;
+		}
+		return gzclose(g) == Z_OK ? 0 : -1;
+	} else {
+		int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		ssize_t w;
+
+		if (fd < 0)
+			return -1;
+		w = n ? write(fd, p, n) : 0;
+		close(fd);
+		return w == (ssize_t)n ? 0 : -1;
+	}
+}
+
+static void touch(const char *s)
+{
+	if (s)
+		sink += strlen(s);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct pt_cap_event ev;
+	struct pt_reader *r;
+	const char *path;
+	unsigned mode;
+	size_t i;
+
+	if (!dir[0])
+		setup();
+	if (!size)
+		return 0;
+	mode = data[0];
+	path = mode & 2 ? spoolfile : file;
+	if (write_input(path, data + 1, size - 1, mode & 1) < 0)
+		return 0;
+	r = pt_reader_open(mode & 2 ? spooldir : file);
+	if (r) {
+		while (pt_reader_next(r, &ev) > 0) {
+			if (ev.hdr.length)
+				sink += ev.data[ev.hdr.length - 1];
+			if (ev.hdr.kind != 3)   /* PT_CAP_FRAME */
+				continue;
+			touch(ev.rec.exe);
+			touch(ev.rec.cwd);
+			touch(ev.rec.path);
+			for (i = 0; i < ev.rec.argc; i++)
+				touch(ev.rec.argv[i]);
+			for (i = 0; i < ev.rec.envc; i++)
+				touch(ev.rec.env[i]);
+		}
+		touch(pt_reader_meta(r, "host"));
+		touch(pt_reader_meta(r, "command"));
+		pt_reader_close(r);
+	}
+	unlink(path);
+	return 0;
+}

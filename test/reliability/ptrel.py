@@ -1,0 +1,332 @@
+"""Shared pieces of the reliability tests (test/reliability/*.py).
+
+Every test is a program: exit 0 passed, 1 failed (the reason on stderr),
+77 skipped (meson's code: something the test needs is missing here, e.g.
+root).  Tests find proftrace and the library from --proftrace/--lib or the
+environment (PROFTRACE, PROFTRACE_LIB), and keep their files in a private
+directory under /tmp that is removed at the end, unless PT_KEEP is set.
+
+The capture and frame layouts below are doc/format.md's, byte for byte.
+"""
+
+import argparse
+import atexit
+import csv
+import io
+import os
+import shutil
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+import zlib
+
+SKIP = 77
+
+FRAME_MAGIC = 0x52544650
+CAP_MAGIC = 0x50414350
+HELLO, EXEC, EXEC_FAILED, SPAWN, FORK, REAP, EXIT, STOP = 1, 2, 3, 4, 5, 6, 7, 8
+K_META, K_CONNECT, K_FRAME, K_EOF, K_DROP, K_LOSS = 1, 2, 3, 4, 5, 6
+T_EXE, T_ARG, T_CWD, T_ENV, T_PATH = 1, 2, 3, 4, 5
+HELLO_IMAGE, HELLO_FORK, HELLO_FOREIGN, HELLO_AUX = 1, 2, 3, 4
+FRAME_HDR = 32
+CAP_HDR = 40
+
+
+def log(msg):
+    print(msg, flush=True)
+
+
+def fail(msg):
+    print("FAIL: " + msg, file=sys.stderr, flush=True)
+    sys.exit(1)
+
+
+def skip(msg):
+    print("SKIP: " + msg, flush=True)
+    sys.exit(SKIP)
+
+
+def check(cond, msg):
+    if not cond:
+        fail(msg)
+
+
+def args(description, extra=None):
+    """Parse the common options; `extra(parser)` adds a test's own."""
+    p = argparse.ArgumentParser(description=description)
+    p.add_argument("--proftrace", default=os.environ.get("PROFTRACE"))
+    p.add_argument("--lib", default=os.environ.get("PROFTRACE_LIB"))
+    p.add_argument("--helpers", default=os.environ.get("PT_HELPERS"),
+                   help="directory of the compiled helpers (spawnlat...)")
+    if extra:
+        extra(p)
+    a = p.parse_args()
+    if not a.proftrace or not a.lib:
+        p.error("--proftrace and --lib (or PROFTRACE, PROFTRACE_LIB) needed")
+    a.proftrace = os.path.abspath(a.proftrace)
+    a.lib = os.path.abspath(a.lib)
+    return a
+
+
+def is_root():
+    return os.geteuid() == 0
+
+
+_dirs = []
+
+
+def _cleanup():
+    if os.environ.get("PT_KEEP"):
+        for d in _dirs:
+            log("kept " + d)
+        return
+    for d in _dirs:
+        # A test that failed may leave its tmpfs mounted.
+        for m in ("/mnt", "/ro"):
+            if os.path.ismount(d + m):
+                subprocess.run(["umount", "-l", d + m],
+                               stderr=subprocess.DEVNULL)
+        shutil.rmtree(d, ignore_errors=True)
+
+
+atexit.register(_cleanup)
+
+
+def tmpdir(tag="rel"):
+    d = tempfile.mkdtemp(prefix="pt-" + tag + "-", dir="/tmp")
+    os.chmod(d, 0o700)
+    _dirs.append(d)
+    return d
+
+
+def traced_env(lib, sock=None, spool=None, extra=None, base=None):
+    env = dict(os.environ if base is None else base)
+    for k in ("PROFTRACE_SOCKET", "PROFTRACE_DIR", "PROFTRACE_ENV"):
+        env.pop(k, None)
+    env["LD_PRELOAD"] = lib
+    if sock:
+        env["PROFTRACE_SOCKET"] = sock
+    if spool:
+        env["PROFTRACE_DIR"] = spool
+    env.update(extra or {})
+    return env
+
+
+def untraced_env(extra=None):
+    env = dict(os.environ)
+    for k in ("LD_PRELOAD", "PROFTRACE_SOCKET", "PROFTRACE_DIR"):
+        env.pop(k, None)
+    env.update(extra or {})
+    return env
+
+
+def wait_for(pred, timeout, what, step=0.02):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if pred():
+            return
+        time.sleep(step)
+    fail("timed out waiting for " + (what() if callable(what) else what))
+
+
+class Daemon:
+    """A `proftrace daemon` on a socket of its own, logging to a file."""
+
+    def __init__(self, a, capture, sock, extra=(), wrapper=(), prefix=(),
+                 env=None, log_path=None):
+        self.capture, self.sock = capture, sock
+        self.log_path = log_path or capture + ".log"
+        self.logf = open(self.log_path, "w")
+        cmd = list(prefix) + list(wrapper) + [
+            a.proftrace, "daemon", "-o", capture, "--force", "--socket",
+            sock] + list(extra)
+        self.p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
+                                  stdout=subprocess.DEVNULL, stderr=self.logf,
+                                  env=env or untraced_env())
+        wait_for(lambda: os.path.exists(sock) or self.p.poll() is not None,
+                 120, "the daemon's socket")
+        check(self.p.poll() is None, "the daemon exited at once:\n" +
+              self.log())
+
+    def log(self):
+        if not self.logf.closed:
+            self.logf.flush()
+        with open(self.log_path, errors="replace") as f:
+            return f.read()
+
+    def stop(self, timeout=120):
+        """SIGTERM, then wait; returns the exit status."""
+        if self.p.poll() is None:
+            self.p.send_signal(signal.SIGCONT)
+            self.p.send_signal(signal.SIGTERM)
+        try:
+            return self.p.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            fail("the daemon did not finish within %d s of SIGTERM" % timeout)
+        finally:
+            self.logf.close()
+
+    def kill(self, sig=signal.SIGKILL):
+        self.p.send_signal(sig)
+
+
+def run(cmd, timeout=600, **kw):
+    kw.setdefault("stdout", subprocess.PIPE)
+    kw.setdefault("stderr", subprocess.PIPE)
+    try:
+        return subprocess.run(cmd, timeout=timeout, **kw)
+    except subprocess.TimeoutExpired:
+        fail("%s hung (more than %d s)" % (cmd[:3], timeout))
+
+
+def convert(a, inputs, fmt="csv", extra=(), timeout=600):
+    """proftrace convert; returns (status, stdout text, stderr text)."""
+    if isinstance(inputs, str):
+        inputs = [inputs]
+    r = run([a.proftrace, "convert", "-f", fmt] + list(extra) + ["--"] +
+            list(inputs), timeout=timeout, env=untraced_env())
+    return (r.returncode, r.stdout.decode(errors="surrogateescape"),
+            r.stderr.decode(errors="replace"))
+
+
+def csv_rows(text):
+    return list(csv.DictReader(io.StringIO(text)))
+
+
+# ---- frames (doc/format.md, "Frames") ----
+
+def tail(items):
+    out = bytearray()
+    for tag, s in items:
+        out.append(tag)
+        out += (s.encode("utf-8", "surrogateescape") if isinstance(s, str)
+                else s) + b"\0"
+    return bytes(out)
+
+
+def frame(rtype, pid, payload, t=1_000_000_000, flags=0, version=1,
+          magic=FRAME_MAGIC, length=None, raw_length=None, reserved=0):
+    n = len(payload)
+    hdr = struct.pack("<IBBHIIIIQ", magic, version, rtype, flags, pid,
+                      n if length is None else length,
+                      n if raw_length is None else raw_length, reserved, t)
+    return hdr + payload
+
+
+def hello(pid, ppid=1, argv=("prog",), cwd="/", env=(), kind=HELLO_IMAGE,
+          uid=None, t=1_000_000_000):
+    fixed = struct.pack("<IIIIQQ", ppid, os.getuid() if uid is None else uid,
+                        kind, 0, 1_700_000_000_000_000_000 + t, t)
+    items = [(T_EXE, argv[0])] + [(T_ARG, x) for x in argv] + [(T_CWD, cwd)]
+    items += [(T_ENV, e) for e in env]
+    return frame(HELLO, pid, fixed + tail(items), t=t)
+
+
+def exit_frame(pid, status=0, t=2_000_000_000):
+    return frame(EXIT, pid, struct.pack("<iIQQQ", status, 1, 10, 20, 1000),
+                 t=t)
+
+
+def exec_failed(pid, err=2, t=1_500_000_000):
+    return frame(EXEC_FAILED, pid, struct.pack("<II", err, 1), t=t)
+
+
+def deflated(f):
+    """The same frame, deflated as the library sends large ones."""
+    h = struct.unpack("<IBBHIIIIQ", f[:FRAME_HDR])
+    z = zlib.compress(f[FRAME_HDR:], 6)
+    return struct.pack("<IBBHIIIIQ", h[0], h[1], h[2], 1, h[4], len(z),
+                       len(f) - FRAME_HDR, 0, h[8]) + z
+
+
+def seqpacket(path):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    s.connect(path)
+    return s
+
+
+# ---- captures (doc/format.md, "Capture") ----
+
+def gunzip_prefix(data):
+    """Everything a gzip stream decodes to, up to its end or damage:
+    (bytes, error text or None)."""
+    d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    try:
+        out = d.decompress(data)
+    except zlib.error as e:
+        # Decode again in small steps to keep what preceded the damage.
+        d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        out = bytearray()
+        for i in range(0, len(data), 64):
+            try:
+                out += d.decompress(data[i:i + 64])
+            except zlib.error:
+                return bytes(out), str(e)
+        return bytes(out), str(e)
+    if not d.eof:
+        return out, "truncated"
+    return out, None
+
+
+def parse_records(raw):
+    """Capture records of a decompressed capture: (records, offset where
+    the whole records end).  Each record is a dict."""
+    recs = []
+    if len(raw) < 16 or raw[:8] != b"PFTRCAP\0":
+        return recs, 0
+    off = struct.unpack_from("<I", raw, 12)[0]
+    while off + CAP_HDR <= len(raw):
+        (magic, kind, _r, length, ppid, puid, _r2, conn,
+         recv) = struct.unpack_from("<IHHIIIIQQ", raw, off)
+        if magic != CAP_MAGIC or off + CAP_HDR + length > len(raw):
+            break
+        recs.append(dict(kind=kind, conn=conn, peer_pid=ppid, peer_uid=puid,
+                         recv=recv, off=off,
+                         data=raw[off + CAP_HDR:off + CAP_HDR + length]))
+        off += CAP_HDR + length
+    return recs, off
+
+
+def read_capture(path):
+    with open(path, "rb") as f:
+        raw, _ = gunzip_prefix(f.read())
+    return parse_records(raw)[0]
+
+
+def frame_items(f):
+    """(type, pid, fixed+tail payload, [(tag, bytes)...]) of a plain frame."""
+    (_m, _v, rtype, _fl, pid, length, _raw, _res,
+     _t) = struct.unpack_from("<IBBHIIIIQ", f, 0)
+    payload = f[FRAME_HDR:FRAME_HDR + length]
+    fixed = {HELLO: 32, EXEC: 8, EXEC_FAILED: 8, SPAWN: 8, FORK: 8,
+             REAP: 40, EXIT: 32}.get(rtype, 0)
+    items, pos = [], fixed
+    while pos < len(payload):
+        end = payload.index(b"\0", pos + 1)
+        items.append((payload[pos], payload[pos + 1:end]))
+        pos = end + 1
+    return rtype, pid, payload, items
+
+
+def helper(a, name):
+    d = a.helpers or os.path.dirname(os.path.abspath(__file__))
+    p = os.path.join(d, name)
+    check(os.access(p, os.X_OK), "helper %s not built (--helpers)" % p)
+    return p
+
+
+def peak_rss_kb(pid):
+    """VmHWM of a live process, or 0."""
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0

@@ -1,0 +1,58 @@
+#!/usr/bin/env python3
+"""The collector under valgrind (doc/reliability.md, M2): no invalid
+access, no use of uninitialised memory, no leak (definite or indirect)
+in `proftrace record` (collecting, then the summary and CSV), `proftrace
+convert` to every format, and `proftrace daemon` fed every kind of
+malformed frame (bad-frames.py with --wrapper).
+
+    valgrind.py VALGRIND   (PROFTRACE, PROFTRACE_LIB in the environment)
+"""
+
+import os
+import subprocess
+import sys
+
+import ptrel
+from ptrel import check, log
+
+
+def main():
+    vg = sys.argv.pop(1)
+    a = ptrel.args(__doc__)
+    d = ptrel.tmpdir("vg")
+    wrap = [vg, "--quiet", "--error-exitcode=99", "--leak-check=full",
+            "--show-leak-kinds=definite,indirect",
+            "--errors-for-leak-kinds=definite,indirect",
+            "--log-file=%s/valgrind.%%p.log" % d]
+    cap = d + "/vg.ptcap"
+    r = ptrel.run(wrap + [a.proftrace, "record", "-o", cap, "--csv",
+                          d + "/out.csv", "--redact", "x[0-9]", "--", "sh",
+                          "-c", "for i in 1 2 3; do /bin/echo x$i; done | "
+                          "cat >/dev/null; (ls / >/dev/null)"],
+                  env=ptrel.untraced_env(), timeout=600)
+    check(r.returncode == 0, "record under valgrind exited %d:\n%s"
+          % (r.returncode, r.stderr.decode()))
+    log("record: clean")
+    for fmt in ("csv", "json", "folded", "folded-cpu"):
+        r = ptrel.run(wrap + [a.proftrace, "convert", "-f", fmt, "--redact",
+                              "x", "-o", d + "/out", cap],
+                      env=ptrel.untraced_env(), timeout=600)
+        check(r.returncode == 0, "convert -f %s under valgrind exited %d:\n%s"
+              % (fmt, r.returncode, r.stderr.decode()))
+    log("convert (csv, json, folded, folded-cpu): clean")
+    r = subprocess.run([sys.executable, os.path.join(os.path.dirname(
+        os.path.abspath(__file__)), "bad-frames.py"), "--wrapper",
+        " ".join(wrap)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        timeout=900)
+    check(r.returncode == 0, "bad-frames with the daemon under valgrind:\n"
+          + r.stdout.decode())
+    log("daemon fed malformed frames: clean")
+    logs = [f for f in os.listdir(d) if f.startswith("valgrind.")]
+    for f in logs:
+        text = open(os.path.join(d, f)).read()
+        check(not text.strip(), "valgrind reported:\n" + text)
+    log("PASS (%d valgrind logs, all empty)" % len(logs))
+
+
+if __name__ == "__main__":
+    main()
