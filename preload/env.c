@@ -139,11 +139,11 @@ int pt_env_recorded(const char *entry)
 	if (!eq)
 		return 0;
 	len = (size_t)(eq - entry);
-	if (secret_name(entry, len))
-		return 0;
+	/* Membership first: the secret scan is the costly part, and every
+	 * variable of every process passes through here. */
 	for (i = 0; i < sizeof allowlist / sizeof allowlist[0]; i++)
 		if (strlen(allowlist[i]) == len && !strncmp(entry, allowlist[i], len))
-			return 1;
+			return !secret_name(entry, len);
 	if (pt.env_list[0]) {
 		const char *list = pt.env_list + sizeof PT_ENV_LIST;
 		const char *p = list;
@@ -152,7 +152,7 @@ int pt_env_recorded(const char *entry)
 			size_t k = strcspn(p, ":, ");
 
 			if (k == len && !strncmp(p, entry, len))
-				return 1;
+				return !secret_name(entry, len);
 			p += k;
 			p += *p != '\0';
 		}
