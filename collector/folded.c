@@ -111,7 +111,10 @@ static void add_exec(struct trie *t, const struct pt_analysis *a,
 		}
 		nodes[e->id] = node(t, parent, label->buf, label->len, key);
 	}
-	t->weight[nodes[e->id]] += exec_weight(a, e, w);
+	/* Saturate: a damaged capture's absurd times must not wrap around. */
+	if (__builtin_add_overflow(t->weight[nodes[e->id]], exec_weight(a, e, w),
+				   &t->weight[nodes[e->id]]))
+		t->weight[nodes[e->id]] = INT64_MAX;
 }
 
 static int print(struct trie *t, FILE *f, enum pt_folded_weight w)
@@ -142,7 +145,7 @@ static int print(struct trie *t, FILE *f, enum pt_folded_weight w)
 				pt_sb_addch(&line, ';');
 			pt_sb_add(&line, lab, t->keys.len[x] - 4);
 			if (w == PT_FOLDED_WALL)
-				v = (v + 500) / 1000;
+				v = v / 1000 + (v % 1000 >= 500);  /* no v + 500 */
 			if (v > 0) {
 				size_t keep = line.len;
 

@@ -569,9 +569,16 @@ static struct ev *new_ev(struct build *b, enum ev_type type, uint32_t pid,
 	return e;
 }
 
+/* A CPU time beyond this (about 2 years) is damage, not a measurement. */
+#define CPU_US_MAX (1ull << 46)
+
 static uint32_t new_cpu(struct build *b, uint64_t ut, uint64_t st,
 			uint64_t rss)
 {
+	/* A forged or damaged value must not overflow the sums of every
+	 * view downstream: it is no CPU time at all. */
+	if (ut > CPU_US_MAX || st > CPU_US_MAX || rss > CPU_US_MAX)
+		return NONE;
 	GROW(b->cpu, b->ncpu, b->ccpu);
 	b->cpu[b->ncpu].ut = ut;
 	b->cpu[b->ncpu].st = st;
@@ -1144,7 +1151,8 @@ static void ev_exit(struct pidpass *pp, const struct ev *e)
 	im->flags |= IF_ENDED | IF_EXITED;
 	im->exit_code = (int16_t)(e->a & 255);
 	im->signal = 0;
-	set_cpu(im, &b->cpu[e->b]);
+	if (e->b != NONE)
+		set_cpu(im, &b->cpu[e->b]);
 }
 
 static void ev_reap(struct pidpass *pp, const struct ev *e)
