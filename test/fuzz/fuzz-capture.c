@@ -20,6 +20,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "fuzz-input.h"
+
 #include "csv.h"
 #include "folded.h"
 #include "json.h"
@@ -54,30 +56,6 @@ static void setup(void)
 	if (!devnull)
 		abort();
 	atexit(cleanup);
-}
-
-static int write_input(const char *path, const uint8_t *p, size_t n, int gz)
-{
-	if (gz) {
-		gzFile g = gzopen(path, "wb1");
-
-		if (!g)
-			return -1;
-		if (n && gzwrite(g, p, (unsigned)n) != (int)n) {
-			gzclose(g);
-			return -1;
-		}
-		return gzclose(g) == Z_OK ? 0 : -1;
-	} else {
-		int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-		ssize_t w;
-
-		if (fd < 0)
-			return -1;
-		w = n ? write(fd, p, n) : 0;
-		close(fd);
-		return w == (ssize_t)n ? 0 : -1;
-	}
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
