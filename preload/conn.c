@@ -8,9 +8,11 @@
  * memory with its parent (vfork, clone) writes no global state, so it uses
  * the inherited connection, or one it opens and closes itself.
  *
- * Sends are bounded: SO_SNDTIMEO caps how long a stalled collector can
- * hold a process (in connect() as well as send()); after one timeout the
- * process stops waiting on it for good (design.md, pitfall 8).
+ * Sends are bounded: a stalled collector holds a process at most
+ * PT_SEND_TIMEOUT_MS per connect() or send() (a non-blocking socket and
+ * ppoll, or, when the backlog was full at connect(), SO_SNDTIMEO); after
+ * one timeout the process stops waiting on it for good (design.md,
+ * pitfall 8).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -23,20 +25,10 @@
 #include <unistd.h>
 
 #include "pt-preload.h"
+#include "pt-sys.h"
 
 #define PT_SEND_TIMEOUT_MS 250
 #define PT_HIGH_FD 900          /* keep out of the fds programs expect */
-
-static int fd_identity(int fd, dev_t *dev, ino_t *ino)
-{
-	struct stat st;
-
-	if (fstat(fd, &st) < 0)
-		return -1;
-	*dev = st.st_dev;
-	*ino = st.st_ino;
-	return 0;
-}
 
 /* Is pt.fd still the file we opened?  Programs close and reuse fds. */
 static int owned_fd_valid(void)
@@ -44,22 +36,22 @@ static int owned_fd_valid(void)
 	dev_t dev;
 	ino_t ino;
 
-	return pt.fd >= 0 && fd_identity(pt.fd, &dev, &ino) == 0 &&
+	return pt.fd >= 0 && pt_sys_fd_identity(pt.fd, &dev, &ino) == 0 &&
 	       dev == pt.fd_dev && ino == pt.fd_ino;
 }
 
 /* Move fd above the range programs use, close-on-exec. */
 static int move_high(int fd)
 {
-	int hi = fcntl(fd, F_DUPFD_CLOEXEC, PT_HIGH_FD);
+	int hi = pt_sys_fcntl(fd, F_DUPFD_CLOEXEC, PT_HIGH_FD);
 
 	if (hi < 0)
 		return fd;
-	close(fd);
+	pt_sys_close(fd);
 	return hi;
 }
 
-static int connect_socket(const char *path)
+static int connect_socket(const char *path, int owner)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct timeval tv = { 0, PT_SEND_TIMEOUT_MS * 1000 };
@@ -69,20 +61,29 @@ static int connect_socket(const char *path)
 	if (!n || n >= sizeof sa.sun_path)
 		return -1;
 	memcpy(sa.sun_path, path, n + 1);
-	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	/* Non-blocking, so that no setsockopt is needed when the collector
+	 * keeps up, the common case: a full socket is waited for, at most
+	 * PT_SEND_TIMEOUT_MS, where it is met (here, pt_chan_write). */
+	fd = pt_sys_socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return -1;
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-	if (connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
-		/* EAGAIN: timed out, the collector's backlog is full.  With
-		 * no spool to fall back on, stop trying for good (owner only:
-		 * a vfork child writes no global). */
-		if (errno == EAGAIN && !pt.spool_dir[0] && pt_is_owner())
+	if (pt_sys_connect(fd, &sa, sizeof sa) == 0)
+		return fd;
+	if (errno == EAGAIN) {
+		/* The collector's backlog is full, and a Unix socket's connect
+		 * cannot be polled for: retry blocking, with a send timeout,
+		 * which bounds connect() as well. */
+		pt_sys_fcntl(fd, F_SETFL, O_RDWR);
+		pt_sys_setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+		if (pt_sys_connect(fd, &sa, sizeof sa) == 0)
+			return fd;
+		/* Timed out.  With no spool to fall back on, stop trying for
+		 * good (owner only: a vfork child writes no global). */
+		if (errno == EAGAIN && !pt.spool_dir && owner)
 			pt.off = 1;
-		close(fd);
-		return -1;
 	}
-	return fd;
+	pt_sys_close(fd);
+	return -1;
 }
 
 static char *append(char *p, char *end, const char *s)
@@ -109,24 +110,24 @@ static char *append_u64(char *p, char *end, uint64_t v)
  * A spool file of our own: O_EXCL|O_NOFOLLOW so that nothing planted at
  * the name is followed or reused.
  */
-static int open_spool(void)
+static int open_spool(pid_t self)
 {
 	char name[PATH_MAX];
 	char *p = name, *end = name + sizeof name - 1;
 	int fd;
 
-	if (!pt.spool_dir[0])
+	if (!pt.spool_dir)
 		return -1;
-	p = append(p, end, pt.spool_dir);
+	p = append(p, end, PT_STR(spool_dir));
 	p = append(p, end, "/proftrace-");
-	p = append_u64(p, end, (uint64_t)getpid());
+	p = append_u64(p, end, (uint64_t)self);
 	p = append(p, end, "-");
 	p = append_u64(p, end, pt_now_ns());
 	p = append(p, end, ".ptspool");
 	if (p == end)
 		return -1;
 	*p = '\0';
-	fd = open(name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_APPEND |
+	fd = pt_sys_open(name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_APPEND |
 			O_CLOEXEC, 0600);
 	return fd < 0 ? -1 : fd;
 }
@@ -137,7 +138,7 @@ int pt_chan_write(const struct pt_chan *ch, const void *buf, size_t len)
 
 	if (ch->spool) {
 		while (len) {
-			ssize_t w = write(ch->fd, p, len);
+			ssize_t w = pt_sys_write(ch->fd, p, len);
 
 			if (w < 0 && errno == EINTR)
 				continue;
@@ -148,19 +149,36 @@ int pt_chan_write(const struct pt_chan *ch, const void *buf, size_t len)
 		}
 		return 0;
 	}
-	for (;;) {
-		ssize_t w = send(ch->fd, buf, len, MSG_NOSIGNAL);
+	for (uint64_t deadline = 0;;) {
+		ssize_t w = pt_sys_send(ch->fd, buf, len, MSG_NOSIGNAL);
+		uint64_t now;
 
 		if (w == (ssize_t)len)
 			return 0;
 		if (w < 0 && errno == EINTR)
 			continue;
-		/* SO_SNDTIMEO expired: the collector is stalled.  Stop
-		 * waiting on it for good, so that a long-lived process (make)
-		 * pays the timeout once, not once per event (owner only). */
-		if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) &&
-		    pt_is_owner())
-			pt.off = 1;
+		if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			/* Full.  A non-blocking socket waits here, up to
+			 * PT_SEND_TIMEOUT_MS in all; one connected blocking
+			 * (see connect_socket) has waited out SO_SNDTIMEO. */
+			if (!deadline &&
+			    pt_sys_fcntl(ch->fd, F_GETFL, 0) & O_NONBLOCK)
+				deadline = pt_now_ns() +
+					   PT_SEND_TIMEOUT_MS * 1000000ull;
+			now = pt_now_ns();
+			if (deadline > now) {
+				int r = pt_sys_wait_writable(ch->fd,
+					(int)((deadline - now) / 1000000 + 1));
+
+				if (r > 0 || (r < 0 && errno == EINTR))
+					continue;
+			}
+			/* The collector is stalled.  Stop waiting on it for
+			 * good, so that a long-lived process (make) pays the
+			 * timeout once, not once per event (owner only). */
+			if (ch->owner)
+				pt.off = 1;
+		}
 		return -1;
 	}
 }
@@ -174,15 +192,16 @@ static void hello_body(struct pt_body *b, uint32_t kind, uint64_t start_ns,
 	memset(b, 0, sizeof *b);
 	b->type = PT_REC_HELLO;
 	b->fixed_len = sizeof(struct pt_rec_hello);
-	pt_put32(b->fixed + 0, (uint32_t)getppid());
-	pt_put32(b->fixed + 4, (uint32_t)getuid());
+	pt_put32(b->fixed + 0, (uint32_t)pt_sys_getppid());
+	pt_put32(b->fixed + 4, (uint32_t)pt_sys_getuid());
 	pt_put32(b->fixed + 8, kind);
 	pt_put64(b->fixed + 16, (uint64_t)rt.tv_sec * 1000000000u +
 				(uint64_t)rt.tv_nsec);
 	pt_put64(b->fixed + 24, start_ns ? start_ns : now);
 }
 
-int pt_conn_open(struct pt_chan *ch, uint32_t hello_kind, uint64_t start_ns)
+int pt_conn_open(struct pt_chan *ch, uint32_t hello_kind, uint64_t start_ns,
+		 pid_t self)
 {
 	char cwd[PATH_MAX];
 	struct pt_body b;
@@ -190,9 +209,11 @@ int pt_conn_open(struct pt_chan *ch, uint32_t hello_kind, uint64_t start_ns)
 
 	ch->temp = 1;
 	ch->spool = 0;
-	ch->fd = connect_socket(pt.socket_path);
+	ch->pid = self;
+	ch->owner = self == pt.owner;
+	ch->fd = connect_socket(PT_STR(socket_path), ch->owner);
 	if (ch->fd < 0) {
-		ch->fd = open_spool();
+		ch->fd = open_spool(self);
 		ch->spool = 1;
 	}
 	if (ch->fd < 0)
@@ -210,7 +231,7 @@ int pt_conn_open(struct pt_chan *ch, uint32_t hello_kind, uint64_t start_ns)
 void pt_chan_put(struct pt_chan *ch)
 {
 	if (ch->temp && ch->fd >= 0)
-		close(ch->fd);
+		pt_sys_close(ch->fd);
 	ch->fd = -1;
 	ch->temp = 0;
 }
@@ -219,8 +240,8 @@ void pt_chan_put(struct pt_chan *ch)
 static void adopt(struct pt_chan *ch)
 {
 	ch->fd = move_high(ch->fd);
-	if (fd_identity(ch->fd, &pt.fd_dev, &pt.fd_ino) < 0) {
-		close(ch->fd);
+	if (pt_sys_fd_identity(ch->fd, &pt.fd_dev, &pt.fd_ino) < 0) {
+		pt_sys_close(ch->fd);
 		ch->fd = -1;
 	}
 	pt.fd = ch->fd;
@@ -238,9 +259,11 @@ void pt_conn_start_image(char *const *argv, char *const *envp)
 	pt.fd = -1;
 	ch.temp = 0;
 	ch.spool = 0;
-	ch.fd = connect_socket(pt.socket_path);
+	ch.pid = pt.owner;
+	ch.owner = 1;
+	ch.fd = connect_socket(PT_STR(socket_path), 1);
 	if (ch.fd < 0) {
-		ch.fd = open_spool();
+		ch.fd = open_spool(pt.owner);
 		ch.spool = 1;
 	}
 	if (ch.fd < 0) {
@@ -255,14 +278,14 @@ void pt_conn_start_image(char *const *argv, char *const *envp)
 	if (getcwd(cwd, sizeof cwd))
 		b.cwd = cwd;
 	if (pt_send_record(&ch, &b, now) < 0 && !ch.spool) {
-		close(pt.fd);           /* collector stalled: stop waiting */
+		pt_sys_close(pt.fd);    /* collector stalled: stop waiting */
 		pt.fd = -1;
 	}
 }
 
 void pt_conn_after_fork(uint64_t fork_ns)
 {
-	pt.owner = getpid();
+	pt.owner = pt_sys_getpid();
 	pt.fork_pending = pt.fd >= 0;
 	pt.start_ns = fork_ns;
 	pt.base_utime_us = pt.base_stime_us = 0;    /* rusage restarts at fork */
@@ -281,29 +304,31 @@ static void fork_child_connect(void)
 
 	if (!__atomic_exchange_n(&pt.fork_pending, 0, __ATOMIC_ACQ_REL))
 		return;
-	if (pt_conn_open(&ch, PT_HELLO_FORK, pt.start_ns) < 0) {
+	if (pt_conn_open(&ch, PT_HELLO_FORK, pt.start_ns, pt.owner) < 0) {
 		pt.fd = -1;
 	} else {
 		adopt(&ch);
 	}
 	if (inherited >= 0 && inherited != pt.fd)
-		close(inherited);
+		pt_sys_close(inherited);
 }
 
-int pt_chan_get(struct pt_chan *ch, enum pt_chan_use use)
+int pt_chan_get(struct pt_chan *ch, enum pt_chan_use use, pid_t self)
 {
 	ch->temp = 0;
 	ch->spool = pt.spool;
 	ch->fd = -1;
 	if (!pt.ready || pt.off)
 		return -1;
-	if (!pt_is_owner()) {
+	ch->pid = self ? self : pt_sys_getpid();
+	ch->owner = ch->pid == pt.owner;
+	if (!ch->owner) {
 		/* Foreign: read-only use of pt, else a connection of our own. */
 		if (owned_fd_valid()) {
 			ch->fd = pt.fd;
 			return 0;
 		}
-		return pt_conn_open(ch, PT_HELLO_FOREIGN, 0);
+		return pt_conn_open(ch, PT_HELLO_FOREIGN, 0, ch->pid);
 	}
 	if (pt.fork_pending && use != PT_USE_EXEC)
 		fork_child_connect();
@@ -317,7 +342,7 @@ int pt_chan_get(struct pt_chan *ch, enum pt_chan_use use)
 	 * HELLO; only a fork child that never did says so now.
 	 */
 	if (pt_conn_open(ch, pt.fork_pending ? PT_HELLO_FORK : PT_HELLO_AUX,
-			 pt.start_ns) < 0)
+			 pt.start_ns, ch->pid) < 0)
 		return -1;
 	pt.fork_pending = 0;
 	adopt(ch);

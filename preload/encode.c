@@ -97,18 +97,19 @@ static void emit_body(struct enc *e, const struct pt_body *b)
 			enc_item(e, PT_TAG_ENV, *p);
 }
 
-static void put_header(unsigned char *h, const struct pt_body *b, uint16_t flags,
-		       uint32_t len, uint32_t raw_len, uint64_t t)
+static void put_header(unsigned char *h, const struct pt_chan *ch,
+		       const struct pt_body *b, uint16_t flags, uint32_t len,
+		       uint32_t raw_len, uint64_t t)
 {
 	pt_put32(h, PT_WIRE_MAGIC);
 	h[4] = PT_WIRE_VERSION;
 	h[5] = b->type;
 	h[6] = (unsigned char)flags;
 	h[7] = (unsigned char)(flags >> 8);
-	pt_put32(h + 8, (uint32_t)getpid());
+	pt_put32(h + 8, (uint32_t)ch->pid);
 	pt_put32(h + 12, len);
 	pt_put32(h + 16, raw_len);
-	pt_put32(h + 20, pt_is_owner() ? 0 : (uint32_t)pt.owner);
+	pt_put32(h + 20, ch->owner ? 0 : (uint32_t)pt.owner);
 	pt_put64(h + 24, t);
 }
 
@@ -146,7 +147,7 @@ static int send_alone(struct pt_chan *ch, const unsigned char *frame, size_t n)
 
 	if (ch->spool)          /* a file takes any size in one write */
 		return pt_chan_write(ch, frame, n);
-	if (pt_conn_open(&aux, PT_HELLO_AUX, 0) < 0)
+	if (pt_conn_open(&aux, PT_HELLO_AUX, 0, ch->pid) < 0)
 		return -1;
 	for (off = 0; off < n && rc == 0; off += PT_MSG_MAX) {
 		size_t k = n - off < PT_MSG_MAX ? n - off : PT_MSG_MAX;
@@ -173,13 +174,13 @@ static int send_large_owned(struct pt_chan *ch, const struct pt_body *b,
 	e.buf = frame + 32;
 	e.cap = raw;
 	emit_body(&e, b);
-	put_header(frame, b, 0, (uint32_t)raw, (uint32_t)raw, t);
+	put_header(frame, ch, b, 0, (uint32_t)raw, (uint32_t)raw, t);
 	if (raw >= PT_DEFLATE_MIN && load_zlib(&zc, &zb) == 0) {
 		unsigned long zlen = zb(raw);
 
 		z = malloc(32 + zlen);
 		if (z && zc(z + 32, &zlen, frame + 32, raw, 6) == 0 && zlen < raw) {
-			put_header(z, b, PT_FRAME_DEFLATED, (uint32_t)zlen,
+			put_header(z, ch, b, PT_FRAME_DEFLATED, (uint32_t)zlen,
 				   (uint32_t)raw, t);
 			free(frame);
 			frame = z;
@@ -202,10 +203,10 @@ static int send_large_streamed(struct pt_chan *ch, const struct pt_body *b,
 	struct enc e = { .buf = buf, .cap = sizeof buf };
 	int rc;
 
-	if (!ch->spool && pt_conn_open(&aux, PT_HELLO_AUX, 0) < 0)
+	if (!ch->spool && pt_conn_open(&aux, PT_HELLO_AUX, 0, ch->pid) < 0)
 		return -1;
 	e.sink = &aux;
-	put_header(buf, b, 0, (uint32_t)raw, (uint32_t)raw, t);
+	put_header(buf, ch, b, 0, (uint32_t)raw, (uint32_t)raw, t);
 	e.len = 32;
 	emit_body(&e, b);
 	rc = e.failed ? -1 : pt_chan_write(&aux, buf, e.len);
@@ -224,11 +225,11 @@ int pt_send_record(struct pt_chan *ch, const struct pt_body *b, uint64_t t)
 		return -1;
 	emit_body(&e, b);
 	if (!e.overflow) {
-		put_header(buf, b, 0, (uint32_t)e.len, (uint32_t)e.len, t);
+		put_header(buf, ch, b, 0, (uint32_t)e.len, (uint32_t)e.len, t);
 		rc = pt_chan_write(ch, buf, 32 + e.len);
 	} else if (e.total > PT_FRAME_MAX) {
 		rc = -1;                /* the collector would refuse it */
-	} else if (pt_is_owner()) {
+	} else if (ch->owner) {
 		rc = send_large_owned(ch, b, e.total, t);
 	} else {
 		rc = send_large_streamed(ch, b, e.total, t);

@@ -13,20 +13,35 @@
 #include <unistd.h>
 
 #include "pt-preload.h"
+#include "pt-sys.h"
 
 static const char *const allowlist[] = { PT_ENV_ALLOWLIST };
 
-/* Copy "NAME=" value into dst as "NAME=value"; "" if it does not fit. */
-static void set_entry(char *dst, size_t cap, const char *name, const char *val)
+/*
+ * Add the n bytes at a, then the strings b and c (or NULL), as one string
+ * to pt.pool.  Returns its offset, or 0 (the empty string) if the result
+ * would reach max bytes or does not fit.
+ */
+static uint16_t pool_add(const char *a, size_t n, const char *b, const char *c,
+			 size_t max)
 {
-	size_t a = strlen(name), b = strlen(val);
+	size_t nb = b ? strlen(b) : 0, nc = c ? strlen(c) : 0;
+	size_t at = pt.pool_used ? pt.pool_used : 1, len = n + nb + nc;
 
-	dst[0] = '\0';
-	if (a + 1 + b + 1 > cap)
-		return;
-	memcpy(dst, name, a);
-	dst[a] = '=';
-	memcpy(dst + a + 1, val, b + 1);
+	if (len >= max || at + len + 1 > sizeof pt.pool)
+		return 0;
+	memcpy(pt.pool + at, a, n);
+	memcpy(pt.pool + at + n, b, nb);
+	memcpy(pt.pool + at + n + nb, c, nc);
+	pt.pool[at + len] = '\0';
+	pt.pool_used = at + len + 1;
+	return (uint16_t)at;
+}
+
+/* "NAME=value" added to the pool, as pool_add(). */
+static uint16_t pool_entry(const char *name, const char *val, size_t max)
+{
+	return pool_add(name, strlen(name), "=", val, max);
 }
 
 static const char *lookup(char *const *envp, const char *name)
@@ -34,7 +49,8 @@ static const char *lookup(char *const *envp, const char *name)
 	size_t n = strlen(name);
 
 	for (; envp && *envp; envp++)
-		if (!strncmp(*envp, name, n) && (*envp)[n] == '=')
+		if (**envp == *name && !strncmp(*envp, name, n) &&
+		    (*envp)[n] == '=')
 			return *envp + n + 1;
 	return NULL;
 }
@@ -66,19 +82,18 @@ static void find_preload_entry(const char *preload)
 		const char *slash = memrchr(p, '/', k);
 		const char *base = slash ? slash + 1 : p;
 
-		if (k < sizeof pt.preload_entry &&
-		    !strncmp(base, "libproftrace", 12)) {
-			memcpy(pt.preload_entry, p, k);
-			pt.preload_entry[k] = '\0';
+		if (!strncmp(base, "libproftrace", 12)) {
+			pt.preload_entry = pool_add(p, k, NULL, NULL, PATH_MAX);
 			return;
 		}
 		p += k;
 		p += *p != '\0';
 	}
 	/* Loaded some other way (ld.so.preload, a renamed copy): our path. */
-	if (dladdr((void *)find_preload_entry, &info) && info.dli_fname &&
-	    strlen(info.dli_fname) < sizeof pt.preload_entry)
-		strcpy(pt.preload_entry, info.dli_fname);
+	if (dladdr((void *)find_preload_entry, &info) && info.dli_fname)
+		pt.preload_entry = pool_add(info.dli_fname,
+					    strlen(info.dli_fname), NULL, NULL,
+					    PATH_MAX);
 }
 
 void pt_env_setup(char *const *envp)
@@ -87,30 +102,32 @@ void pt_env_setup(char *const *envp)
 	const char *dir = lookup(envp, PT_ENV_DIR);
 	const char *list = lookup(envp, PT_ENV_LIST);
 	char uid[16], *u = uid + sizeof uid;
-	unsigned v = (unsigned)getuid();
+	unsigned v;
 
 	find_preload_entry(lookup(envp, "LD_PRELOAD"));
-	if (pt.preload_entry[0])
-		set_entry(pt.env_preload, sizeof pt.env_preload, "LD_PRELOAD",
-			  pt.preload_entry);
-	if (sock && strlen(sock) < sizeof pt.socket_path) {
-		strcpy(pt.socket_path, sock);
-		set_entry(pt.env_socket, sizeof pt.env_socket, PT_ENV_SOCKET, sock);
+	if (pt.preload_entry)
+		pt.env_preload = pool_entry("LD_PRELOAD", PT_STR(preload_entry),
+					    2 * PATH_MAX);
+	if (sock)
+		pt.socket_path = pool_add(sock, strlen(sock), NULL, NULL,
+					  PT_SUN_PATH_MAX);
+	if (pt.socket_path) {
+		pt.env_socket = pool_entry(PT_ENV_SOCKET, sock, 2 * PATH_MAX);
 	} else {
+		v = (unsigned)pt_sys_getuid();
 		*--u = '\0';
 		do
 			*--u = (char)('0' + v % 10);
 		while ((v /= 10));
-		strcpy(pt.socket_path, PT_RUNDIR_PREFIX);
-		strcat(pt.socket_path, u);
-		strcat(pt.socket_path, "/" PT_SOCKET_NAME);
+		pt.socket_path = pool_add(PT_RUNDIR_PREFIX,
+					  strlen(PT_RUNDIR_PREFIX), u,
+					  "/" PT_SOCKET_NAME, PT_SUN_PATH_MAX);
 	}
-	if (dir && strlen(dir) < sizeof pt.spool_dir) {
-		strcpy(pt.spool_dir, dir);
-		set_entry(pt.env_dir, sizeof pt.env_dir, PT_ENV_DIR, dir);
-	}
+	if (dir && (pt.spool_dir = pool_add(dir, strlen(dir), NULL, NULL,
+					    PATH_MAX)))
+		pt.env_dir = pool_entry(PT_ENV_DIR, dir, 2 * PATH_MAX);
 	if (list)
-		set_entry(pt.env_list, sizeof pt.env_list, PT_ENV_LIST, list);
+		pt.env_list = pool_entry(PT_ENV_LIST, list, 1024);
 }
 
 /* Names whose values are never recorded, even when asked for. */
@@ -142,16 +159,17 @@ int pt_env_recorded(const char *entry)
 	/* Membership first: the secret scan is the costly part, and every
 	 * variable of every process passes through here. */
 	for (i = 0; i < sizeof allowlist / sizeof allowlist[0]; i++)
-		if (strlen(allowlist[i]) == len && !strncmp(entry, allowlist[i], len))
+		if (allowlist[i][0] == entry[0] && strlen(allowlist[i]) == len &&
+		    !strncmp(entry, allowlist[i], len))
 			return !secret_name(entry, len);
-	if (pt.env_list[0]) {
-		const char *list = pt.env_list + sizeof PT_ENV_LIST;
+	if (pt.env_list) {
+		const char *list = PT_STR(env_list) + sizeof PT_ENV_LIST;
 		const char *p = list;
 
 		while (*p) {
 			size_t k = strcspn(p, ":, ");
 
-			if (k == len && !strncmp(p, entry, len))
+			if (k == len && *p == *entry && !strncmp(p, entry, len))
 				return !secret_name(entry, len);
 			p += k;
 			p += *p != '\0';
@@ -174,7 +192,8 @@ char *const *pt_env_repair(char *const *envp, size_t n, char **out,
 {
 	static char *const empty[] = { NULL };
 	const char *pre = NULL;
-	size_t entry_len = strlen(pt.preload_entry), i, j = 0;
+	const char *entry = PT_STR(preload_entry);
+	size_t entry_len = strlen(entry), i, j = 0;
 	int need_pre, need_sock, need_dir, need_list, have_sock = 0,
 	    have_dir = 0, have_list = 0;
 
@@ -183,6 +202,10 @@ char *const *pt_env_repair(char *const *envp, size_t n, char **out,
 	for (i = 0; i < n; i++) {
 		const char *e = envp[i];
 
+		/* Every spawn passes here with the whole environment: most
+		 * entries are told apart by their first letter. */
+		if (e[0] != 'L' && e[0] != 'P')      /* LD_PRELOAD, PROFTRACE_* */
+			continue;
 		if (!strncmp(e, "LD_PRELOAD=", 11))
 			pre = e;
 		else if (!strncmp(e, PT_ENV_SOCKET "=", sizeof PT_ENV_SOCKET))
@@ -192,11 +215,11 @@ char *const *pt_env_repair(char *const *envp, size_t n, char **out,
 		else if (!strncmp(e, PT_ENV_LIST "=", sizeof PT_ENV_LIST))
 			have_list = 1;
 	}
-	need_pre = entry_len && (!pre || !list_has(pre + 11, pt.preload_entry,
+	need_pre = entry_len && (!pre || !list_has(pre + 11, entry,
 						    entry_len));
-	need_sock = pt.env_socket[0] && !have_sock;
-	need_dir = pt.env_dir[0] && !have_dir;
-	need_list = pt.env_list[0] && !have_list;
+	need_sock = pt.env_socket && !have_sock;
+	need_dir = pt.env_dir && !have_dir;
+	need_list = pt.env_list && !have_list;
 	if (!(need_pre || need_sock || need_dir || need_list) || n > PT_ENV_MAX)
 		return envp;
 
@@ -209,19 +232,19 @@ char *const *pt_env_repair(char *const *envp, size_t n, char **out,
 			/* Theirs first: a library they preload keeps its place. */
 			memcpy(scratch, pre, plen);
 			scratch[plen] = ':';
-			memcpy(scratch + plen + 1, pt.preload_entry, entry_len + 1);
+			memcpy(scratch + plen + 1, entry, entry_len + 1);
 			out[j] = scratch;
 		}
 		j++;
 	}
 	if (need_pre && !pre)
-		out[j++] = pt.env_preload;
+		out[j++] = PT_STR(env_preload);
 	if (need_sock)
-		out[j++] = pt.env_socket;
+		out[j++] = PT_STR(env_socket);
 	if (need_dir)
-		out[j++] = pt.env_dir;
+		out[j++] = PT_STR(env_dir);
 	if (need_list)
-		out[j++] = pt.env_list;
+		out[j++] = PT_STR(env_list);
 	out[j] = NULL;
 	return out;
 }

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "pt-preload.h"
+#include "pt-sys.h"
 
 extern char **environ;
 
@@ -42,9 +43,9 @@ static void exec_announce(struct pt_chan *ch, enum pt_call call,
 	char cwd[PATH_MAX];
 	struct pt_body b;
 
-	if (pt_chan_get(ch, PT_USE_EXEC) < 0)
+	if (pt_chan_get(ch, PT_USE_EXEC, 0) < 0)
 		return;
-	exec_body(&b, PT_REC_EXEC, (uint32_t)getppid(), call);
+	exec_body(&b, PT_REC_EXEC, (uint32_t)pt_sys_getppid(), call);
 	b.path = path;
 	b.argv = argv;
 	if (getcwd(cwd, sizeof cwd))
@@ -236,7 +237,7 @@ static const char *fd_path(int dirfd, const char *name, char *buf, size_t cap)
 	while (i)
 		*p++ = tmp[--i];
 	*p = '\0';
-	n = readlink(link, buf, cap - 1);
+	n = pt_sys_readlink(link, buf, cap - 1);
 	if (n < 0) {
 		if (name && *name)
 			return name;
@@ -299,7 +300,7 @@ static void send_spawn(enum pt_call call, pid_t child, const char *path,
 	struct pt_chan ch;
 	struct pt_body b;
 
-	if (pt_chan_get(&ch, PT_USE_EVENT) < 0)
+	if (pt_chan_get(&ch, PT_USE_EVENT, 0) < 0)
 		return;
 	exec_body(&b, PT_REC_SPAWN, (uint32_t)child, call);
 	b.path = path;
@@ -319,7 +320,7 @@ PT_EXPORT int posix_spawn(pid_t *pid, const char *path,
 	pt_resolve();
 	REPAIRED_ENV(env, envp);
 	errno = saved;
-	rc = pt_real.posix_spawn(&child, path, fa, attr, argv, env);
+	rc = PT_REAL_LAZY(posix_spawn)(&child, path, fa, attr, argv, env);
 	saved = errno;
 	if (pid && rc == 0)
 		*pid = child;
@@ -340,7 +341,7 @@ PT_EXPORT int posix_spawnp(pid_t *pid, const char *file,
 	pt_resolve();
 	REPAIRED_ENV(env, envp);
 	errno = saved;
-	rc = pt_real.posix_spawnp(&child, file, fa, attr, argv, env);
+	rc = PT_REAL_LAZY(posix_spawnp)(&child, file, fa, attr, argv, env);
 	saved = errno;
 	if (pid && rc == 0)
 		*pid = child;
@@ -403,7 +404,7 @@ PT_EXPORT int system(const char *command)
 
 	pt_resolve();
 	env_lend(&loan);
-	rc = pt_real.system(command);
+	rc = PT_REAL_LAZY(system)(command);
 	saved = errno;
 	env_return(&loan);
 	if (command && rc != -1)
@@ -420,7 +421,7 @@ PT_EXPORT FILE *popen(const char *command, const char *type)
 
 	pt_resolve();
 	env_lend(&loan);
-	f = pt_real.popen(command, type);
+	f = PT_REAL_LAZY(popen)(command, type);
 	saved = errno;
 	env_return(&loan);
 	errno = saved;
@@ -437,7 +438,7 @@ PT_EXPORT int pclose(FILE *f)
 	int rc, saved;
 
 	pt_resolve();
-	rc = pt_real.pclose(f);
+	rc = PT_REAL_LAZY(pclose)(f);
 	saved = errno;
 	if (rc != -1)
 		send_reap(0, rc, NULL);
@@ -447,13 +448,16 @@ PT_EXPORT int pclose(FILE *f)
 
 /* ---- fork ---- */
 
-/* The parent's side of a new process: FORK, stamped with time t. */
-static void send_fork(pid_t child, enum pt_call call, uint64_t t)
+/*
+ * The parent's side of a new process: FORK, stamped with time t, sent by
+ * process self (0: find out).
+ */
+static void send_fork(pid_t child, enum pt_call call, uint64_t t, pid_t self)
 {
 	struct pt_chan ch;
 	struct pt_body b;
 
-	if (pt_chan_get(&ch, PT_USE_EVENT) < 0)
+	if (pt_chan_get(&ch, PT_USE_EVENT, self) < 0)
 		return;
 	exec_body(&b, PT_REC_FORK, (uint32_t)child, call);
 	pt_send_record(&ch, &b, t);
@@ -463,7 +467,8 @@ static void send_fork(pid_t child, enum pt_call call, uint64_t t)
 static pid_t fork_common(pid_t (*real)(void), enum pt_call call)
 {
 	uint64_t t = pt_now_ns();
-	int from_owner = pt.ready && pt_is_owner();
+	pid_t self = pt.ready ? pt_sys_getpid() : 0;
+	int from_owner = self && self == pt.owner;
 	pid_t r;
 	int saved;
 
@@ -479,7 +484,7 @@ static pid_t fork_common(pid_t (*real)(void), enum pt_call call)
 		if (from_owner)
 			pt_conn_after_fork(t);
 	} else if (r > 0) {
-		send_fork(r, call, t);
+		send_fork(r, call, t, self);
 	}
 	errno = saved;
 	return r;
@@ -488,13 +493,13 @@ static pid_t fork_common(pid_t (*real)(void), enum pt_call call)
 PT_EXPORT pid_t fork(void)
 {
 	pt_resolve();
-	return fork_common(pt_real.fork, PT_CALL_FORK);
+	return fork_common(PT_REAL_LAZY(fork), PT_CALL_FORK);
 }
 
 PT_EXPORT pid_t _Fork(void)
 {
 	pt_resolve();
-	return fork_common(pt_real._Fork, PT_CALL__FORK);
+	return fork_common(PT_REAL_LAZY(_Fork), PT_CALL__FORK);
 }
 
 /*
@@ -514,7 +519,7 @@ static int clone_trampoline(void *p)
 	struct clone_tramp t = *(struct clone_tramp *)p;
 	int r = t.fn(t.arg);
 
-	pt_send_exit(r, PT_EXIT_RETURN);
+	pt_send_exit(r, PT_EXIT_RETURN, 0);
 	return r;
 }
 
@@ -537,15 +542,15 @@ PT_EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
 	va_end(ap);
 	pt_resolve();
 	if (!pt.ready || (flags & CLONE_THREAD) || !fn || !stack)
-		return pt_real.clone(fn, stack, flags, arg, ptid, tls, ctid);
+		return PT_REAL_LAZY(clone)(fn, stack, flags, arg, ptid, tls, ctid);
 	t = (struct clone_tramp *)(((uintptr_t)stack - sizeof *t) & ~(uintptr_t)15);
 	t->fn = fn;
 	t->arg = arg;
 	now = pt_now_ns();      /* before: a CLONE_VFORK child runs first */
-	r = pt_real.clone(clone_trampoline, t, flags, t, ptid, tls, ctid);
+	r = PT_REAL_LAZY(clone)(clone_trampoline, t, flags, t, ptid, tls, ctid);
 	saved = errno;
 	if (r > 0)
-		send_fork(r, PT_CALL_CLONE, now);
+		send_fork(r, PT_CALL_CLONE, now, 0);
 	errno = saved;
 	return r;
 }
@@ -557,7 +562,7 @@ static void send_reap(pid_t child, int status, const struct rusage *ru)
 	struct pt_chan ch;
 	struct pt_body b;
 
-	if (pt_chan_get(&ch, PT_USE_EVENT) < 0)
+	if (pt_chan_get(&ch, PT_USE_EVENT, 0) < 0)
 		return;
 	memset(&b, 0, sizeof b);
 	b.type = PT_REC_REAP;
@@ -591,7 +596,7 @@ static pid_t wait_common(pid_t pid, int *status, int options, struct rusage *ru)
 	pid_t r;
 
 	pt_resolve();
-	r = pt_real.wait4(pid, sp, options, rp);
+	r = PT_REAL_LAZY(wait4)(pid, sp, options, rp);
 	saved = errno;
 	if (r > 0 && (WIFEXITED(*sp) || WIFSIGNALED(*sp)))
 		send_reap(r, *sp, rp);
@@ -628,7 +633,7 @@ PT_EXPORT int waitid(idtype_t idtype, id_t id, siginfo_t *info, int options)
 	pt_resolve();
 	if (!info)
 		memset(&own, 0, sizeof own);
-	r = pt_real.waitid(idtype, id, ip, options);
+	r = PT_REAL_LAZY(waitid)(idtype, id, ip, options);
 	saved = errno;
 	if (r == 0 && !(options & WNOWAIT) && ip->si_pid > 0) {
 		int st = -1;
@@ -650,12 +655,17 @@ PT_EXPORT int waitid(idtype_t idtype, id_t id, siginfo_t *info, int options)
 
 PT_EXPORT void exit(int status)
 {
+	pid_t self;
+
 	pt_resolve();
-	if (pt.ready && pt_is_owner()) {
-		pt.exit_status = status;
-		pt.exit_how = PT_EXIT_EXIT;     /* EXIT goes in the destructor */
-	} else if (pt.ready) {
-		pt_send_exit(status, PT_EXIT_EXIT);
+	if (pt.ready && !pt.off) {
+		self = pt_sys_getpid();
+		if (self == pt.owner) {
+			pt.exit_status = status;
+			pt.exit_how = PT_EXIT_EXIT;     /* EXIT: the destructor */
+		} else {
+			pt_send_exit(status, PT_EXIT_EXIT, self);
+		}
 	}
 	pt_real.exit(status);
 }
@@ -664,7 +674,7 @@ PT_EXPORT void _exit(int status)
 {
 	pt_resolve();
 	if (pt.ready)
-		pt_send_exit(status, PT_EXIT__EXIT);
+		pt_send_exit(status, PT_EXIT__EXIT, 0);
 	pt_real._exit(status);
 }
 
@@ -672,7 +682,7 @@ PT_EXPORT void _Exit(int status)
 {
 	pt_resolve();
 	if (pt.ready)
-		pt_send_exit(status, PT_EXIT__EXIT);
+		pt_send_exit(status, PT_EXIT__EXIT, 0);
 	pt_real._Exit(status);
 }
 
@@ -680,6 +690,6 @@ PT_EXPORT void quick_exit(int status)
 {
 	pt_resolve();
 	if (pt.ready)
-		pt_send_exit(status, PT_EXIT_QUICK);
-	pt_real.quick_exit(status);
+		pt_send_exit(status, PT_EXIT_QUICK, 0);
+	PT_REAL_LAZY(quick_exit)(status);
 }

@@ -11,8 +11,10 @@
 #include <unistd.h>
 
 #include "pt-preload.h"
+#include "pt-sys.h"
 
-struct pt_state pt = { .fd = -1 };
+/* In .bss, not .data: only the pages a process touches cost it a fault. */
+struct pt_state pt;
 struct pt_real pt_real;
 
 #define RESOLVE(field, name) \
@@ -22,32 +24,24 @@ void pt_resolve(void)
 {
 	if (pt_real.execve)
 		return;
-	/* Cheap (tens of ns each), and done before any vfork child can
-	 * need them: dlsym takes the loader's lock. */
+	/* Cheap (about 1,000 instructions each), and done before any vfork
+	 * child can need them: dlsym takes the loader's lock.  Only what a
+	 * vfork child may call (exec, the exit family) and what every process
+	 * calls (__libc_start_main); the rest is looked up on first use,
+	 * PT_REAL_LAZY, since most processes never call it. */
 	RESOLVE(execvpe, "execvpe");
 	RESOLVE(fexecve, "fexecve");
 	RESOLVE(execveat, "execveat");
-	RESOLVE(posix_spawn, "posix_spawn");
-	RESOLVE(posix_spawnp, "posix_spawnp");
-	RESOLVE(system, "system");
-	RESOLVE(popen, "popen");
-	RESOLVE(pclose, "pclose");
-	RESOLVE(fork, "fork");
-	RESOLVE(_Fork, "_Fork");
-	RESOLVE(clone, "clone");
-	RESOLVE(wait4, "wait4");
-	RESOLVE(waitid, "waitid");
 	RESOLVE(exit, "exit");
 	RESOLVE(_exit, "_exit");
 	RESOLVE(_Exit, "_Exit");
-	RESOLVE(quick_exit, "quick_exit");
 	RESOLVE(libc_start_main, "__libc_start_main");
 	RESOLVE(execve, "execve");      /* last: it marks the table complete */
 }
 
 int pt_is_owner(void)
 {
-	return getpid() == pt.owner;
+	return pt_sys_getpid() == pt.owner;
 }
 
 uint64_t pt_now_ns(void)
@@ -63,20 +57,25 @@ static uint64_t tv_us(struct timeval tv)
 	return (uint64_t)tv.tv_sec * 1000000u + (uint64_t)tv.tv_usec;
 }
 
-void pt_send_exit(int status, int how)
+void pt_send_exit(int status, int how, pid_t self)
 {
 	struct rusage ru;
 	struct pt_chan ch;
 	struct pt_body b;
 	uint64_t ut = 0, st = 0;
-	int owner = pt_is_owner(), saved = errno;
+	int owner, saved = errno;
 
+	if (!pt.ready || pt.off)
+		return;
+	if (!self)
+		self = pt_sys_getpid();
+	owner = self == pt.owner;
 	if (owner && pt.exit_sent)
 		return;
-	if (pt_chan_get(&ch, PT_USE_EVENT) < 0)
+	if (pt_chan_get(&ch, PT_USE_EVENT, self) < 0)
 		goto out;
 	memset(&ru, 0, sizeof ru);
-	getrusage(RUSAGE_SELF, &ru);
+	pt_sys_getrusage_self(&ru);
 	if (owner) {
 		pt.exit_sent = 1;
 		ut = pt.base_utime_us;
@@ -108,9 +107,10 @@ __attribute__((constructor)) static void pt_init(int argc, char **argv,
 
 	(void)argc;
 	pt_resolve();
-	pt.owner = getpid();
+	pt.fd = -1;
+	pt.owner = pt_sys_getpid();
 	pt.start_ns = pt_now_ns();
-	if (getrusage(RUSAGE_SELF, &ru) == 0) {
+	if (pt_sys_getrusage_self(&ru) == 0) {
 		pt.base_utime_us = tv_us(ru.ru_utime);
 		pt.base_stime_us = tv_us(ru.ru_stime);
 	}
@@ -122,9 +122,14 @@ __attribute__((constructor)) static void pt_init(int argc, char **argv,
 
 __attribute__((destructor)) static void pt_fini(void)
 {
-	if (!pt.ready || !pt_is_owner() || pt.exit_sent)
+	pid_t self;
+
+	if (!pt.ready || pt.off || pt.exit_sent)
 		return;
-	pt_send_exit(pt.exit_status, pt.exit_how ? pt.exit_how : PT_EXIT_UNKNOWN);
+	self = pt_sys_getpid();
+	if (self == pt.owner)
+		pt_send_exit(pt.exit_status,
+			     pt.exit_how ? pt.exit_how : PT_EXIT_UNKNOWN, self);
 }
 
 static int (*real_main)(int, char **, char **);
@@ -133,7 +138,7 @@ static int pt_main(int argc, char **argv, char **envp)
 {
 	int status = real_main(argc, argv, envp);
 
-	if (pt_is_owner()) {
+	if (!pt.off && pt_is_owner()) {
 		pt.exit_status = status;
 		pt.exit_how = PT_EXIT_RETURN;
 	}

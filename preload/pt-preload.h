@@ -14,6 +14,7 @@
 #ifndef PT_PRELOAD_H
 #define PT_PRELOAD_H
 
+#include <dlfcn.h>
 #include <limits.h>
 #include <spawn.h>
 #include <stdint.h>
@@ -32,7 +33,9 @@ struct pt_chan {
 	int fd;                 /* -1: nothing to send to */
 	int spool;              /* fd is a spool file, not a socket */
 	int temp;               /* opened for this call; pt_chan_put closes */
-};
+	pid_t pid;              /* getpid() of the caller: taken once per */
+	int owner;              /* hook, as it costs a system call; and */
+};                              /* whether pid is pt.owner */
 
 struct pt_state {
 	pid_t owner;            /* process this state belongs to */
@@ -49,15 +52,25 @@ struct pt_state {
 	int exit_status;
 	int exit_how;           /* enum pt_exit_how, 0 = not known */
 	int exit_sent;
-	char socket_path[108];  /* sun_path */
-	char spool_dir[PATH_MAX];
-	/* What environment repair puts back ("NAME=value"), "" if unset. */
-	char env_preload[PATH_MAX];     /* LD_PRELOAD=<our entry> */
-	char env_socket[PATH_MAX];
-	char env_dir[PATH_MAX];
-	char env_list[1024];
-	char preload_entry[PATH_MAX];   /* our entry in LD_PRELOAD */
+	/*
+	 * Strings pt_env_setup() sets once, as offsets into pool (0 is "",
+	 * also before setup): kept together, they dirty one page of .bss in
+	 * each process rather than one page each.  Read them with PT_STR().
+	 */
+	uint16_t socket_path;   /* sun_path, below 108 bytes */
+	uint16_t spool_dir;     /* 0 if none */
+	/* What environment repair puts back ("NAME=value"), 0 if unset. */
+	uint16_t env_preload;   /* LD_PRELOAD=<our entry> */
+	uint16_t env_socket;
+	uint16_t env_dir;
+	uint16_t env_list;
+	uint16_t preload_entry; /* our entry in LD_PRELOAD */
+	size_t pool_used;
+	char pool[5 * PATH_MAX];
 };
+
+#define PT_STR(field) (pt.pool + pt.field)
+#define PT_SUN_PATH_MAX 108      /* sizeof sockaddr_un.sun_path */
 
 extern struct pt_state pt PT_HIDDEN;
 
@@ -90,8 +103,29 @@ struct pt_real {
 
 extern struct pt_real pt_real PT_HIDDEN;
 
-/* Resolve pt_real (idempotent; the constructor calls it first). */
+/*
+ * Resolve the part of pt_real that a vfork child may need (idempotent; the
+ * constructor calls it first).
+ */
 PT_HIDDEN void pt_resolve(void);
+
+/*
+ * The real function `name`, looked up on first use.  The one write a
+ * foreign context may make: it stores the same pointer the owner would,
+ * and dlsym of a symbol that exists does not allocate.
+ */
+#define PT_REAL_LAZY(name)                                                   \
+	(__atomic_load_n(&pt_real.name, __ATOMIC_RELAXED) ?                  \
+	 __atomic_load_n(&pt_real.name, __ATOMIC_RELAXED) :                  \
+	 pt_real_lookup(&pt_real.name, #name))
+
+#define pt_real_lookup(slot, sym)                                            \
+	__extension__({                                                      \
+		__typeof__(*(slot)) f_ =                                     \
+			(__typeof__(*(slot)))dlsym(RTLD_NEXT, sym);          \
+		__atomic_store_n((slot), f_, __ATOMIC_RELAXED);              \
+		f_;                                                          \
+	})
 
 /* Is this the process that owns pt (not a vfork/clone child)? */
 PT_HIDDEN int pt_is_owner(void);
@@ -114,7 +148,7 @@ PT_HIDDEN void pt_put32(unsigned char *p, uint32_t v);
 PT_HIDDEN void pt_put64(unsigned char *p, uint64_t v);
 
 /*
- * Send one record with header pid getpid() and time t through ch.
+ * Send one record with header pid ch->pid and time t through ch.
  * Small frames go as one message; a frame too large for one message goes
  * deflated (owner context only) over a connection of its own.  Returns 0,
  * or -1 if it could not be delivered.  errno is preserved.
@@ -129,17 +163,22 @@ enum pt_chan_use {
 	PT_USE_EVENT,           /* anything else: a fork child connects */
 };
 
-/* Pick the channel for an event.  Returns 0, or -1 if there is none. */
-PT_HIDDEN int pt_chan_get(struct pt_chan *ch, enum pt_chan_use use);
+/*
+ * Pick the channel for an event of process self (0: call getpid() here,
+ * unless there is nothing to send to).  Returns 0, or -1 if there is none.
+ */
+PT_HIDDEN int pt_chan_get(struct pt_chan *ch, enum pt_chan_use use,
+			  pid_t self);
 /* Release what pt_chan_get opened for this call only. */
 PT_HIDDEN void pt_chan_put(struct pt_chan *ch);
 
 /*
- * Open a connection (socket, else spool file) that starts with a HELLO of
- * the given kind.  Returns 0 and fills ch, or -1.  Safe in foreign context.
+ * Open a connection (socket, else spool file) for process self that starts
+ * with a HELLO of the given kind.  Returns 0 and fills ch, or -1.  Safe in
+ * foreign context.
  */
 PT_HIDDEN int pt_conn_open(struct pt_chan *ch, uint32_t hello_kind,
-			   uint64_t start_ns);
+			   uint64_t start_ns, pid_t self);
 
 /* Constructor: connect the image's own connection and say HELLO. */
 PT_HIDDEN void pt_conn_start_image(char *const *argv, char *const *envp);
@@ -172,7 +211,10 @@ PT_HIDDEN size_t pt_env_count(char *const *envp);
 PT_HIDDEN char *const *pt_env_repair(char *const *envp, size_t n, char **out,
 				     char *scratch, size_t scratch_len);
 
-/* Send an EXIT record now (for _exit and friends, and the destructor). */
-PT_HIDDEN void pt_send_exit(int status, int how);
+/*
+ * Send an EXIT record now (for _exit and friends, and the destructor) for
+ * process self (0: find out).
+ */
+PT_HIDDEN void pt_send_exit(int status, int how, pid_t self);
 
 #endif

@@ -82,7 +82,7 @@ static void test_small(void)
 	char *argv[] = { "cc", "-c", "a b.c", "", "\xff\xfe", NULL };
 	char *envp[] = { "HOME=/root", "OPAM_PACKAGE_NAME=dune",
 			 "GITHUB_TOKEN=x", "CI_JOB_ID=7", NULL };
-	struct pt_chan ch = { .spool = 0, .temp = 0 };
+	struct pt_chan ch = { .spool = 0, .temp = 0, .owner = 1 };
 	struct pt_body b = { .type = PT_REC_HELLO, .fixed_len = 32 };
 	const unsigned char *p;
 	unsigned char *buf, *raw;
@@ -92,6 +92,7 @@ static void test_small(void)
 
 	socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv);
 	ch.fd = sv[0];
+	ch.pid = getpid();
 	pt_put32(b.fixed, 1234);
 	pt_put32(b.fixed + 8, PT_HELLO_IMAGE);
 	pt_put64(b.fixed + 24, 41);
@@ -160,7 +161,7 @@ static void test_large(int foreign, int compressible)
 {
 	enum { NARGS = 256, ARGLEN = 4096 };
 	char path[64], **argv = calloc(NARGS + 1, sizeof *argv);
-	struct pt_chan ch = { .spool = 0, .temp = 0 };
+	struct pt_chan ch = { .spool = 0, .temp = 0, .owner = 1 };
 	struct pt_body b = { .type = PT_REC_EXEC, .fixed_len = 8 };
 	const unsigned char *p;
 	unsigned char *buf, *raw;
@@ -172,7 +173,8 @@ static void test_large(int foreign, int compressible)
 	pthread_t th;
 
 	snprintf(path, sizeof path, "/tmp/pt-test-frame-%d.sock", getpid());
-	strcpy(pt.socket_path, path);
+	pt.socket_path = 1;
+	strcpy(PT_STR(socket_path), path);
 	lfd = listen_at(path);
 	for (i = 0; i < NARGS; i++) {
 		argv[i] = malloc(ARGLEN + 1);
@@ -189,7 +191,9 @@ static void test_large(int foreign, int compressible)
 	pthread_create(&th, NULL, accept_and_drain, &rd);
 	socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv);
 	ch.fd = sv[0];
+	ch.pid = getpid();
 	fake_foreign = foreign;
+	ch.owner = !foreign;
 	CHECK(pt_send_record(&ch, &b, 42) == 0, "send large");
 	fake_foreign = 0;
 	close(sv[0]);
