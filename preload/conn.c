@@ -193,7 +193,7 @@ static void hello_body(struct pt_body *b, uint32_t kind, uint64_t start_ns,
 	b->type = PT_REC_HELLO;
 	b->fixed_len = sizeof(struct pt_rec_hello);
 	pt_put32(b->fixed + 0, (uint32_t)pt_sys_getppid());
-	pt_put32(b->fixed + 4, (uint32_t)pt_sys_getuid());
+	/* uid (+4) stays 0: the collector has it from SO_PEERCRED. */
 	pt_put32(b->fixed + 8, kind);
 	pt_put64(b->fixed + 16, (uint64_t)rt.tv_sec * 1000000000u +
 				(uint64_t)rt.tv_nsec);

@@ -17,6 +17,8 @@
 
 static const char *const allowlist[] = { PT_ENV_ALLOWLIST };
 
+static void note_initials(void);
+
 /*
  * Add the n bytes at a, then the strings b and c (or NULL), as one string
  * to pt.pool.  Returns its offset, or 0 (the empty string) if the result
@@ -128,6 +130,7 @@ void pt_env_setup(char *const *envp)
 		pt.env_dir = pool_entry(PT_ENV_DIR, dir, 2 * PATH_MAX);
 	if (list)
 		pt.env_list = pool_entry(PT_ENV_LIST, list, 1024);
+	note_initials();
 }
 
 /* Names whose values are never recorded, even when asked for. */
@@ -148,11 +151,39 @@ static int secret_name(const char *name, size_t len)
 	return 0;
 }
 
+/* Note the first letter of each name HELLO may record. */
+static void note_initials(void)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof allowlist / sizeof allowlist[0]; i++)
+		pt.env_initials[(unsigned char)allowlist[i][0] / 32] |=
+			1u << (unsigned char)allowlist[i][0] % 32;
+	if (pt.env_list) {
+		const char *p = PT_STR(env_list) + sizeof PT_ENV_LIST;
+
+		while (*p) {
+			size_t k = strcspn(p, ":, ");
+
+			if (k)
+				pt.env_initials[(unsigned char)*p / 32] |=
+					1u << (unsigned char)*p % 32;
+			p += k;
+			p += *p != '\0';
+		}
+	}
+}
+
 int pt_env_recorded(const char *entry)
 {
-	const char *eq = strchr(entry, '=');
+	const char *eq;
 	size_t len, i;
+	unsigned char c = (unsigned char)entry[0];
 
+	/* Most variables end here, on their first letter. */
+	if (!(pt.env_initials[c / 32] & 1u << c % 32))
+		return 0;
+	eq = strchr(entry, '=');
 	if (!eq)
 		return 0;
 	len = (size_t)(eq - entry);

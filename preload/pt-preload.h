@@ -66,6 +66,7 @@ struct pt_state {
 	uint16_t env_list;
 	uint16_t preload_entry; /* our entry in LD_PRELOAD */
 	size_t pool_used;
+	uint32_t env_initials[8];       /* first letters of recorded names */
 	char pool[5 * PATH_MAX];
 };
 

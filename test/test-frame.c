@@ -81,7 +81,8 @@ static void test_small(void)
 {
 	char *argv[] = { "cc", "-c", "a b.c", "", "\xff\xfe", NULL };
 	char *envp[] = { "HOME=/root", "OPAM_PACKAGE_NAME=dune",
-			 "GITHUB_TOKEN=x", "CI_JOB_ID=7", NULL };
+			 "GITHUB_TOKEN=x", "CI_JOB_ID=7", "MY_VARX=0",
+			 "zeta=1", "MY_VAR=2", "MZ=3", NULL };
 	struct pt_chan ch = { .spool = 0, .temp = 0, .owner = 1 };
 	struct pt_body b = { .type = PT_REC_HELLO, .fixed_len = 32 };
 	const unsigned char *p;
@@ -116,10 +117,13 @@ static void test_small(void)
 		CHECK(!strcmp(rec.argv[n], argv[n]), "argv[%zu]", n);
 	CHECK(rec.exe && !strcmp(rec.exe, "/usr/bin/cc"), "exe");
 	CHECK(rec.cwd && !strcmp(rec.cwd, "/tmp"), "cwd");
-	/* Allowlisted names only, and never a secret. */
-	CHECK(rec.envc == 2, "envc %zu", rec.envc);
-	CHECK(rec.envc == 2 && !strcmp(rec.env[0], "OPAM_PACKAGE_NAME=dune") &&
-	      !strcmp(rec.env[1], "CI_JOB_ID=7"), "env");
+	/* Allowlisted names and those of $PROFTRACE_ENV only, whole names,
+	 * and never a secret. */
+	CHECK(rec.envc == 4, "envc %zu", rec.envc);
+	CHECK(rec.envc == 4 && !strcmp(rec.env[0], "OPAM_PACKAGE_NAME=dune") &&
+	      !strcmp(rec.env[1], "CI_JOB_ID=7") &&
+	      !strcmp(rec.env[2], "zeta=1") && !strcmp(rec.env[3], "MY_VAR=2"),
+	      "env");
 	pt_record_free(&rec);
 	free(buf);
 }
@@ -276,8 +280,11 @@ static void test_damage(void)
 
 int main(void)
 {
+	char *env[] = { "PROFTRACE_ENV=MY_VAR:zeta", NULL };
+
 	pt.owner = getpid();
 	pt.ready = 1;
+	pt_env_setup(env);
 	test_small();
 	test_large(0, 1);
 	test_large(0, 0);

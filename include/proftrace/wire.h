@@ -92,7 +92,7 @@ enum pt_hello_kind {
 
 struct pt_rec_hello {                   /* 32 bytes */
 	uint32_t ppid;
-	uint32_t uid;
+	uint32_t uid;                   /* 0: the collector takes SO_PEERCRED */
 	uint32_t kind;                  /* enum pt_hello_kind */
 	uint32_t reserved;
 	uint64_t realtime_ns;           /* CLOCK_REALTIME at time_ns */
