@@ -80,7 +80,7 @@ unsigned char *pt_frame_inflate(const struct pt_frame_header *hdr,
 	return out;
 }
 
-static size_t fixed_size(unsigned type)
+size_t pt_record_fixed_size(unsigned type)
 {
 	switch (type) {
 	case PT_REC_HELLO:       return sizeof(struct pt_rec_hello);
@@ -134,7 +134,7 @@ int pt_record_parse(const struct pt_frame_header *hdr,
 		    const unsigned char *payload, struct pt_record *rec,
 		    const char **why)
 {
-	size_t n = hdr->raw_length, fixed = fixed_size(hdr->type);
+	size_t n = hdr->raw_length, fixed = pt_record_fixed_size(hdr->type);
 	size_t pos, nargs = 0, nenv = 0, ai = 0, ei = 0;
 
 	memset(rec, 0, sizeof *rec);

@@ -60,6 +60,9 @@ int pt_record_parse(const struct pt_frame_header *hdr,
 		    const unsigned char *payload, struct pt_record *rec,
 		    const char **why);
 
+/* Bytes of the fixed part of a record type; 0 for unknown types. */
+size_t pt_record_fixed_size(unsigned type);
+
 /* Free what pt_record_parse allocated (not the payload). */
 void pt_record_free(struct pt_record *rec);
 
