@@ -188,6 +188,33 @@ int pt_record_parse(const struct pt_frame_header *hdr,
 	return 0;
 }
 
+int pt_record_check(const struct pt_frame_header *hdr,
+		    const unsigned char *payload, struct pt_record *rec,
+		    const char **why)
+{
+	size_t n = hdr->raw_length, fixed = pt_record_fixed_size(hdr->type);
+	const unsigned char *p = payload + fixed, *end = payload + n, *nul;
+
+	memset(rec, 0, sizeof *rec);
+	rec->hdr = *hdr;
+	if (n < fixed) {
+		*why = "record shorter than its fixed part";
+		return -1;
+	}
+	parse_fixed(hdr->type, payload, rec);
+	/* Each item is a tag byte and a string: the next NUL after the tag
+	 * ends it. */
+	for (; p < end; p = nul + 1) {
+		nul = p + 1 < end ? memchr(p + 1, 0, (size_t)(end - p - 1))
+				  : NULL;
+		if (!nul) {
+			*why = "unterminated string in record tail";
+			return -1;
+		}
+	}
+	return 0;
+}
+
 void pt_record_free(struct pt_record *rec)
 {
 	free(rec->argv);
