@@ -74,12 +74,21 @@ int pt_cap2_tail_plain(const unsigned char *p, size_t start, size_t n)
 	return 0;
 }
 
+/* Room for n bytes in ref->buf. */
+static void ref_reserve(struct pt_cap2_ref *ref, size_t n)
+{
+	if (ref->alloc < n) {
+		ref->alloc = n < 256 ? 256 : 2 * n;
+		ref->buf = pt_xrealloc(ref->buf, ref->alloc);
+	}
+}
+
 void pt_cap2_note_frame(struct pt_cap2_state *st, const unsigned char *frame,
 			size_t len)
 {
 	const unsigned char *p = frame + FRAME_HDR;
-	const unsigned char *cwd = NULL, *path = NULL;
-	size_t n, pos, args = 0, cwd_len = 0, path_len = 0;
+	const unsigned char *cwd = NULL, *path = NULL, *nul;
+	size_t n, pos, next, args = 0, cwd_len = 0, path_len = 0;
 	struct pt_cap2_ref *ref;
 	uint32_t pid;
 	unsigned type;
@@ -96,36 +105,31 @@ void pt_cap2_note_frame(struct pt_cap2_state *st, const unsigned char *frame,
 	n = len - FRAME_HDR;
 	ref = &st->refs[pid % PT_CAP2_REF_SLOTS];
 	ref->valid = 0;
-	if (pt_cap2_tail_plain(p, 8, n) < 0)
-		return;
-	/* First pass: sizes, so that the buffer is sized once. */
-	for (pos = 8; pos < n;) {
-		size_t sl = strlen((const char *)p + pos + 1);
-
-		if (p[pos] == PT_TAG_ARG)
-			args += sl + 2;
-		else if (p[pos] == PT_TAG_CWD && !cwd)
-			cwd = p + pos + 1, cwd_len = sl;
-		else if (p[pos] == PT_TAG_PATH && !path)
-			path = p + pos + 1, path_len = sl;
-		pos += sl + 2;
+	/* One pass: this runs for every EXEC and SPAWN the collector takes
+	 * in.  Any item that tail_plain would refuse leaves the slot empty. */
+	for (pos = 8; pos < n; pos = next) {
+		if (p[pos] >= 0x80 || pos + 1 >= n ||
+		    !(nul = memchr(p + pos + 1, 0, n - pos - 1)))
+			return;
+		next = (size_t)(nul - p) + 1;
+		if (p[pos] == PT_TAG_ARG) {
+			if (args + (next - pos) > PT_CAP2_REF_MAX)
+				return;
+			ref_reserve(ref, args + (next - pos));
+			memcpy(ref->buf + args, p + pos, next - pos);
+			args += next - pos;
+		} else if (p[pos] == PT_TAG_CWD && !cwd) {
+			cwd = p + pos + 1;
+			cwd_len = next - pos - 2;
+		} else if (p[pos] == PT_TAG_PATH && !path) {
+			path = p + pos + 1;
+			path_len = next - pos - 2;
+		}
 	}
 	if (args + cwd_len + path_len > PT_CAP2_REF_MAX)
 		return;
-	if (ref->alloc < args + cwd_len + path_len + 1) {
-		ref->alloc = args + cwd_len + path_len + 1;
-		ref->buf = pt_xrealloc(ref->buf, ref->alloc);
-	}
-	ref->args_len = 0;
-	for (pos = 8; pos < n;) {
-		size_t sl = strlen((const char *)p + pos + 1);
-
-		if (p[pos] == PT_TAG_ARG) {
-			memcpy(ref->buf + ref->args_len, p + pos, sl + 2);
-			ref->args_len += sl + 2;
-		}
-		pos += sl + 2;
-	}
+	ref_reserve(ref, args + cwd_len + path_len + 1);
+	ref->args_len = args;
 	ref->has_cwd = cwd != NULL;
 	ref->cwd_len = cwd_len;
 	if (cwd)
