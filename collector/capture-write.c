@@ -339,10 +339,16 @@ int pt_writer_add(struct pt_writer *w, enum pt_cap_kind kind, uint64_t conn_id,
 
 	if (w->failed)
 		return -1;
-	if (len > PT_CAP_RECORD_MAX || (unsigned)kind > PT_CAP2_KIND) {
-		/* A caller bug, not a data problem: frames are bounded. */
+	/* Caller bugs, not data problems: frames are bounded, and the
+	 * kinds fit the head byte's four bits. */
+	if (len > PT_CAP_RECORD_MAX) {
 		pt_warn("writing %s: record of %zu bytes is over the limit",
 			w->path, len);
+		return -1;
+	}
+	if ((unsigned)kind > PT_CAP2_KIND) {
+		pt_warn("writing %s: record kind %u cannot be stored", w->path,
+			(unsigned)kind);
 		return -1;
 	}
 	nb += pt_uv_put(body + nb, pt_zz64(conn_id - st->conn));
