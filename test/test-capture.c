@@ -87,7 +87,8 @@ static void add(struct recs *rs, unsigned kind, uint64_t conn, uint32_t pid,
 	r->uid = uid;
 	r->recv = recv;
 	r->data = malloc(len + 1);
-	memcpy(r->data, data, len);
+	if (len)
+		memcpy(r->data, data, len);
 	r->len = len;
 }
 
