@@ -7,13 +7,22 @@ time, and prints the size per execution and the difference each makes.  An
 answer to "what would make captures smaller", measured on a real capture.
 EXECUTIONS defaults to the number of HELLO frames of kind IMAGE.  Reads the
 whole capture into memory: meant for captures of up to some 100 MB.
+
+The analysis is of the version 1 layout (40-byte record headers, frames
+as sent): a version 2 capture is decoded to it first (with the decoder of
+test/reliability/ptrel.py), and its own size is printed alongside.
 """
 
 import gzip
+import os
 import struct
 import sys
 import time
 import zlib
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "test", "reliability"))
+import ptrel  # noqa: E402  (the capture decoder the tests use)
 
 REC = 40            # struct pt_cap_record
 FRAME, CONNECT, EOF = 3, 2, 4
@@ -21,14 +30,16 @@ HELLO, EXEC, SPAWN, REAP, EXIT = 1, 2, 4, 6, 7
 
 
 def load(path):
+    """(version, version 1 file header, [(kind, 40-byte header, data)])"""
     data = gzip.open(path).read()
-    hsize = struct.unpack_from("<I", data, 12)[0]
-    recs, off = [], hsize
-    while off + REC <= len(data):
-        _, kind, _, length = struct.unpack_from("<IHHI", data, off)
-        recs.append((kind, data[off:off + REC], data[off + REC:off + REC + length]))
-        off += REC + length
-    return data[:hsize], recs
+    version = struct.unpack_from("<I", data, 8)[0]
+    head = data[:8] + struct.pack("<II", 1, 16)
+    recs = []
+    for r in ptrel.parse_records(data)[0]:
+        h = struct.pack("<IHHIIIIQQ", ptrel.CAP_MAGIC, r["kind"], 0, len(r["data"]),
+                        r["peer_pid"], r["peer_uid"], 0, r["conn"], r["recv"])
+        recs.append((r["kind"], h, r["data"]))
+    return version, head, recs
 
 
 def zsize(buf, level=1):
@@ -43,7 +54,7 @@ def zero(b, at, n):
 def main():
     if len(sys.argv) not in (2, 3):
         sys.exit(__doc__.strip())
-    head, recs = load(sys.argv[1])
+    version, head, recs = load(sys.argv[1])
     images = sum(1 for k, _, p in recs if k == FRAME and len(p) > 48 and p[5] == HELLO
                  and struct.unpack_from("<I", p, 40)[0] == 1)
     n = int(sys.argv[2]) if len(sys.argv) == 3 else images
@@ -59,6 +70,12 @@ def main():
     base = build(lambda k, h, p: (h, p))
     b1 = zsize(base)
     print(f"{sys.argv[1]}: {len(recs):,} records, {n:,} executions")
+    print(f"  the file (version {version})             "
+          f"{os.path.getsize(sys.argv[1]) / n:8.1f} B/exec")
+    if version >= 2:
+        print("  (frames' receive times are not in version 2: the analysis "
+              "below has the time of the record before)")
+    print("as version 1 would store it:")
     print(f"  uncompressed                      {len(base) / n:8.1f} B/exec")
     for lvl in (1, 3, 6, 9):
         t = time.process_time()

@@ -18,7 +18,11 @@ struct pt_writer;
  */
 struct pt_writer *pt_writer_open(const char *path, int overwrite);
 
-/* Append one record. Returns 0, or -1 after printing the error once. */
+/*
+ * Append one record (written in format version 2: a FRAME's recv_ns is not
+ * kept, the rest reads back exactly).  Returns 0, or -1 after printing the
+ * error once.
+ */
 int pt_writer_add(struct pt_writer *w, enum pt_cap_kind kind, uint64_t conn_id,
 		  uint32_t peer_pid, uint32_t peer_uid, uint64_t recv_ns,
 		  const void *data, size_t len);

@@ -2,8 +2,8 @@
  * Capture file: what the collector writes and the converters read.
  *
  * A capture is one gzip stream (zcat prints it) holding a file header and
- * then capture records.  Each record is a pt_cap_record header followed by
- * `length` bytes:
+ * then capture records.  Readers deliver each record as a pt_cap_record
+ * header followed by `length` bytes, whatever the version on disk:
  *   META     NUL-terminated "key\0value\0" pairs (host, kernel, command...)
  *   CONNECT  nothing; a peer connected (pid/uid from SO_PEERCRED)
  *   FRAME    one whole wire frame (include/proftrace/wire.h), inflated and
@@ -22,7 +22,8 @@
 #include "proftrace/wire.h"
 
 #define PT_CAP_FILE_MAGIC   "PFTRCAP"     /* 8 bytes with the NUL */
-#define PT_CAP_VERSION      1
+#define PT_CAP_VERSION      2          /* what the writer writes */
+#define PT_CAP_VERSION_MIN  1          /* the oldest the reader reads */
 #define PT_CAP_RECORD_MAGIC 0x50414350u   /* "PCAP" as bytes */
 #define PT_CAP_RECORD_MAX   (PT_FRAME_MAX + 64)
 

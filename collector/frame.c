@@ -80,7 +80,7 @@ unsigned char *pt_frame_inflate(const struct pt_frame_header *hdr,
 	return out;
 }
 
-static size_t fixed_size(unsigned type)
+size_t pt_record_fixed_size(unsigned type)
 {
 	switch (type) {
 	case PT_REC_HELLO:       return sizeof(struct pt_rec_hello);
@@ -134,7 +134,7 @@ int pt_record_parse(const struct pt_frame_header *hdr,
 		    const unsigned char *payload, struct pt_record *rec,
 		    const char **why)
 {
-	size_t n = hdr->raw_length, fixed = fixed_size(hdr->type);
+	size_t n = hdr->raw_length, fixed = pt_record_fixed_size(hdr->type);
 	size_t pos, nargs = 0, nenv = 0, ai = 0, ei = 0;
 
 	memset(rec, 0, sizeof *rec);
@@ -185,6 +185,33 @@ int pt_record_parse(const struct pt_frame_header *hdr,
 	}
 	rec->argc = nargs;
 	rec->envc = nenv;
+	return 0;
+}
+
+int pt_record_check(const struct pt_frame_header *hdr,
+		    const unsigned char *payload, struct pt_record *rec,
+		    const char **why)
+{
+	size_t n = hdr->raw_length, fixed = pt_record_fixed_size(hdr->type);
+	const unsigned char *p = payload + fixed, *end = payload + n, *nul;
+
+	memset(rec, 0, sizeof *rec);
+	rec->hdr = *hdr;
+	if (n < fixed) {
+		*why = "record shorter than its fixed part";
+		return -1;
+	}
+	parse_fixed(hdr->type, payload, rec);
+	/* Each item is a tag byte and a string: the next NUL after the tag
+	 * ends it. */
+	for (; p < end; p = nul + 1) {
+		nul = p + 1 < end ? memchr(p + 1, 0, (size_t)(end - p - 1))
+				  : NULL;
+		if (!nul) {
+			*why = "unterminated string in record tail";
+			return -1;
+		}
+	}
 	return 0;
 }
 

@@ -60,6 +60,20 @@ int pt_record_parse(const struct pt_frame_header *hdr,
 		    const unsigned char *payload, struct pt_record *rec,
 		    const char **why);
 
+/*
+ * Check the payload as pt_record_parse() does and fill rec's header and
+ * fixed part, but allocate nothing: its strings and vectors stay empty.
+ * For the collector, which only needs to know that the frame is well
+ * formed.  Returns 0, or -1 with *why set, exactly when pt_record_parse()
+ * would fail (but for lack of memory).
+ */
+int pt_record_check(const struct pt_frame_header *hdr,
+		    const unsigned char *payload, struct pt_record *rec,
+		    const char **why);
+
+/* Bytes of the fixed part of a record type; 0 for unknown types. */
+size_t pt_record_fixed_size(unsigned type);
+
 /* Free what pt_record_parse allocated (not the payload). */
 void pt_record_free(struct pt_record *rec);
 

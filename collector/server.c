@@ -24,6 +24,13 @@
 /* Larger than any message the library sends (PT_MSG_MAX); a bigger one
  * would be cut by recv, so it is detected (MSG_TRUNC) and refused. */
 #define RBUF_SIZE     (256u << 10)
+/*
+ * Messages per recvmmsg() call: one system call per message cost more
+ * than everything else the collector does per frame (2.7 against 1.0 µs
+ * per frame for a receiver that only counts).  Each has a buffer of its
+ * own; only the pages a message fills are ever touched.
+ */
+#define MMSG_VLEN     16
 #define MAX_EVENTS    256
 /*
  * Fewer events and messages than this in a round: sleep before the next
@@ -86,7 +93,9 @@ struct pt_server {
 	unsigned round_msgs;            /* messages received this round */
 	uint64_t busy_until;            /* no batching sleep before this */
 	struct pt_server_stats st;
-	unsigned char *rbuf;
+	unsigned char *rbuf;            /* MMSG_VLEN buffers of RBUF_SIZE */
+	struct mmsghdr mm[MMSG_VLEN];
+	struct iovec iov[MMSG_VLEN];
 	struct pt_sb scratch;           /* header + inflated payload */
 };
 
@@ -264,12 +273,11 @@ static int handle_frame(struct pt_server *s, struct conn *c,
 			return -1;
 		payload = inflated;
 	}
-	if (pt_record_parse(h, payload, &rec, why) < 0) {
+	if (pt_record_check(h, payload, &rec, why) < 0) {
 		free(inflated);
 		return -1;
 	}
 	keep = account(s, c, &rec);
-	pt_record_free(&rec);
 	if (keep && inflated)
 		put_inflated(s, c, h, payload, now);
 	else if (keep)
@@ -363,16 +371,21 @@ static int feed(struct pt_server *s, struct conn *c, const unsigned char *p,
 	return 0;
 }
 
-/* Receive up to max messages (until EAGAIN).  May close c. */
+/*
+ * Receive up to max messages, or until there are no more for now: level-
+ * triggered epoll reports the socket again if more come.  May close c.
+ */
 static void read_conn(struct pt_server *s, struct conn *c, int max)
 {
 	char why[80];
-	int i;
+	int got = 0;
 
-	for (i = 0; i < max; i++) {
+	while (got < max) {
+		unsigned want = max - got < MMSG_VLEN ? (unsigned)(max - got)
+						       : MMSG_VLEN;
 		/* MSG_TRUNC: the real length even if the buffer was short. */
-		ssize_t n = recv(c->w.fd, s->rbuf, RBUF_SIZE,
-				 MSG_DONTWAIT | MSG_TRUNC);
+		int n = recvmmsg(c->w.fd, s->mm, want,
+				 MSG_DONTWAIT | MSG_TRUNC, NULL), i;
 		uint64_t now;
 
 		if (n < 0) {
@@ -390,19 +403,30 @@ static void read_conn(struct pt_server *s, struct conn *c, int max)
 		}
 		now = pt_mono_ns();
 		s->last_activity = now;
-		s->round_msgs++;
-		if (n == 0) {
-			conn_eof(s, c, now);
-			return;
+		for (i = 0; i < n; i++) {
+			size_t len = s->mm[i].msg_len;
+
+			s->round_msgs++;
+			/* At EOF every remaining entry reads as empty. */
+			if (len == 0) {
+				conn_eof(s, c, now);
+				return;
+			}
+			if (len > RBUF_SIZE ||
+			    (s->mm[i].msg_hdr.msg_flags & MSG_TRUNC)) {
+				snprintf(why, sizeof why, "message of %zu bytes "
+					 "is over the %u-byte limit", len,
+					 RBUF_SIZE);
+				drop_conn(s, c, why);
+				return;
+			}
+			s->st.bytes += len;
+			if (feed(s, c, s->rbuf + (size_t)i * RBUF_SIZE, len,
+				 now) < 0)
+				return;
 		}
-		if ((size_t)n > RBUF_SIZE) {
-			snprintf(why, sizeof why, "message of %zd bytes is over "
-				 "the %u-byte limit", n, RBUF_SIZE);
-			drop_conn(s, c, why);
-			return;
-		}
-		s->st.bytes += (uint64_t)n;
-		if (feed(s, c, s->rbuf, (size_t)n, now) < 0)
+		got += n;
+		if ((unsigned)n < want)
 			return;
 	}
 }
@@ -600,10 +624,17 @@ struct pt_server *pt_server_new(const char *path)
 {
 	struct pt_server *s = pt_xcalloc(1, sizeof *s);
 	struct epoll_event ev;
+	unsigned i;
 
 	s->listen.fd = -1;
 	s->path = pt_xstrdup(path);
-	s->rbuf = pt_xmalloc(RBUF_SIZE);
+	s->rbuf = pt_xmalloc((size_t)MMSG_VLEN * RBUF_SIZE);
+	for (i = 0; i < MMSG_VLEN; i++) {
+		s->iov[i].iov_base = s->rbuf + (size_t)i * RBUF_SIZE;
+		s->iov[i].iov_len = RBUF_SIZE;
+		s->mm[i].msg_hdr.msg_iov = &s->iov[i];
+		s->mm[i].msg_hdr.msg_iovlen = 1;
+	}
 	s->uid = geteuid();
 	pt_sb_init(&s->scratch);
 	s->epfd = epoll_create1(EPOLL_CLOEXEC);

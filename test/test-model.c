@@ -103,7 +103,7 @@ static void cap_open(struct cap *c, const char *path, const char *mode)
 		exit(2);
 	}
 	memcpy(h, PT_CAP_FILE_MAGIC, 8);
-	put32(h + 8, PT_CAP_VERSION);
+	put32(h + 8, 1);                /* the reader still reads version 1 */
 	put32(h + 12, 16);
 	cap_write(c, h, 16);
 }

@@ -3,7 +3,8 @@
  * connection's bytes the way server.c feeds it: each header checked, each
  * payload (copied to a buffer of its exact size, so that ASan sees any
  * read past it) inflated when deflated, then parsed; the parsed strings
- * are read to the end.  Stops at the first malformed frame, as the
+ * are read to the end.  The collector's non-allocating check
+ * (pt_record_check) must accept and reject exactly what the parse does.  Stops at the first malformed frame, as the
  * collector drops the connection there.
  *
  * Built for libFuzzer (meson -Dfuzz=true, clang) or with replay.c.
@@ -54,6 +55,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			payload = inflated;
 		}
 		rc = pt_record_parse(&h, payload, &rec, &why);
+		{
+			/* The collector's check must agree with the parse. */
+			struct pt_record chk;
+			const char *why2 = NULL;
+
+			if (pt_record_check(&h, payload, &chk, &why2) != rc ||
+			    (rc == 0 && memcmp(&chk.u, &rec.u, sizeof chk.u)))
+				abort();
+		}
 		if (rc == 0) {
 			touch(rec.exe);
 			touch(rec.cwd);

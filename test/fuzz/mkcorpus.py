@@ -9,7 +9,9 @@ EXEC, FORK, REAP, EXIT, a deflated frame of a long command line).
 corpus-capture/: a capture of a small pipeline, uncompressed, behind the
 mode byte fuzz-capture.c reads (0 plain, 1 gzip, 4 redact), and spool
 files behind mode 2.  Files are named by the SHA-1 of their contents, as
-libFuzzer names what it adds.  Run again only to refresh the seeds.
+libFuzzer names what it adds.  Run again only to refresh the seeds; keep
+the seeds of older capture versions (the reader still reads version 1),
+which an older proftrace recorded.
 """
 
 import gzip

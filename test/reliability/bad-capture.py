@@ -8,7 +8,7 @@ damage starts, and exits 1; damage is never silent.  Checked exactly:
    reports equal those of the last whole record Python's zlib can decode
    from the same bytes, and every execution it outputs is one of the
    undamaged capture's (same pid and command);
- - a damaged record or frame header (magic, length): the offset reported
+ - a damaged record (kind, length, a frame's tail): the offset reported
    is that record's, with exactly the records before it delivered;
  - a file header claiming 2 GiB: refused at once, in bounded memory;
  - a bit flipped anywhere in the gzip file: exit 1 with "at byte" in the
@@ -99,15 +99,15 @@ def main():
             "executions" % (cut, len(data), m.group(1), off, n, len(rows)))
 
     # ---- damaged record and frame headers ----
+    # A frame whose last byte ends a string of its tail.
     k = len(recs) // 2
-    while recs[k]["kind"] != ptrel.K_FRAME:
+    while recs[k]["kind"] != ptrel.K_FRAME or raw[recs[k]["end"] - 1] != 0:
         k += 1
     rec = recs[k]
     for what, pos, val in (
-            ("record magic", rec["off"], b"XXXX"),
-            ("record length", rec["off"] + 8, struct.pack("<I", 0x7fffffff)),
-            ("frame magic", rec["off"] + ptrel.CAP_HDR, b"XXXX"),
-            ("frame version", rec["off"] + ptrel.CAP_HDR + 4, b"\x09")):
+            ("record kind and flags", rec["off"], b"\x4f"),
+            ("record length", rec["off"] + 1, b"\xff\xff\xff\xff\x0f"),
+            ("frame tail", rec["end"] - 1, b"X")):
         bad = bytearray(raw)
         bad[pos:pos + len(val)] = val
         path = "%s/hdr-%s.ptcap" % (d, what.replace(" ", "-"))
