@@ -697,6 +697,7 @@ static int next_spool(struct pt_reader *r, struct pt_cap_event *ev)
 
 	for (;;) {
 		if (r->sp == SP_NEXT_FILE) {
+			struct stat st;
 			int fd;
 
 			release_event(r);
@@ -707,6 +708,10 @@ static int next_spool(struct pt_reader *r, struct pt_cap_event *ev)
 				   r->files[r->fi]);
 			fd = open(r->file_path.buf, O_RDONLY | O_CLOEXEC |
 						    O_NOFOLLOW);
+			/* The file's owner made it (O_EXCL): the uid that
+			 * SO_PEERCRED would have given. */
+			r->sp_uid = fd >= 0 && fstat(fd, &st) == 0 ?
+				    (uint32_t)st.st_uid : 0;
 			r->gz = fd < 0 ? NULL : gzdopen(fd, "rb");
 			if (!r->gz) {
 				if (fd >= 0)
@@ -725,8 +730,6 @@ static int next_spool(struct pt_reader *r, struct pt_cap_event *ev)
 				continue;
 			}
 			r->sp_pid = r->rec.hdr.pid;
-			r->sp_uid = r->rec.hdr.type == PT_REC_HELLO ?
-				    r->rec.u.hello.uid : 0;
 			r->sp_last_ns = r->rec.hdr.time_ns;
 			r->sp = SP_CONNECT;
 		}
