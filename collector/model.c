@@ -39,6 +39,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -56,9 +57,40 @@
  */
 #define SPAWN_WINDOW_NS 2000000000ull
 
+/*
+ * A model of a million executions fills most of a gigabyte, and on a
+ * virtual machine a page fault per 4 KiB page costs as much as the work
+ * done in the page: ask for transparent huge pages where they are given on
+ * request (madvise mode).  Only whole aligned huge pages inside [p, p+n).
+ */
+#define HUGE_PAGE (2u << 20)
+
+static void huge_hint(void *p, size_t n)
+{
+#ifdef MADV_HUGEPAGE
+	uintptr_t a = ((uintptr_t)p + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
+	uintptr_t e = ((uintptr_t)p + n) & ~(uintptr_t)(HUGE_PAGE - 1);
+
+	if (e > a)
+		madvise((void *)a, e - a, MADV_HUGEPAGE);  /* only a hint */
+#else
+	(void)p;
+	(void)n;
+#endif
+}
+
+/* realloc, and the hint for an array that has grown large. */
+static void *xrealloc_big(void *p, size_t n)
+{
+	p = pt_xrealloc(p, n);
+	if (n >= 4 * HUGE_PAGE)
+		huge_hint(p, n);
+	return p;
+}
+
 /* ---- arena: many small allocations, freed at once ---- */
 
-#define ARENA_CHUNK (1u << 20)
+#define ARENA_CHUNK ((4u << 20) - sizeof(struct chunk))
 
 struct chunk {
 	struct chunk *next;
@@ -75,6 +107,7 @@ static void *arena_alloc(struct arena *a, size_t n, size_t align)
 {
 	uintptr_t p = ((uintptr_t)a->cur + align - 1) & ~(uintptr_t)(align - 1);
 	struct chunk *c;
+	void *mem;
 
 	if (a->cur && p - (uintptr_t)a->cur + n <= a->left) {
 		a->left -= p - (uintptr_t)a->cur + n;
@@ -94,7 +127,11 @@ static void *arena_alloc(struct arena *a, size_t n, size_t align)
 		}
 		return c + 1;
 	}
-	c = pt_xmalloc(sizeof *c + ARENA_CHUNK);
+	/* Aligned, so that the chunk is made of whole huge pages. */
+	if (posix_memalign(&mem, HUGE_PAGE, sizeof *c + ARENA_CHUNK))
+		pt_die(1, "out of memory");
+	huge_hint(mem, sizeof *c + ARENA_CHUNK);
+	c = mem;
 	c->size = ARENA_CHUNK;
 	c->next = a->head;
 	a->head = c;
@@ -120,7 +157,7 @@ static void *grow(void *p, size_t *cap, size_t n, size_t sz)
 	if (n < *cap)
 		return p;
 	*cap = *cap ? 2 * *cap : 256;
-	return pt_xrealloc(p, *cap * sz);
+	return xrealloc_big(p, *cap * sz);
 }
 
 #define GROW(arr, n, cap) ((arr) = grow((arr), &(cap), (n), sizeof *(arr)))
@@ -175,6 +212,8 @@ static void itab_reserve(struct itab *t, uint32_t (*hash)(const void *, uint32_t
 		return;
 	newn = oldn ? 2 * oldn : 1024;
 	t->slot = pt_xcalloc(newn, sizeof *t->slot);
+	if (newn * sizeof *t->slot >= 4 * HUGE_PAGE)
+		huge_hint(t->slot, newn * sizeof *t->slot);
 	t->mask = newn - 1;
 	for (i = 0; i < oldn; i++) {
 		uint32_t j;
@@ -238,9 +277,9 @@ static uint32_t str_intern_h(struct strtab *st, const char *s, size_t len,
 	}
 	if (st->n == st->cap) {
 		st->cap = st->cap ? 2 * st->cap : 4096;
-		st->str = pt_xrealloc(st->str, st->cap * sizeof *st->str);
-		st->len = pt_xrealloc(st->len, st->cap * sizeof *st->len);
-		st->hash = pt_xrealloc(st->hash, st->cap * sizeof *st->hash);
+		st->str = xrealloc_big(st->str, st->cap * sizeof *st->str);
+		st->len = xrealloc_big(st->len, st->cap * sizeof *st->len);
+		st->hash = xrealloc_big(st->hash, st->cap * sizeof *st->hash);
 	}
 	id = (uint32_t)st->n++;
 	copy = arena_alloc(&st->mem, len + 1, 1);
@@ -305,9 +344,9 @@ static uint32_t vec_intern(struct vectab *vt, struct strtab *st,
 	}
 	if (vt->n == vt->cap) {
 		vt->cap = vt->cap ? 2 * vt->cap : 4096;
-		vt->vec = pt_xrealloc(vt->vec, vt->cap * sizeof *vt->vec);
-		vt->len = pt_xrealloc(vt->len, vt->cap * sizeof *vt->len);
-		vt->hash = pt_xrealloc(vt->hash, vt->cap * sizeof *vt->hash);
+		vt->vec = xrealloc_big(vt->vec, vt->cap * sizeof *vt->vec);
+		vt->len = xrealloc_big(vt->len, vt->cap * sizeof *vt->len);
+		vt->hash = xrealloc_big(vt->hash, vt->cap * sizeof *vt->hash);
 	}
 	v = arena_alloc(&vt->mem, (n + 1) * sizeof *v, sizeof *v);
 	for (i = 0; i < n; i++) {
