@@ -501,7 +501,9 @@ struct build {
 
 	struct conn *conns;
 	size_t nconn, cconn;
-	struct itab conn_t;
+	struct itab conn_t;             /* ids from CONN_DIRECT up */
+	uint32_t *conn_ix;              /* id -> index + 1, below CONN_DIRECT */
+	size_t nconn_ix;
 
 	uint32_t *pid_raw;              /* dense index -> pid */
 	size_t npid, cpid;
@@ -566,10 +568,22 @@ static uint32_t pid_find(const struct build *b, uint32_t pid)
 	return NONE;
 }
 
+/*
+ * The collector numbers connections from 1, so an id is looked up by
+ * indexing (a frame's connection is looked up for every frame); ids beyond
+ * CONN_DIRECT, which only a damaged or forged capture has, by hashing.
+ */
+#define CONN_DIRECT (1u << 22)
+
 static struct conn *conn_find(struct build *b, uint64_t id)
 {
 	uint32_t j;
 
+	if (id < CONN_DIRECT) {
+		if (id >= b->nconn_ix || !b->conn_ix[id])
+			return NULL;
+		return &b->conns[b->conn_ix[id] - 1];
+	}
 	if (!b->conn_t.slot)
 		return NULL;
 	for (j = hash_u64(id) & b->conn_t.mask; b->conn_t.slot[j];
@@ -582,23 +596,41 @@ static struct conn *conn_find(struct build *b, uint64_t id)
 static struct conn *conn_get(struct build *b, const struct pt_cap_record *h)
 {
 	struct conn *c = conn_find(b, h->conn_id);
-	uint32_t j;
+	uint64_t id = h->conn_id;
+	uint32_t j = 0;
 
 	if (c)
 		return c;
-	itab_reserve(&b->conn_t, conn_rehash, b);
-	for (j = hash_u64(h->conn_id) & b->conn_t.mask; b->conn_t.slot[j];
-	     j = (j + 1) & b->conn_t.mask)
-		;
+	if (id < CONN_DIRECT) {
+		if (id >= b->nconn_ix) {
+			size_t n = b->nconn_ix ? b->nconn_ix : 1024;
+
+			while (n <= id)
+				n *= 2;
+			b->conn_ix = xrealloc_big(b->conn_ix, n * sizeof *b->conn_ix);
+			memset(b->conn_ix + b->nconn_ix, 0,
+			       (n - b->nconn_ix) * sizeof *b->conn_ix);
+			b->nconn_ix = n;
+		}
+	} else {
+		itab_reserve(&b->conn_t, conn_rehash, b);
+		for (j = hash_u64(id) & b->conn_t.mask; b->conn_t.slot[j];
+		     j = (j + 1) & b->conn_t.mask)
+			;
+	}
 	GROW(b->conns, b->nconn, b->cconn);
-	c = &b->conns[b->nconn];
+	c = &b->conns[b->nconn++];
 	memset(c, 0, sizeof *c);
-	c->id = h->conn_id;
+	c->id = id;
 	c->connect_ns = h->recv_ns;
 	c->owner = h->peer_pid;
 	c->img = NONE;
-	b->conn_t.slot[j] = (uint32_t)++b->nconn;
-	b->conn_t.n++;
+	if (id < CONN_DIRECT) {
+		b->conn_ix[id] = (uint32_t)b->nconn;
+	} else {
+		b->conn_t.slot[j] = (uint32_t)b->nconn;
+		b->conn_t.n++;
+	}
 	return c;
 }
 
@@ -1559,39 +1591,64 @@ static void ev_eof(struct pidpass *pp, const struct ev *e)
 }
 
 /* Events of one pid by time, then file order. */
-static int cmp_ev(const void *x, const void *y, void *ctx)
-{
-	const struct ev *ev = ctx;
-	uint32_t i = *(const uint32_t *)x, j = *(const uint32_t *)y;
+struct evkey {
+	uint64_t time;
+	uint32_t i;
+};
 
-	if (ev[i].time != ev[j].time)
-		return ev[i].time < ev[j].time ? -1 : 1;
-	return i < j ? -1 : i > j;
+static int cmp_evkey(const void *x, const void *y)
+{
+	const struct evkey *a = x, *b = y;
+
+	if (a->time != b->time)
+		return a->time < b->time ? -1 : 1;
+	return a->i < b->i ? -1 : a->i > b->i;
 }
 
-static void sort_events(uint32_t *o, size_t n, struct ev *ev)
+/*
+ * Sort o[0..n), indices of events in file order.  Most pids' events are
+ * in order already; the others are sorted on copies of their keys, since
+ * the events themselves lie far apart in a large array.
+ */
+static void sort_events(uint32_t *o, size_t n, const struct ev *ev,
+			struct evkey **keys, size_t *cap)
 {
 	size_t i, j;
 
+	for (i = 1; i < n && ev[o[i - 1]].time <= ev[o[i]].time; i++)
+		;
+	if (i >= n)
+		return;                 /* ties are in file order already */
+	if (n > *cap) {
+		*cap = n + 64;
+		*keys = pt_xrealloc(*keys, *cap * sizeof **keys);
+	}
+	for (j = 0; j < n; j++) {
+		(*keys)[j].time = ev[o[j]].time;
+		(*keys)[j].i = o[j];
+	}
 	if (n > 32) {
-		qsort_r(o, n, sizeof *o, cmp_ev, ev);
-		return;
-	}
-	/* Nearly sorted already: insertion sort. */
-	for (i = 1; i < n; i++) {
-		uint32_t v = o[i];
+		qsort(*keys, n, sizeof **keys, cmp_evkey);
+	} else {
+		/* Nearly sorted: insertion sort. */
+		for (i = 1; i < n; i++) {
+			struct evkey v = (*keys)[i];
 
-		for (j = i; j > 0 && cmp_ev(&o[j - 1], &v, ev) > 0; j--)
-			o[j] = o[j - 1];
-		o[j] = v;
+			for (j = i; j > 0 && cmp_evkey(&(*keys)[j - 1], &v) > 0; j--)
+				(*keys)[j] = (*keys)[j - 1];
+			(*keys)[j] = v;
+		}
 	}
+	for (j = 0; j < n; j++)
+		o[j] = (*keys)[j].i;
 }
 
 static void run_pids(struct build *b)
 {
 	uint32_t *start = pt_xcalloc(b->npid + 1, sizeof *start);
 	uint32_t *order = pt_xmalloc((b->nev ? b->nev : 1) * sizeof *order);
-	size_t i, d;
+	struct evkey *keys = NULL;
+	size_t i, d, nkeys = 0;
 
 	/* Counting sort by pid keeps file order within each pid. */
 	for (i = 0; i < b->nev; i++)
@@ -1616,7 +1673,7 @@ static void run_pids(struct build *b)
 		size_t n = start[d + 1] - start[d];
 
 		b->pid_img[d] = (uint32_t)b->nimg;
-		sort_events(o, n, b->ev);
+		sort_events(o, n, b->ev, &keys, &nkeys);
 		for (i = 0; i < n; i++) {
 			const struct ev *e = &b->ev[o[i]];
 
@@ -1635,6 +1692,7 @@ static void run_pids(struct build *b)
 			close_proc(b, pp.cur, b->last_ns);
 	}
 	b->pid_img[b->npid] = (uint32_t)b->nimg;
+	free(keys);
 	free(order);
 	free(start);
 }
@@ -1849,6 +1907,9 @@ static void free_events(struct build *b)
 	free(b->cpu);
 	free(b->conns);
 	itab_free(&b->conn_t);
+	free(b->conn_ix);
+	b->conn_ix = NULL;
+	b->nconn_ix = 0;
 	b->ev = NULL;
 	b->hx = NULL;
 	b->xx = NULL;
