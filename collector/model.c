@@ -303,6 +303,17 @@ static uint32_t str_intern(struct strtab *st, const char *s)
 	return str_intern_n(st, s, strlen(s));
 }
 
+/*
+ * The interned copy of s.  (Not st->str[str_intern(st, s)]: C leaves open
+ * whether st->str is read before the call that may move it.)
+ */
+static const char *str_intern_ptr(struct strtab *st, const char *s, size_t len)
+{
+	uint32_t id = str_intern_n(st, s, len);
+
+	return st->str[id];
+}
+
 /* Hash of a vector's contents, from the hashes of its strings. */
 static uint32_t vec_hash(const struct pstr *a, size_t n)
 {
@@ -1026,8 +1037,8 @@ static void add_meta(struct build *b, const unsigned char *data, size_t n)
 			cm->cap = cm->cap ? 2 * cm->cap : 32;
 			cm->kv = pt_xrealloc(cm->kv, cm->cap * sizeof *cm->kv);
 		}
-		cm->kv[cm->n++] = b->p->str.str[str_intern(&b->p->str, p)];
-		cm->kv[cm->n++] = b->p->str.str[str_intern(&b->p->str, v)];
+		cm->kv[cm->n++] = str_intern_ptr(&b->p->str, p, (size_t)(kz - p));
+		cm->kv[cm->n++] = str_intern_ptr(&b->p->str, v, (size_t)(vz - v));
 		p = vz + 1;
 	}
 }
@@ -1819,7 +1830,7 @@ static const char *absolute_exe(struct pt_model_priv *p, uint32_t exe,
 	if (tmp->len > 1)
 		pt_sb_addch(tmp, '/');
 	pt_sb_addstr(tmp, e);
-	return p->str.str[str_intern_n(&p->str, tmp->buf, tmp->len)];
+	return str_intern_ptr(&p->str, tmp->buf, tmp->len);
 }
 
 /* Saturating, and never before 1970: times are not trusted either. */
@@ -2119,8 +2130,8 @@ void pt_model_set_meta(struct pt_model *m, size_t capture, const char *key,
 		cm->kv = pt_xrealloc(cm->kv, cm->cap * sizeof *cm->kv);
 	}
 	/* Appended: the last value of a key wins (meta_get). */
-	cm->kv[cm->n++] = p->str.str[str_intern(&p->str, key)];
-	cm->kv[cm->n++] = p->str.str[str_intern(&p->str, value)];
+	cm->kv[cm->n++] = str_intern_ptr(&p->str, key, strlen(key));
+	cm->kv[cm->n++] = str_intern_ptr(&p->str, value, strlen(value));
 }
 
 void pt_model_free(struct pt_model *m)
