@@ -79,6 +79,13 @@ static void secs_us(struct out *o, int64_t us)
 	pt_sb_addf(&o->sb, ".%06lld", (long long)(us % 1000000));
 }
 
+/* Bytes that stand for themselves in a JSON string: printable ASCII but
+ * the quote (0x22) and the backslash (0x5c).  Every byte of every argument
+ * is looked up. */
+static const unsigned char json_plain[256] = {
+	[0x20 ... 0x21] = 1, [0x23 ... 0x5b] = 1, [0x5d ... 0x7e] = 1,
+};
+
 void pt_json_escape(struct pt_sb *sb, const char *s, size_t n)
 {
 	static const char hex[] = "0123456789abcdef";
@@ -89,8 +96,7 @@ void pt_json_escape(struct pt_sb *sb, const char *s, size_t n)
 		size_t l;
 
 		/* Copy the plain run in one go: most text needs nothing. */
-		for (run = i; run < n && p[run] >= 0x20 && p[run] < 0x7f &&
-			      p[run] != '"' && p[run] != '\\'; run++)
+		for (run = i; run < n && json_plain[p[run]]; run++)
 			;
 		if (run > i) {
 			pt_sb_add(sb, p + i, run - i);

@@ -36,9 +36,12 @@
 #include "model.h"
 
 #include <endian.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "capture-read.h"
 #include "strbuf.h"
@@ -54,9 +57,40 @@
  */
 #define SPAWN_WINDOW_NS 2000000000ull
 
+/*
+ * A model of a million executions fills most of a gigabyte, and on a
+ * virtual machine a page fault per 4 KiB page costs as much as the work
+ * done in the page: ask for transparent huge pages where they are given on
+ * request (madvise mode).  Only whole aligned huge pages inside [p, p+n).
+ */
+#define HUGE_PAGE (2u << 20)
+
+static void huge_hint(void *p, size_t n)
+{
+#ifdef MADV_HUGEPAGE
+	uintptr_t a = ((uintptr_t)p + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
+	uintptr_t e = ((uintptr_t)p + n) & ~(uintptr_t)(HUGE_PAGE - 1);
+
+	if (e > a)
+		madvise((void *)a, e - a, MADV_HUGEPAGE);  /* only a hint */
+#else
+	(void)p;
+	(void)n;
+#endif
+}
+
+/* realloc, and the hint for an array that has grown large. */
+static void *xrealloc_big(void *p, size_t n)
+{
+	p = pt_xrealloc(p, n);
+	if (n >= 4 * HUGE_PAGE)
+		huge_hint(p, n);
+	return p;
+}
+
 /* ---- arena: many small allocations, freed at once ---- */
 
-#define ARENA_CHUNK (1u << 20)
+#define ARENA_CHUNK ((4u << 20) - sizeof(struct chunk))
 
 struct chunk {
 	struct chunk *next;
@@ -73,6 +107,7 @@ static void *arena_alloc(struct arena *a, size_t n, size_t align)
 {
 	uintptr_t p = ((uintptr_t)a->cur + align - 1) & ~(uintptr_t)(align - 1);
 	struct chunk *c;
+	void *mem;
 
 	if (a->cur && p - (uintptr_t)a->cur + n <= a->left) {
 		a->left -= p - (uintptr_t)a->cur + n;
@@ -92,7 +127,11 @@ static void *arena_alloc(struct arena *a, size_t n, size_t align)
 		}
 		return c + 1;
 	}
-	c = pt_xmalloc(sizeof *c + ARENA_CHUNK);
+	/* Aligned, so that the chunk is made of whole huge pages. */
+	if (posix_memalign(&mem, HUGE_PAGE, sizeof *c + ARENA_CHUNK))
+		pt_die(1, "out of memory");
+	huge_hint(mem, sizeof *c + ARENA_CHUNK);
+	c = mem;
 	c->size = ARENA_CHUNK;
 	c->next = a->head;
 	a->head = c;
@@ -118,7 +157,7 @@ static void *grow(void *p, size_t *cap, size_t n, size_t sz)
 	if (n < *cap)
 		return p;
 	*cap = *cap ? 2 * *cap : 256;
-	return pt_xrealloc(p, *cap * sz);
+	return xrealloc_big(p, *cap * sz);
 }
 
 #define GROW(arr, n, cap) ((arr) = grow((arr), &(cap), (n), sizeof *(arr)))
@@ -173,6 +212,8 @@ static void itab_reserve(struct itab *t, uint32_t (*hash)(const void *, uint32_t
 		return;
 	newn = oldn ? 2 * oldn : 1024;
 	t->slot = pt_xcalloc(newn, sizeof *t->slot);
+	if (newn * sizeof *t->slot >= 4 * HUGE_PAGE)
+		huge_hint(t->slot, newn * sizeof *t->slot);
 	t->mask = newn - 1;
 	for (i = 0; i < oldn; i++) {
 		uint32_t j;
@@ -215,9 +256,16 @@ static uint32_t vec_rehash(const void *ctx, uint32_t id)
 	return ((const struct vectab *)ctx)->hash[id];
 }
 
-static uint32_t str_intern_n(struct strtab *st, const char *s, size_t len)
+/* A string of a record, measured and hashed by the reading thread. */
+struct pstr {
+	const char *s;                  /* NUL-terminated; NULL when absent */
+	uint32_t len, hash;             /* hash_bytes(s, len) */
+};
+
+static uint32_t str_intern_h(struct strtab *st, const char *s, size_t len,
+			     uint32_t h)
 {
-	uint32_t h = hash_bytes(s, len), j, id;
+	uint32_t j, id;
 	char *copy;
 
 	itab_reserve(&st->t, str_rehash, st);
@@ -229,9 +277,9 @@ static uint32_t str_intern_n(struct strtab *st, const char *s, size_t len)
 	}
 	if (st->n == st->cap) {
 		st->cap = st->cap ? 2 * st->cap : 4096;
-		st->str = pt_xrealloc(st->str, st->cap * sizeof *st->str);
-		st->len = pt_xrealloc(st->len, st->cap * sizeof *st->len);
-		st->hash = pt_xrealloc(st->hash, st->cap * sizeof *st->hash);
+		st->str = xrealloc_big(st->str, st->cap * sizeof *st->str);
+		st->len = xrealloc_big(st->len, st->cap * sizeof *st->len);
+		st->hash = xrealloc_big(st->hash, st->cap * sizeof *st->hash);
 	}
 	id = (uint32_t)st->n++;
 	copy = arena_alloc(&st->mem, len + 1, 1);
@@ -245,16 +293,51 @@ static uint32_t str_intern_n(struct strtab *st, const char *s, size_t len)
 	return id;
 }
 
+static uint32_t str_intern_n(struct strtab *st, const char *s, size_t len)
+{
+	return str_intern_h(st, s, len, hash_bytes(s, len));
+}
+
 static uint32_t str_intern(struct strtab *st, const char *s)
 {
 	return str_intern_n(st, s, strlen(s));
 }
 
-/* Intern the vector of string ids ids[0..n). */
-static uint32_t vec_intern(struct vectab *vt, const struct strtab *st,
-			   const uint32_t *ids, size_t n)
+/*
+ * The interned copy of s.  (Not st->str[str_intern(st, s)]: C leaves open
+ * whether st->str is read before the call that may move it.)
+ */
+static const char *str_intern_ptr(struct strtab *st, const char *s, size_t len)
 {
-	uint32_t h = hash_bytes(ids, n * sizeof *ids), j, id;
+	uint32_t id = str_intern_n(st, s, len);
+
+	return st->str[id];
+}
+
+/* Hash of a vector's contents, from the hashes of its strings. */
+static uint32_t vec_hash(const struct pstr *a, size_t n)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		h = (h ^ ((uint64_t)a[i].len << 32 | a[i].hash)) *
+		    0xff51afd7ed558ccdull;
+		h ^= h >> 32;
+	}
+	return (uint32_t)h;
+}
+
+/*
+ * Intern the vector a[0..n) whose vec_hash is h.  Most vectors are seen
+ * before (the environment of every process, the argv that SPAWN and then
+ * HELLO carry): those are found by comparing contents, without touching
+ * the string table once per element.
+ */
+static uint32_t vec_intern(struct vectab *vt, struct strtab *st,
+			   const struct pstr *a, size_t n, uint32_t h)
+{
+	uint32_t j, id;
 	const char **v;
 	size_t i;
 
@@ -263,23 +346,28 @@ static uint32_t vec_intern(struct vectab *vt, const struct strtab *st,
 		id = vt->t.slot[j] - 1;
 		if (vt->hash[id] != h || vt->len[id] != n)
 			continue;
-		/* Interned strings are equal exactly when their pointers are. */
-		for (i = 0; i < n && vt->vec[id][i] == st->str[ids[i]]; i++)
+		/* Up to the NUL: equal lengths as well as bytes. */
+		for (i = 0; i < n && !strncmp(vt->vec[id][i], a[i].s,
+					      (size_t)a[i].len + 1); i++)
 			;
 		if (i == n)
 			return id;
 	}
 	if (vt->n == vt->cap) {
 		vt->cap = vt->cap ? 2 * vt->cap : 4096;
-		vt->vec = pt_xrealloc(vt->vec, vt->cap * sizeof *vt->vec);
-		vt->len = pt_xrealloc(vt->len, vt->cap * sizeof *vt->len);
-		vt->hash = pt_xrealloc(vt->hash, vt->cap * sizeof *vt->hash);
+		vt->vec = xrealloc_big(vt->vec, vt->cap * sizeof *vt->vec);
+		vt->len = xrealloc_big(vt->len, vt->cap * sizeof *vt->len);
+		vt->hash = xrealloc_big(vt->hash, vt->cap * sizeof *vt->hash);
 	}
-	id = (uint32_t)vt->n++;
 	v = arena_alloc(&vt->mem, (n + 1) * sizeof *v, sizeof *v);
-	for (i = 0; i < n; i++)
-		v[i] = st->str[ids[i]];
+	for (i = 0; i < n; i++) {
+		/* (Id first: interning may move st->str.) */
+		uint32_t sid = str_intern_h(st, a[i].s, a[i].len, a[i].hash);
+
+		v[i] = st->str[sid];
+	}
 	v[n] = NULL;
+	id = (uint32_t)vt->n++;
 	vt->vec[id] = v;
 	vt->len[id] = (uint32_t)n;
 	vt->hash[id] = h;
@@ -303,8 +391,6 @@ struct pt_model_priv {
 	size_t nlist, caplist;
 	struct capmeta *meta;
 	size_t cap_meta;
-	uint32_t *scratch;              /* string ids of one vector */
-	size_t cap_scratch;
 };
 
 /* ---- one capture being built ---- */
@@ -426,7 +512,9 @@ struct build {
 
 	struct conn *conns;
 	size_t nconn, cconn;
-	struct itab conn_t;
+	struct itab conn_t;             /* ids from CONN_DIRECT up */
+	uint32_t *conn_ix;              /* id -> index + 1, below CONN_DIRECT */
+	size_t nconn_ix;
 
 	uint32_t *pid_raw;              /* dense index -> pid */
 	size_t npid, cpid;
@@ -491,10 +579,22 @@ static uint32_t pid_find(const struct build *b, uint32_t pid)
 	return NONE;
 }
 
+/*
+ * The collector numbers connections from 1, so an id is looked up by
+ * indexing (a frame's connection is looked up for every frame); ids beyond
+ * CONN_DIRECT, which only a damaged or forged capture has, by hashing.
+ */
+#define CONN_DIRECT (1u << 22)
+
 static struct conn *conn_find(struct build *b, uint64_t id)
 {
 	uint32_t j;
 
+	if (id < CONN_DIRECT) {
+		if (id >= b->nconn_ix || !b->conn_ix[id])
+			return NULL;
+		return &b->conns[b->conn_ix[id] - 1];
+	}
 	if (!b->conn_t.slot)
 		return NULL;
 	for (j = hash_u64(id) & b->conn_t.mask; b->conn_t.slot[j];
@@ -507,46 +607,238 @@ static struct conn *conn_find(struct build *b, uint64_t id)
 static struct conn *conn_get(struct build *b, const struct pt_cap_record *h)
 {
 	struct conn *c = conn_find(b, h->conn_id);
-	uint32_t j;
+	uint64_t id = h->conn_id;
+	uint32_t j = 0;
 
 	if (c)
 		return c;
-	itab_reserve(&b->conn_t, conn_rehash, b);
-	for (j = hash_u64(h->conn_id) & b->conn_t.mask; b->conn_t.slot[j];
-	     j = (j + 1) & b->conn_t.mask)
-		;
+	if (id < CONN_DIRECT) {
+		if (id >= b->nconn_ix) {
+			size_t n = b->nconn_ix ? b->nconn_ix : 1024;
+
+			while (n <= id)
+				n *= 2;
+			b->conn_ix = xrealloc_big(b->conn_ix, n * sizeof *b->conn_ix);
+			memset(b->conn_ix + b->nconn_ix, 0,
+			       (n - b->nconn_ix) * sizeof *b->conn_ix);
+			b->nconn_ix = n;
+		}
+	} else {
+		itab_reserve(&b->conn_t, conn_rehash, b);
+		for (j = hash_u64(id) & b->conn_t.mask; b->conn_t.slot[j];
+		     j = (j + 1) & b->conn_t.mask)
+			;
+	}
 	GROW(b->conns, b->nconn, b->cconn);
-	c = &b->conns[b->nconn];
+	c = &b->conns[b->nconn++];
 	memset(c, 0, sizeof *c);
-	c->id = h->conn_id;
+	c->id = id;
 	c->connect_ns = h->recv_ns;
 	c->owner = h->peer_pid;
 	c->img = NONE;
-	b->conn_t.slot[j] = (uint32_t)++b->nconn;
-	b->conn_t.n++;
+	if (id < CONN_DIRECT) {
+		b->conn_ix[id] = (uint32_t)b->nconn;
+	} else {
+		b->conn_t.slot[j] = (uint32_t)b->nconn;
+		b->conn_t.n++;
+	}
 	return c;
+}
+
+/* ---- reading, in a thread of its own ---- */
+
+/*
+ * Inflating and parsing a capture costs about as much CPU as building the
+ * model from it, and the two need not wait for each other: a thread reads
+ * events into batches and measures and hashes their strings (the part of
+ * interning that needs no table), while the caller's thread builds.  On
+ * a single CPU, or if the thread cannot be made, the same batches are
+ * filled in the caller's thread between builds.
+ */
+
+/* One event as the reading thread hands it over. */
+struct pev {
+	struct pt_cap_record hdr;
+	const unsigned char *data;      /* META, LOSS: hdr.length bytes */
+	struct pt_record rec;           /* FRAME; its argv and env are unused */
+	struct pstr exe, cwd, path;
+	const struct pstr *argv, *env;  /* rec.argc, rec.envc entries */
+	uint32_t argv_hash, env_hash;   /* vec_hash of argv, env */
+	size_t size;                    /* bytes from this event to the next */
+};
+
+#define BATCH_SIZE (1u << 20)
+#define NBATCH 4                        /* in flight between the threads */
+
+struct batch {
+	unsigned char *mem;             /* struct pev, its pstr, its bytes... */
+	size_t cap, used;
+};
+
+struct rthread {
+	struct pt_reader *r;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct batch full[NBATCH];      /* queue, in reading order */
+	size_t nfull, headfull;
+	struct batch spare[NBATCH];     /* consumed, for reuse */
+	size_t nspare;
+	int done;                       /* the reader's last result is rc */
+	int rc;
+};
+
+static size_t align8(size_t n)
+{
+	return (n + 7) & ~(size_t)7;
+}
+
+static char *put_pstr(struct pstr *ps, char *to, const char *s)
+{
+	size_t n;
+
+	if (!s) {
+		memset(ps, 0, sizeof *ps);
+		return to;
+	}
+	n = strlen(s);
+	memcpy(to, s, n + 1);
+	ps->s = to;
+	ps->len = (uint32_t)n;
+	ps->hash = hash_bytes(to, n);
+	return to + n + 1;
+}
+
+static size_t opt_len(const char *s)
+{
+	return s ? strlen(s) + 1 : 0;
+}
+
+/*
+ * Copy ev into batch bt, with what interning needs computed.  Returns 0, or
+ * -1 if it does not fit (bt is left as it was).
+ */
+static int batch_add(struct batch *bt, const struct pt_cap_event *ev)
+{
+	const struct pt_record *r = &ev->rec;
+	int frame = ev->hdr.kind == PT_CAP_FRAME;
+	size_t i, need = align8(sizeof(struct pev)), nstr = 0, bytes = 0;
+	struct pev *pe;
+	struct pstr *ps;
+	char *to;
+
+	if (frame) {
+		nstr = r->argc + r->envc;
+		bytes = opt_len(r->exe) + opt_len(r->cwd) + opt_len(r->path);
+		for (i = 0; i < r->argc; i++)
+			bytes += strlen(r->argv[i]) + 1;
+		for (i = 0; i < r->envc; i++)
+			bytes += strlen(r->env[i]) + 1;
+	} else if (ev->hdr.kind == PT_CAP_META || ev->hdr.kind == PT_CAP_LOSS) {
+		bytes = ev->hdr.length;
+	}
+	need += nstr * sizeof *ps + align8(bytes);
+	if (bt->used + need > bt->cap)
+		return -1;
+	pe = (struct pev *)(bt->mem + bt->used);
+	ps = (struct pstr *)(pe + 1);
+	to = (char *)(ps + nstr);
+	memset(pe, 0, sizeof *pe);
+	pe->hdr = ev->hdr;
+	pe->size = need;
+	if (frame) {
+		pe->rec = *r;
+		pe->rec.argv = pe->rec.env = NULL;
+		pe->rec.exe = pe->rec.cwd = pe->rec.path = NULL;
+		to = put_pstr(&pe->exe, to, r->exe);
+		to = put_pstr(&pe->cwd, to, r->cwd);
+		to = put_pstr(&pe->path, to, r->path);
+		pe->argv = ps;
+		for (i = 0; i < r->argc; i++)
+			to = put_pstr(ps++, to, r->argv[i]);
+		pe->env = ps;
+		for (i = 0; i < r->envc; i++)
+			to = put_pstr(ps++, to, r->env[i]);
+		pe->argv_hash = vec_hash(pe->argv, r->argc);
+		pe->env_hash = vec_hash(pe->env, r->envc);
+	} else if (bytes) {
+		memcpy(to, ev->data, bytes);
+		pe->data = (const unsigned char *)to;
+	}
+	bt->used += need;
+	return 0;
+}
+
+/*
+ * Fill bt from the reader, which has already delivered *held (when
+ * *have): events up to the end, or as many as fit.  Returns the reader's
+ * result: 1 if more may follow, 0 at the clean end, -1 at damage.
+ */
+static int batch_fill(struct pt_reader *r, struct batch *bt,
+		      struct pt_cap_event *held, int *have)
+{
+	int rc = 1;
+
+	bt->used = 0;
+	for (;;) {
+		if (!*have) {
+			rc = pt_reader_next(r, held);
+			if (rc <= 0)
+				return rc;
+			*have = 1;
+		}
+		if (batch_add(bt, held) < 0) {
+			if (bt->used)
+				return 1;
+			/* A frame larger than a whole batch: a batch of its
+			 * own, made big enough. */
+			bt->cap = 2 * bt->cap;
+			bt->mem = pt_xrealloc(bt->mem, bt->cap);
+			continue;
+		}
+		*have = 0;
+	}
+}
+
+static void *reader_main(void *arg)
+{
+	struct rthread *rt = arg;
+	struct pt_cap_event held;
+	struct batch bt;
+	int have = 0, rc;
+
+	do {
+		pthread_mutex_lock(&rt->lock);
+		while (!rt->nspare)
+			pthread_cond_wait(&rt->cond, &rt->lock);
+		bt = rt->spare[--rt->nspare];
+		pthread_mutex_unlock(&rt->lock);
+
+		rc = batch_fill(rt->r, &bt, &held, &have);
+
+		pthread_mutex_lock(&rt->lock);
+		rt->full[(rt->headfull + rt->nfull++) % NBATCH] = bt;
+		if (rc <= 0) {
+			rt->done = 1;
+			rt->rc = rc;
+		}
+		pthread_cond_broadcast(&rt->cond);
+		pthread_mutex_unlock(&rt->lock);
+	} while (rc > 0);
+	return NULL;
 }
 
 /* ---- reading: records to events ---- */
 
-static uint32_t intern_opt(struct build *b, const char *s, uint32_t absent)
+static uint32_t intern_opt(struct build *b, const struct pstr *s,
+			   uint32_t absent)
 {
-	return s ? str_intern(&b->p->str, s) : absent;
+	return s->s ? str_intern_h(&b->p->str, s->s, s->len, s->hash) : absent;
 }
 
-static uint32_t intern_vec(struct build *b, const char *const *v, size_t n)
+static uint32_t intern_vec(struct build *b, const struct pstr *v, size_t n,
+			   uint32_t h)
 {
-	struct pt_model_priv *p = b->p;
-	size_t i;
-
-	if (n > p->cap_scratch) {
-		p->cap_scratch = n + 64;
-		p->scratch = pt_xrealloc(p->scratch,
-					 p->cap_scratch * sizeof *p->scratch);
-	}
-	for (i = 0; i < n; i++)
-		p->scratch[i] = str_intern(&p->str, v[i]);
-	return vec_intern(&p->vec, &p->str, p->scratch, n);
+	return vec_intern(&b->p->vec, &b->p->str, v, n, h);
 }
 
 static struct ev *new_ev(struct build *b, enum ev_type type, uint32_t pid,
@@ -592,7 +884,7 @@ static void note_time(struct build *b, uint64_t t)
 		b->last_ns = t;
 }
 
-static void add_frame(struct build *b, const struct pt_cap_event *cev)
+static void add_frame(struct build *b, const struct pev *cev)
 {
 	const struct pt_record *r = &cev->rec;
 	struct conn *c = conn_get(b, &cev->hdr);
@@ -634,13 +926,13 @@ static void add_frame(struct build *b, const struct pt_cap_event *cev)
 		hx->conn = first && c->kind != CK_FOREIGN ?
 			   (uint32_t)(c - b->conns) : NONE;
 		if (hx->kind == PT_HELLO_IMAGE) {
-			hx->exe = intern_opt(b, r->exe, 0);
-			hx->cwd = intern_opt(b, r->cwd, 0);
-			hx->argv = intern_vec(b, r->argv, r->argc);
-			hx->env = intern_vec(b, r->env, r->envc);
+			hx->exe = intern_opt(b, &cev->exe, 0);
+			hx->cwd = intern_opt(b, &cev->cwd, 0);
+			hx->argv = intern_vec(b, cev->argv, r->argc, cev->argv_hash);
+			hx->env = intern_vec(b, cev->env, r->envc, cev->env_hash);
 		} else {
 			hx->exe = hx->argv = hx->env = NONE;
-			hx->cwd = intern_opt(b, r->cwd, NONE);
+			hx->cwd = intern_opt(b, &cev->cwd, NONE);
 		}
 		hx->trunc = r->argv_truncated != 0;
 		break;
@@ -650,11 +942,11 @@ static void add_frame(struct build *b, const struct pt_cap_event *cev)
 		 * glibc's internal fork in daemon(3)) names the process it was
 		 * copied from: its real parent, even once it is reparented. */
 		e->other = r->hdr.origin ? r->hdr.origin : r->u.exec.ppid;
-		e->a = intern_vec(b, r->argv, r->argc);
+		e->a = intern_vec(b, cev->argv, r->argc, cev->argv_hash);
 		GROW(b->xx, b->nxx, b->cxx);
 		e->b = (uint32_t)b->nxx;
-		b->xx[b->nxx].path = intern_opt(b, r->path, 0);
-		b->xx[b->nxx++].cwd = intern_opt(b, r->cwd, NONE);
+		b->xx[b->nxx].path = intern_opt(b, &cev->path, 0);
+		b->xx[b->nxx++].cwd = intern_opt(b, &cev->cwd, NONE);
 		e->flags = r->argv_truncated ? EVF_TRUNC : 0;
 		break;
 	case PT_REC_EXEC_FAILED:
@@ -665,8 +957,8 @@ static void add_frame(struct build *b, const struct pt_cap_event *cev)
 			break;
 		e = new_ev(b, E_SPAWN, r->u.spawn.child_pid, t);
 		e->other = r->hdr.pid;
-		e->a = intern_vec(b, r->argv, r->argc);
-		e->b = intern_opt(b, r->path, 0);
+		e->a = intern_vec(b, cev->argv, r->argc, cev->argv_hash);
+		e->b = intern_opt(b, &cev->path, 0);
 		e->flags = r->argv_truncated ? EVF_TRUNC : 0;
 		break;
 	case PT_REC_FORK:
@@ -709,7 +1001,7 @@ static void add_frame(struct build *b, const struct pt_cap_event *cev)
 	}
 }
 
-static void add_eof(struct build *b, const struct pt_cap_event *cev)
+static void add_eof(struct build *b, const struct pev *cev)
 {
 	struct conn *c = conn_find(b, cev->hdr.conn_id);
 	struct ev *e;
@@ -745,13 +1037,13 @@ static void add_meta(struct build *b, const unsigned char *data, size_t n)
 			cm->cap = cm->cap ? 2 * cm->cap : 32;
 			cm->kv = pt_xrealloc(cm->kv, cm->cap * sizeof *cm->kv);
 		}
-		cm->kv[cm->n++] = b->p->str.str[str_intern(&b->p->str, p)];
-		cm->kv[cm->n++] = b->p->str.str[str_intern(&b->p->str, v)];
+		cm->kv[cm->n++] = str_intern_ptr(&b->p->str, p, (size_t)(kz - p));
+		cm->kv[cm->n++] = str_intern_ptr(&b->p->str, v, (size_t)(vz - v));
 		p = vz + 1;
 	}
 }
 
-static void add_event(struct build *b, const struct pt_cap_event *cev)
+static void add_event(struct build *b, const struct pev *cev)
 {
 	struct conn *c;
 	uint64_t lost;
@@ -786,6 +1078,76 @@ static void add_event(struct build *b, const struct pt_cap_event *cev)
 	default:
 		break;
 	}
+}
+
+/*
+ * Read all of r into the build.  Returns the reader's last result (0 or
+ * -1).
+ */
+static int read_all(struct build *b, struct pt_reader *r)
+{
+	struct rthread rt;
+	struct pt_cap_event held;
+	pthread_t tid;
+	int threaded, have = 0, rc = 1;
+	size_t i;
+
+	memset(&rt, 0, sizeof rt);
+	rt.r = r;
+	for (i = 0; i < NBATCH; i++) {
+		rt.spare[i].cap = BATCH_SIZE;
+		rt.spare[i].mem = pt_xmalloc(BATCH_SIZE);
+	}
+	rt.nspare = NBATCH;
+	pthread_mutex_init(&rt.lock, NULL);
+	pthread_cond_init(&rt.cond, NULL);
+	threaded = sysconf(_SC_NPROCESSORS_ONLN) > 1 &&
+		   !pthread_create(&tid, NULL, reader_main, &rt);
+	for (;;) {
+		struct batch bt;
+		size_t off;
+
+		if (threaded) {
+			pthread_mutex_lock(&rt.lock);
+			while (!rt.nfull && !rt.done)
+				pthread_cond_wait(&rt.cond, &rt.lock);
+			if (!rt.nfull) {
+				rc = rt.rc;
+				pthread_mutex_unlock(&rt.lock);
+				break;
+			}
+			bt = rt.full[rt.headfull];
+			rt.headfull = (rt.headfull + 1) % NBATCH;
+			rt.nfull--;
+			pthread_mutex_unlock(&rt.lock);
+		} else {
+			if (rc <= 0)
+				break;
+			bt = rt.spare[0];
+			rc = batch_fill(r, &bt, &held, &have);
+		}
+		for (off = 0; off < bt.used;) {
+			const struct pev *pe = (const struct pev *)(bt.mem + off);
+
+			add_event(b, pe);
+			off += pe->size;
+		}
+		if (threaded) {
+			pthread_mutex_lock(&rt.lock);
+			rt.spare[rt.nspare++] = bt;
+			pthread_cond_broadcast(&rt.cond);
+			pthread_mutex_unlock(&rt.lock);
+		} else {
+			rt.spare[0] = bt;
+		}
+	}
+	if (threaded)
+		pthread_join(tid, NULL);
+	pthread_mutex_destroy(&rt.lock);
+	pthread_cond_destroy(&rt.cond);
+	for (i = 0; i < rt.nspare; i++)
+		free(rt.spare[i].mem);
+	return rc;
 }
 
 /* ---- building: per-pid state machines ---- */
@@ -1240,39 +1602,64 @@ static void ev_eof(struct pidpass *pp, const struct ev *e)
 }
 
 /* Events of one pid by time, then file order. */
-static int cmp_ev(const void *x, const void *y, void *ctx)
-{
-	const struct ev *ev = ctx;
-	uint32_t i = *(const uint32_t *)x, j = *(const uint32_t *)y;
+struct evkey {
+	uint64_t time;
+	uint32_t i;
+};
 
-	if (ev[i].time != ev[j].time)
-		return ev[i].time < ev[j].time ? -1 : 1;
-	return i < j ? -1 : i > j;
+static int cmp_evkey(const void *x, const void *y)
+{
+	const struct evkey *a = x, *b = y;
+
+	if (a->time != b->time)
+		return a->time < b->time ? -1 : 1;
+	return a->i < b->i ? -1 : a->i > b->i;
 }
 
-static void sort_events(uint32_t *o, size_t n, struct ev *ev)
+/*
+ * Sort o[0..n), indices of events in file order.  Most pids' events are
+ * in order already; the others are sorted on copies of their keys, since
+ * the events themselves lie far apart in a large array.
+ */
+static void sort_events(uint32_t *o, size_t n, const struct ev *ev,
+			struct evkey **keys, size_t *cap)
 {
 	size_t i, j;
 
+	for (i = 1; i < n && ev[o[i - 1]].time <= ev[o[i]].time; i++)
+		;
+	if (i >= n)
+		return;                 /* ties are in file order already */
+	if (n > *cap) {
+		*cap = n + 64;
+		*keys = pt_xrealloc(*keys, *cap * sizeof **keys);
+	}
+	for (j = 0; j < n; j++) {
+		(*keys)[j].time = ev[o[j]].time;
+		(*keys)[j].i = o[j];
+	}
 	if (n > 32) {
-		qsort_r(o, n, sizeof *o, cmp_ev, ev);
-		return;
-	}
-	/* Nearly sorted already: insertion sort. */
-	for (i = 1; i < n; i++) {
-		uint32_t v = o[i];
+		qsort(*keys, n, sizeof **keys, cmp_evkey);
+	} else {
+		/* Nearly sorted: insertion sort. */
+		for (i = 1; i < n; i++) {
+			struct evkey v = (*keys)[i];
 
-		for (j = i; j > 0 && cmp_ev(&o[j - 1], &v, ev) > 0; j--)
-			o[j] = o[j - 1];
-		o[j] = v;
+			for (j = i; j > 0 && cmp_evkey(&(*keys)[j - 1], &v) > 0; j--)
+				(*keys)[j] = (*keys)[j - 1];
+			(*keys)[j] = v;
+		}
 	}
+	for (j = 0; j < n; j++)
+		o[j] = (*keys)[j].i;
 }
 
 static void run_pids(struct build *b)
 {
 	uint32_t *start = pt_xcalloc(b->npid + 1, sizeof *start);
 	uint32_t *order = pt_xmalloc((b->nev ? b->nev : 1) * sizeof *order);
-	size_t i, d;
+	struct evkey *keys = NULL;
+	size_t i, d, nkeys = 0;
 
 	/* Counting sort by pid keeps file order within each pid. */
 	for (i = 0; i < b->nev; i++)
@@ -1297,7 +1684,7 @@ static void run_pids(struct build *b)
 		size_t n = start[d + 1] - start[d];
 
 		b->pid_img[d] = (uint32_t)b->nimg;
-		sort_events(o, n, b->ev);
+		sort_events(o, n, b->ev, &keys, &nkeys);
 		for (i = 0; i < n; i++) {
 			const struct ev *e = &b->ev[o[i]];
 
@@ -1316,6 +1703,7 @@ static void run_pids(struct build *b)
 			close_proc(b, pp.cur, b->last_ns);
 	}
 	b->pid_img[b->npid] = (uint32_t)b->nimg;
+	free(keys);
 	free(order);
 	free(start);
 }
@@ -1442,7 +1830,7 @@ static const char *absolute_exe(struct pt_model_priv *p, uint32_t exe,
 	if (tmp->len > 1)
 		pt_sb_addch(tmp, '/');
 	pt_sb_addstr(tmp, e);
-	return p->str.str[str_intern_n(&p->str, tmp->buf, tmp->len)];
+	return str_intern_ptr(&p->str, tmp->buf, tmp->len);
 }
 
 /* Saturating, and never before 1970: times are not trusted either. */
@@ -1530,6 +1918,9 @@ static void free_events(struct build *b)
 	free(b->cpu);
 	free(b->conns);
 	itab_free(&b->conn_t);
+	free(b->conn_ix);
+	b->conn_ix = NULL;
+	b->nconn_ix = 0;
 	b->ev = NULL;
 	b->hx = NULL;
 	b->xx = NULL;
@@ -1592,7 +1983,7 @@ void pt_model_init(struct pt_model *m)
 	m->priv = pt_xcalloc(1, sizeof *m->priv);
 	/* Id 0 is the empty string and the empty vector. */
 	str_intern(&m->priv->str, "");
-	vec_intern(&m->priv->vec, &m->priv->str, NULL, 0);
+	vec_intern(&m->priv->vec, &m->priv->str, NULL, 0, vec_hash(NULL, 0));
 }
 
 static const char *meta_get(const struct capmeta *cm, const char *key)
@@ -1629,7 +2020,6 @@ int pt_model_add_capture(struct pt_model *m, const char *path)
 {
 	struct pt_model_priv *p = m->priv;
 	struct pt_reader *r = pt_reader_open(path);
-	struct pt_cap_event ev;
 	struct build b;
 	size_t first, i, open = 0;
 	int rc;
@@ -1645,8 +2035,7 @@ int pt_model_add_capture(struct pt_model *m, const char *path)
 	b.m = m;
 	b.p = p;
 	b.capture = (uint32_t)m->ncaptures++;
-	while ((rc = pt_reader_next(r, &ev)) > 0)
-		add_event(&b, &ev);
+	rc = read_all(&b, r);
 	pt_reader_close(r);
 	if (rc < 0)
 		m->damaged = 1;
@@ -1741,8 +2130,8 @@ void pt_model_set_meta(struct pt_model *m, size_t capture, const char *key,
 		cm->kv = pt_xrealloc(cm->kv, cm->cap * sizeof *cm->kv);
 	}
 	/* Appended: the last value of a key wins (meta_get). */
-	cm->kv[cm->n++] = p->str.str[str_intern(&p->str, key)];
-	cm->kv[cm->n++] = p->str.str[str_intern(&p->str, value)];
+	cm->kv[cm->n++] = str_intern_ptr(&p->str, key, strlen(key));
+	cm->kv[cm->n++] = str_intern_ptr(&p->str, value, strlen(value));
 }
 
 void pt_model_free(struct pt_model *m)
@@ -1767,7 +2156,6 @@ void pt_model_free(struct pt_model *m)
 	for (i = 0; i < m->ncaptures; i++)
 		free(p->meta[i].kv);
 	free(p->meta);
-	free(p->scratch);
 	free(p);
 	memset(m, 0, sizeof *m);
 }

@@ -6,22 +6,21 @@
 /*
  * The characters that need no quoting in a POSIX shell word: the same set
  * as Python's shlex.quote() for ASCII.  Bytes >= 0x80 are quoted too, so
- * that the output never depends on the reader's locale.
+ * that the output never depends on the reader's locale.  A table: every
+ * byte of every command line of a conversion goes through it.
  */
-static int shell_safe(unsigned char c)
-{
-	if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-	    (c >= '0' && c <= '9'))
-		return 1;
-	return c && strchr("_@%+=:,./-", c) != NULL;
-}
+static const unsigned char shell_safe[256] = {
+	['a' ... 'z'] = 1, ['A' ... 'Z'] = 1, ['0' ... '9'] = 1,
+	['_'] = 1, ['@'] = 1, ['%'] = 1, ['+'] = 1, ['='] = 1, [':'] = 1,
+	[','] = 1, ['.'] = 1, ['/'] = 1, ['-'] = 1,
+};
 
 void pt_quote_shell(struct pt_sb *sb, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	const char *q;
 
-	while (*p && shell_safe(*p))
+	while (shell_safe[*p])          /* not NUL */
 		p++;
 	if (!*p && p != (const unsigned char *)s) {
 		pt_sb_add(sb, s, (size_t)(p - (const unsigned char *)s));

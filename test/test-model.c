@@ -1028,6 +1028,100 @@ static void test_truncated(void)
 	pt_model_free(&m);
 }
 
+/*
+ * Argument vectors come back exactly as recorded: empty strings in any
+ * place, vectors that differ only by a trailing empty string, a thousand
+ * arguments, and a vector the library cut short (a program that never
+ * loaded it, known from its parent's SPAWN alone).
+ */
+static void check_argv(const struct pt_exec *e, const char *const *want)
+{
+	size_t n = 0, i;
+
+	while (want[n])
+		n++;
+	if (!e)
+		return;
+	CHECK_INT(e->argc, n);
+	for (i = 0; i < n && i < e->argc; i++)
+		CHECK_STR(e->argv[i], want[i]);
+	CHECK(e->argv[e->argc] == NULL);
+}
+
+static void test_argv_shapes(void)
+{
+	const char *const *const shapes[] = {
+		V("t"), V("t", ""), V("t", "", ""), V("", "t"), V(""),
+		V("t", "a b", "", "c"), V("t", "a", "b"), V("t", "ab"),
+	};
+	static const char *const ENV1[] = { "OPAM_PACKAGE_NAME=foo", NULL };
+	enum { NSHAPES = sizeof shapes / sizeof *shapes, NMANY = 1000 };
+	static char many_s[NMANY][8];
+	const char *many[NMANY + 1];
+	struct pt_model m;
+	struct cap c;
+	struct fb f;
+	uint32_t k;
+	size_t i;
+
+	for (i = 0; i < NMANY; i++) {
+		/* Every third one empty, the others all different. */
+		if (i % 3)
+			snprintf(many_s[i], sizeof many_s[i], "%zu", i);
+		many[i] = many_s[i];
+	}
+	many[NMANY] = NULL;
+
+	cap_open(&c, cap_path("argv"), "wb");
+	cap_meta(&c);
+	image(&c, 1, 100, MS(0), 1, V("make"), "/src", ENV);
+	for (k = 0; k <= NSHAPES; k++) {
+		const char *const *a = k < NSHAPES ? shapes[k] : many;
+		uint32_t pid = 200 + k;
+		uint64_t t = MS(10 + 10 * k);
+
+		spawn(&c, 1, 100, t, pid, "/usr/bin/t", a);
+		image(&c, 10 + k, pid, t + MS(1), 100, a, "/src",
+		      k % 2 ? ENV1 : ENV);
+		exit_(&c, 10 + k, pid, t + MS(5), 0);
+		eof(&c, 10 + k, pid, t + MS(6));
+		reap(&c, 1, 100, t + MS(7), pid, 0, 1);
+	}
+	/* A static program whose argv the library cut after two of five. */
+	fb_start(&f, PT_REC_SPAWN, 100, MS(200));
+	fb_u32(&f, 300);
+	fb_u32(&f, PT_CALL_POSIX_SPAWN);
+	fb_str(&f, PT_TAG_PATH, "/usr/bin/static");
+	fb_strs(&f, PT_TAG_ARG, V("static", ""));
+	fb_str(&f, PT_TAG_ARGV_TRUNCATED, "5");
+	fb_send(&c, &f, 1);
+	reap(&c, 1, 100, MS(210), 300, 0, 1);
+	exit_(&c, 1, 100, MS(300), 0);
+	eof(&c, 1, 100, MS(301));
+	cap_close(&c);
+
+	CHECK_INT(load(&m, "argv"), 0);
+	CHECK_INT(m.n, NSHAPES + 3);
+	for (k = 0; k < NSHAPES; k++) {
+		const struct pt_exec *e = find(&m, 200 + (int)k, 0);
+
+		check_argv(e, shapes[k]);
+		if (e)
+			CHECK((pt_exec_env(e, "OPAM_PACKAGE_VERSION") == NULL) ==
+			      (k % 2 == 1));
+	}
+	check_argv(find(&m, 200 + NSHAPES, 0), many);
+	{
+		const struct pt_exec *s = find(&m, 300, 0);
+
+		check_argv(s, V("static", ""));
+		if (s)
+			CHECK_INT(s->flags, PT_EXF_UNTRACED | PT_EXF_ARGV_TRUNC);
+	}
+	check_tree(&m);
+	pt_model_free(&m);
+}
+
 static void test_not_capture(void)
 {
 	struct pt_model m;
@@ -1160,6 +1254,7 @@ int main(void)
 	test_many();
 	test_silent_children();
 	test_truncated();
+	test_argv_shapes();
 	test_not_capture();
 	test_spool();
 	test_csv();
