@@ -1,6 +1,7 @@
 /*
  * rusage COMMAND...: run COMMAND, wait for it, and print on stderr one line
- * "rusage wall_s W cpu_s C maxrss_kb M status S" (bench/run.py parses it).
+ * "rusage wall_s W cpu_s C maxrss_kb M faults F status S" (bench/run.py
+ * parses it; faults: minor and major page faults).
  * COMMAND's own stdout and stderr pass through.
  *
  * Why not measure from Python: a child forked (or vforked) from the
@@ -41,11 +42,12 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &b);
-	fprintf(stderr, "rusage wall_s %.6f cpu_s %.6f maxrss_kb %ld status %d\n",
+	fprintf(stderr, "rusage wall_s %.6f cpu_s %.6f maxrss_kb %ld faults %ld "
+		"status %d\n",
 		(double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9,
 		(double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
 		(double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6,
-		ru.ru_maxrss,
+		ru.ru_maxrss, ru.ru_minflt + ru.ru_majflt,
 		WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
 	return 0;
 }
