@@ -203,7 +203,6 @@ static void hello_body(struct pt_body *b, uint32_t kind, uint64_t start_ns,
 int pt_conn_open(struct pt_chan *ch, uint32_t hello_kind, uint64_t start_ns,
 		 pid_t self)
 {
-	char cwd[PATH_MAX];
 	struct pt_body b;
 	uint64_t now = pt_now_ns();
 
@@ -219,8 +218,7 @@ int pt_conn_open(struct pt_chan *ch, uint32_t hello_kind, uint64_t start_ns,
 	if (ch->fd < 0)
 		return -1;
 	hello_body(&b, hello_kind, start_ns, now);
-	if (hello_kind != PT_HELLO_AUX && getcwd(cwd, sizeof cwd))
-		b.cwd = cwd;
+	b.want_cwd = hello_kind != PT_HELLO_AUX;
 	if (pt_send_record(ch, &b, now) < 0) {
 		pt_chan_put(ch);
 		return -1;
@@ -251,7 +249,6 @@ static void adopt(struct pt_chan *ch)
 
 void pt_conn_start_image(char *const *argv, char *const *envp)
 {
-	char cwd[PATH_MAX];
 	struct pt_chan ch;
 	struct pt_body b;
 	uint64_t now = pt_now_ns();
@@ -275,8 +272,7 @@ void pt_conn_start_image(char *const *argv, char *const *envp)
 	b.exe = (const char *)getauxval(AT_EXECFN);
 	b.argv = argv;
 	b.envp = envp;
-	if (getcwd(cwd, sizeof cwd))
-		b.cwd = cwd;
+	b.want_cwd = 1;
 	if (pt_send_record(&ch, &b, now) < 0 && !ch.spool) {
 		pt_sys_close(pt.fd);    /* collector stalled: stop waiting */
 		pt.fd = -1;

@@ -79,6 +79,33 @@ static void enc_item(struct enc *e, enum pt_tag tag, const char *s)
 	enc_put(e, s, strlen(s) + 1);
 }
 
+/*
+ * The CWD item, getcwd() writing straight into the frame: a PATH_MAX
+ * buffer of its own would take a page of stack more in every process, and
+ * a page fault costs as much as a dozen system calls (doc/performance.md).
+ * When it does not fit, the frame is a large one, and send_large() asks
+ * again with a buffer.
+ */
+static void enc_cwd(struct enc *e)
+{
+	char *dst;
+
+	if (e->overflow || e->sink || e->cap - e->len < 2) {
+		e->overflow = 1;
+		return;
+	}
+	dst = (char *)e->buf + e->len + 1;
+	if (getcwd(dst, e->cap - e->len - 1)) {
+		size_t n = strlen(dst) + 1;
+
+		e->buf[e->len] = PT_TAG_CWD;
+		e->len += 1 + n;
+		e->total += 1 + n;
+	} else if (errno == ERANGE) {
+		e->overflow = 1;
+	}                               /* else no working directory: no item */
+}
+
 static void emit_body(struct enc *e, const struct pt_body *b)
 {
 	char *const *p;
@@ -92,6 +119,8 @@ static void emit_body(struct enc *e, const struct pt_body *b)
 		enc_item(e, PT_TAG_ARG, *p);
 	if (b->cwd)
 		enc_item(e, PT_TAG_CWD, b->cwd);
+	else if (b->want_cwd)
+		enc_cwd(e);
 	for (p = b->envp; p && *p; p++)
 		if (pt_env_recorded(*p))
 			enc_item(e, PT_TAG_ENV, *p);
@@ -215,6 +244,31 @@ static int send_large_streamed(struct pt_chan *ch, const struct pt_body *b,
 	return rc;
 }
 
+/*
+ * A frame too large for the stack buffer, a rare path that may take more
+ * stack: measure it, with the working directory in a buffer of its own so
+ * that both passes see the same one, and send it as one piece.
+ */
+static __attribute__((noinline)) int send_large(struct pt_chan *ch,
+						const struct pt_body *b,
+						uint64_t t)
+{
+	char cwd[PATH_MAX];
+	struct pt_body full = *b;
+	struct enc count = { 0 };       /* no room: counts only */
+
+	if (b->want_cwd && !b->cwd) {
+		full.want_cwd = 0;
+		full.cwd = getcwd(cwd, sizeof cwd);
+	}
+	emit_body(&count, &full);
+	if (count.total > PT_FRAME_MAX)
+		return -1;              /* the collector would refuse it */
+	if (ch->owner)
+		return send_large_owned(ch, &full, count.total, t);
+	return send_large_streamed(ch, &full, count.total, t);
+}
+
 int pt_send_record(struct pt_chan *ch, const struct pt_body *b, uint64_t t)
 {
 	unsigned char buf[PT_SMALL_FRAME];
@@ -227,12 +281,8 @@ int pt_send_record(struct pt_chan *ch, const struct pt_body *b, uint64_t t)
 	if (!e.overflow) {
 		put_header(buf, ch, b, 0, (uint32_t)e.len, (uint32_t)e.len, t);
 		rc = pt_chan_write(ch, buf, 32 + e.len);
-	} else if (e.total > PT_FRAME_MAX) {
-		rc = -1;                /* the collector would refuse it */
-	} else if (ch->owner) {
-		rc = send_large_owned(ch, b, e.total, t);
 	} else {
-		rc = send_large_streamed(ch, b, e.total, t);
+		rc = send_large(ch, b, t);
 	}
 	errno = saved;
 	return rc;

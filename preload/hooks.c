@@ -40,7 +40,6 @@ static void exec_body(struct pt_body *b, uint8_t type, uint32_t a, uint32_t c)
 static void exec_announce(struct pt_chan *ch, enum pt_call call,
 			  const char *path, char *const argv[])
 {
-	char cwd[PATH_MAX];
 	struct pt_body b;
 
 	if (pt_chan_get(ch, PT_USE_EXEC, 0) < 0)
@@ -48,8 +47,7 @@ static void exec_announce(struct pt_chan *ch, enum pt_call call,
 	exec_body(&b, PT_REC_EXEC, (uint32_t)pt_sys_getppid(), call);
 	b.path = path;
 	b.argv = argv;
-	if (getcwd(cwd, sizeof cwd))
-		b.cwd = cwd;
+	b.want_cwd = 1;
 	pt_send_record(ch, &b, pt_now_ns());
 }
 

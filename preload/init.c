@@ -132,11 +132,9 @@ __attribute__((destructor)) static void pt_fini(void)
 			     pt.exit_how ? pt.exit_how : PT_EXIT_UNKNOWN, self);
 }
 
-static int (*real_main)(int, char **, char **);
-
 static int pt_main(int argc, char **argv, char **envp)
 {
-	int status = real_main(argc, argv, envp);
+	int status = pt_real.main(argc, argv, envp);
 
 	/* No owner check (a system call): main returns in the process that
 	 * ran it, never in a vfork child, whose return from the function
@@ -161,7 +159,7 @@ PT_EXPORT int __libc_start_main(int (*main)(int, char **, char **), int argc,
 				void *stack_end)
 {
 	pt_resolve();
-	real_main = main;
+	pt_real.main = main;
 	return pt_real.libc_start_main(pt_main, argc, argv, init, fini,
 				       rtld_fini, stack_end);
 }

@@ -100,6 +100,11 @@ struct pt_real {
 	int (*libc_start_main)(int (*)(int, char **, char **), int, char **,
 			       void (*)(void), void (*)(void), void (*)(void),
 			       void *);
+	/* The program's main, which __libc_start_main runs through ours.
+	 * Here rather than in a variable of its own: the linker put that
+	 * on a page of .bss that nothing else touches, one more page fault
+	 * per process; pt_real shares the page that the loader zeroes. */
+	int (*main)(int, char **, char **);
 };
 
 extern struct pt_real pt_real PT_HIDDEN;
@@ -141,6 +146,7 @@ struct pt_body {
 	unsigned char fixed[40];        /* fixed part, already little-endian */
 	size_t fixed_len;
 	const char *exe, *path, *cwd;   /* optional tail items */
+	int want_cwd;                   /* no cwd: getcwd() into the frame */
 	char *const *argv;              /* optional, NULL-terminated */
 	char *const *envp;              /* HELLO: filtered through the allowlist */
 };

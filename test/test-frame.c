@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -128,6 +129,56 @@ static void test_small(void)
 	free(buf);
 }
 
+/* One small EXEC with want_cwd, as received. */
+static void send_exec_cwd(struct pt_record *rec, unsigned char **buf)
+{
+	char *argv[] = { "true", NULL };
+	struct pt_chan ch = { .owner = 1 };
+	struct pt_body b = { .type = PT_REC_EXEC, .fixed_len = 8 };
+	const unsigned char *p;
+	unsigned char *raw = NULL;
+	size_t n;
+	int sv[2];
+
+	socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv);
+	ch.fd = sv[0];
+	ch.pid = getpid();
+	b.argv = argv;
+	b.want_cwd = 1;
+	CHECK(pt_send_record(&ch, &b, 42) == 0, "send");
+	close(sv[0]);
+	*buf = drain(sv[1], &n);
+	close(sv[1]);
+	p = *buf;
+	CHECK(decode(&p, *buf + n, rec, &raw) == 0 && p == *buf + n, "one frame");
+}
+
+/* The working directory, written by getcwd() into the frame itself. */
+static void test_cwd(void)
+{
+	char cwd[4096], dir[64], here[4096];
+	struct pt_record rec;
+	unsigned char *buf;
+
+	send_exec_cwd(&rec, &buf);
+	CHECK(rec.cwd && getcwd(cwd, sizeof cwd) && !strcmp(rec.cwd, cwd),
+	      "cwd %s", rec.cwd ? rec.cwd : "(none)");
+	CHECK(rec.argc == 1 && !strcmp(rec.argv[0], "true"), "argv");
+	pt_record_free(&rec);
+	free(buf);
+	/* A directory removed under us: no CWD item, the rest intact. */
+	snprintf(dir, sizeof dir, "/tmp/pt-test-cwd-%d", getpid());
+	if (getcwd(here, sizeof here) && mkdir(dir, 0700) == 0 &&
+	    chdir(dir) == 0 && rmdir(dir) == 0) {
+		send_exec_cwd(&rec, &buf);
+		CHECK(!rec.cwd, "no cwd for a removed directory");
+		CHECK(rec.argc == 1, "argv intact");
+		pt_record_free(&rec);
+		free(buf);
+		CHECK(chdir(here) == 0, "chdir back");
+	}
+}
+
 /* A listening socket that pt_conn_open() will reach for an AUX frame. */
 static int listen_at(const char *path)
 {
@@ -164,7 +215,7 @@ static void *accept_and_drain(void *arg)
 static void test_large(int foreign, int compressible)
 {
 	enum { NARGS = 256, ARGLEN = 4096 };
-	char path[64], **argv = calloc(NARGS + 1, sizeof *argv);
+	char cwd[4096], path[64], **argv = calloc(NARGS + 1, sizeof *argv);
 	struct pt_chan ch = { .spool = 0, .temp = 0, .owner = 1 };
 	struct pt_body b = { .type = PT_REC_EXEC, .fixed_len = 8 };
 	const unsigned char *p;
@@ -191,6 +242,7 @@ static void test_large(int foreign, int compressible)
 	}
 	b.argv = argv;
 	b.path = "/bin/true";
+	b.want_cwd = 1;         /* cannot fit the stack buffer: asked again */
 	rd.lfd = lfd;
 	pthread_create(&th, NULL, accept_and_drain, &rd);
 	socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv);
@@ -231,6 +283,8 @@ static void test_large(int foreign, int compressible)
 			break;
 		}
 	CHECK(rec.path && !strcmp(rec.path, "/bin/true"), "path");
+	CHECK(rec.cwd && getcwd(cwd, sizeof cwd) && !strcmp(rec.cwd, cwd),
+	      "cwd of a large frame");
 	pt_record_free(&rec);
 	free(raw);
 	free(buf);
@@ -286,6 +340,7 @@ int main(void)
 	pt.ready = 1;
 	pt_env_setup(env);
 	test_small();
+	test_cwd();
 	test_large(0, 1);
 	test_large(0, 0);
 	test_large(1, 1);
