@@ -5,7 +5,8 @@
  *  - A hook may run in a vfork child or any other child that shares memory
  *    with its parent ("foreign" context: getpid() != pt.owner).  There it
  *    allocates nothing, takes no lock, uses no stdio and writes no global:
- *    it only reads pt and uses its own stack.
+ *    it only reads pt and uses its own stack (one exception, PT_REAL_LAZY,
+ *    says why it is safe).
  *  - Every hook returns exactly what the real call returned, with errno as
  *    the real call left it.
  *  - The library calls libc only through functions it does not hook, and
