@@ -117,9 +117,12 @@ extern struct pt_real pt_real PT_HIDDEN;
 PT_HIDDEN void pt_resolve(void);
 
 /*
- * The real function `name`, looked up on first use.  The one write a
- * foreign context may make: it stores the same pointer the owner would,
- * and dlsym of a symbol that exists does not allocate.
+ * The real function `name`, looked up on first use, for the hooks a vfork
+ * child has no business calling (spawn, fork, wait...).  Should one do it
+ * all the same, this is the one write a foreign context makes: it stores
+ * the pointer the owner would; dlsym of a symbol that exists does not
+ * allocate; and the loader's lock it takes is not held by the thread that
+ * vforked, which is suspended outside every loader call.
  */
 #define PT_REAL_LAZY(name)                                                   \
 	(__atomic_load_n(&pt_real.name, __ATOMIC_RELAXED) ?                  \
