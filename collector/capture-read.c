@@ -312,18 +312,6 @@ static int next_record(struct pt_reader *r, struct pt_cap_event *ev)
 
 /* ---- version 2 records ---- */
 
-static void put32(unsigned char *p, uint32_t v)
-{
-	v = htole32(v);
-	memcpy(p, &v, sizeof v);
-}
-
-static void put64(unsigned char *p, uint64_t v)
-{
-	v = htole64(v);
-	memcpy(p, &v, sizeof v);
-}
-
 /* A cursor over one record's body; any overrun sets bad. */
 struct cur {
 	const unsigned char *p, *end;
@@ -369,40 +357,40 @@ static void get_fixed(struct pt_cap2_state *st, struct cur *c, unsigned type,
 
 	switch (type) {
 	case PT_REC_HELLO:
-		put32(o, pid + cur_z32(c));
-		put32(o + 4, peer_uid + cur_z32(c));
-		put32(o + 8, cur_u32(c));
-		put32(o + 12, cur_u32(c));
+		pt_set32(o, pid + cur_z32(c));
+		pt_set32(o + 4, peer_uid + cur_z32(c));
+		pt_set32(o + 8, cur_u32(c));
+		pt_set32(o + 12, cur_u32(c));
 		off = st->clock_off + cur_z64(c);
 		st->clock_off = off;
-		put64(o + 16, time + off);
-		put64(o + 24, time - cur_z64(c));
+		pt_set64(o + 16, time + off);
+		pt_set64(o + 24, time - cur_z64(c));
 		break;
 	case PT_REC_EXEC_FAILED:
-		put32(o, cur_u32(c));
-		put32(o + 4, cur_u32(c));
+		pt_set32(o, cur_u32(c));
+		pt_set32(o + 4, cur_u32(c));
 		break;
 	case PT_REC_EXEC:
 	case PT_REC_SPAWN:
 	case PT_REC_FORK:
-		put32(o, pid + cur_z32(c));
-		put32(o + 4, cur_u32(c));
+		pt_set32(o, pid + cur_z32(c));
+		pt_set32(o + 4, cur_u32(c));
 		break;
 	case PT_REC_REAP:
-		put32(o, pid + cur_z32(c));
-		put32(o + 4, cur_z32(c));
-		put32(o + 8, cur_u32(c));
-		put32(o + 12, cur_u32(c));
-		put64(o + 16, cur_u64(c));
-		put64(o + 24, cur_u64(c));
-		put64(o + 32, cur_u64(c));
+		pt_set32(o, pid + cur_z32(c));
+		pt_set32(o + 4, cur_z32(c));
+		pt_set32(o + 8, cur_u32(c));
+		pt_set32(o + 12, cur_u32(c));
+		pt_set64(o + 16, cur_u64(c));
+		pt_set64(o + 24, cur_u64(c));
+		pt_set64(o + 32, cur_u64(c));
 		break;
 	case PT_REC_EXIT:
-		put32(o, cur_z32(c));
-		put32(o + 4, cur_u32(c));
-		put64(o + 8, cur_u64(c));
-		put64(o + 16, cur_u64(c));
-		put64(o + 24, cur_u64(c));
+		pt_set32(o, cur_z32(c));
+		pt_set32(o + 4, cur_u32(c));
+		pt_set64(o + 8, cur_u64(c));
+		pt_set64(o + 16, cur_u64(c));
+		pt_set64(o + 24, cur_u64(c));
 		break;
 	}
 }
@@ -493,12 +481,12 @@ static int rebuild_frame(struct pt_reader *r, struct cur *c, unsigned head,
 		*why = "malformed frame record";
 		return -1;
 	}
-	put32(h, PT_WIRE_MAGIC);
+	pt_set32(h, PT_WIRE_MAGIC);
 	h[4] = PT_CAP2_WIRE_VERSION;
 	h[5] = (unsigned char)type;
-	put32(h + 8, pid);
-	put32(h + 20, origin);
-	put64(h + 24, time);
+	pt_set32(h + 8, pid);
+	pt_set32(h + 20, origin);
+	pt_set64(h + 24, time);
 	pt_sb_reset(f);
 	pt_sb_add(f, h, FRAME_HDR + fixed);
 	if (head & PT_CAP2_REFS) {
@@ -511,8 +499,8 @@ static int rebuild_frame(struct pt_reader *r, struct cur *c, unsigned head,
 		*why = "frame length over limit";
 		return -1;
 	}
-	put32((unsigned char *)f->buf + 12, (uint32_t)(f->len - FRAME_HDR));
-	put32((unsigned char *)f->buf + 16, (uint32_t)(f->len - FRAME_HDR));
+	pt_set32((unsigned char *)f->buf + 12, (uint32_t)(f->len - FRAME_HDR));
+	pt_set32((unsigned char *)f->buf + 16, (uint32_t)(f->len - FRAME_HDR));
 	return 0;
 }
 

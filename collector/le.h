@@ -1,6 +1,6 @@
 /*
- * Little-endian fields out of unaligned bytes: every integer in a frame or
- * a capture is read this way (doc/format.md).
+ * Little-endian fields in unaligned bytes: every integer in a frame or a
+ * capture is read, and written, this way (doc/format.md).
  */
 #ifndef PT_LE_H
 #define PT_LE_H
@@ -31,6 +31,18 @@ static inline uint64_t pt_get64(const unsigned char *p)
 
 	memcpy(&v, p, sizeof v);
 	return le64toh(v);
+}
+
+static inline void pt_set32(unsigned char *p, uint32_t v)
+{
+	v = htole32(v);
+	memcpy(p, &v, sizeof v);
+}
+
+static inline void pt_set64(unsigned char *p, uint64_t v)
+{
+	v = htole64(v);
+	memcpy(p, &v, sizeof v);
 }
 
 #endif

@@ -29,6 +29,7 @@
 #include "capture-v2.h"
 #include "capture-write.h"
 #include "proftrace/wire.h"
+#include "le.h"
 
 static int failures;
 static char dir[64];
@@ -58,18 +59,6 @@ struct recs {
 	struct rec *v;
 	size_t n, cap;
 };
-
-static void put32(unsigned char *p, uint32_t v)
-{
-	v = htole32(v);
-	memcpy(p, &v, 4);
-}
-
-static void put64(unsigned char *p, uint64_t v)
-{
-	v = htole64(v);
-	memcpy(p, &v, 8);
-}
 
 static void add(struct recs *rs, unsigned kind, uint64_t conn, uint32_t pid,
 		uint32_t uid, uint64_t recv, const void *data, size_t len)
@@ -122,11 +111,11 @@ static void fb_start(struct fb *f, unsigned type, uint32_t pid, uint64_t t)
 {
 	unsigned char h[32] = { 0 };
 
-	put32(h, PT_WIRE_MAGIC);
+	pt_set32(h, PT_WIRE_MAGIC);
 	h[4] = PT_WIRE_VERSION;
 	h[5] = (unsigned char)type;
-	put32(h + 8, pid);
-	put64(h + 24, t);
+	pt_set32(h + 8, pid);
+	pt_set64(h + 24, t);
 	f->len = 0;
 	fb_add(f, h, sizeof h);
 }
@@ -135,7 +124,7 @@ static void fb_u32(struct fb *f, uint32_t v)
 {
 	unsigned char b[4];
 
-	put32(b, v);
+	pt_set32(b, v);
 	fb_add(f, b, 4);
 }
 
@@ -143,7 +132,7 @@ static void fb_u64(struct fb *f, uint64_t v)
 {
 	unsigned char b[8];
 
-	put64(b, v);
+	pt_set64(b, v);
 	fb_add(f, b, 8);
 }
 
@@ -157,8 +146,8 @@ static void fb_str(struct fb *f, unsigned tag, const char *s)
 
 static void fb_end(struct fb *f)
 {
-	put32(f->buf + 12, (uint32_t)(f->len - 32));
-	put32(f->buf + 16, (uint32_t)(f->len - 32));
+	pt_set32(f->buf + 12, (uint32_t)(f->len - 32));
+	pt_set32(f->buf + 16, (uint32_t)(f->len - 32));
 }
 
 static void hello(struct fb *f, uint32_t pid, uint32_t ppid, uint64_t t,
@@ -309,17 +298,17 @@ static void small_build(struct recs *rs, int big)
 		f.len = 32;
 		fb_add(&f, z, zn);
 		f.buf[6] = PT_FRAME_DEFLATED;
-		put32(f.buf + 12, (uint32_t)zn);
+		pt_set32(f.buf + 12, (uint32_t)zn);
 		frame(rs, &f, 3, 103, T(14) + 10);
 	}
 	/* A type from the future, origin set, negative status, pid wrap. */
 	fb_start(&f, 42, 4000000000u, T(15));
-	put32(f.buf + 20, 17);
+	pt_set32(f.buf + 20, 17);
 	fb_str(&f, 9, "future");
 	fb_end(&f);
 	frame(rs, &f, 3, 103, T(15) + 10);
 	exit_frame(&f, 103, -1, T(16));
-	put32(f.buf + 20, 103);
+	pt_set32(f.buf + 20, 103);
 	frame(rs, &f, 3, 7, T(16) + 10);        /* another peer */
 	add(rs, PT_CAP_LOSS, 3, 7, 1000, T(16) + 20, &one, sizeof one);
 	add(rs, PT_CAP_DROP, 3, 7, 0, T(16) + 30, "why\0", 4);
@@ -375,20 +364,20 @@ static void write_v1(const char *path, const struct recs *rs)
 	size_t i;
 
 	memcpy(h, PT_CAP_FILE_MAGIC, 8);
-	put32(h + 8, 1);
-	put32(h + 12, 16);
+	pt_set32(h + 8, 1);
+	pt_set32(h + 12, 16);
 	gzwrite(gz, h, 16);
 	for (i = 0; i < rs->n; i++) {
 		const struct rec *r = &rs->v[i];
 
 		memset(h, 0, sizeof h);
-		put32(h, PT_CAP_RECORD_MAGIC);
+		pt_set32(h, PT_CAP_RECORD_MAGIC);
 		h[4] = (unsigned char)r->kind;
-		put32(h + 8, (uint32_t)r->len);
-		put32(h + 12, r->pid);
-		put32(h + 16, r->uid);
-		put64(h + 24, r->conn);
-		put64(h + 32, r->recv);
+		pt_set32(h + 8, (uint32_t)r->len);
+		pt_set32(h + 12, r->pid);
+		pt_set32(h + 16, r->uid);
+		pt_set64(h + 24, r->conn);
+		pt_set64(h + 32, r->recv);
 		gzwrite(gz, h, sizeof h);
 		if (r->len)
 			gzwrite(gz, r->data, (unsigned)r->len);
