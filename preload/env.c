@@ -33,8 +33,10 @@ static uint16_t pool_add(const char *a, size_t n, const char *b, const char *c,
 	if (len >= max || at + len + 1 > sizeof pt.pool)
 		return 0;
 	memcpy(pt.pool + at, a, n);
-	memcpy(pt.pool + at + n, b, nb);
-	memcpy(pt.pool + at + n + nb, c, nc);
+	if (nb)                         /* memcpy from NULL, even of 0 bytes, */
+		memcpy(pt.pool + at + n, b, nb);        /* is undefined */
+	if (nc)
+		memcpy(pt.pool + at + n + nb, c, nc);
 	pt.pool[at + len] = '\0';
 	pt.pool_used = at + len + 1;
 	return (uint16_t)at;
