@@ -572,15 +572,57 @@ static int clear_stale(const char *path, const struct sockaddr_un *a)
 	return 0;
 }
 
+/*
+ * Give the listening socket at tmp its public name path, without
+ * replacing anything that appeared there meanwhile.  Returns 0 or -1.
+ */
+static int publish_socket(const char *tmp, const char *path)
+{
+	if (link(tmp, path) == 0) {
+		unlink(tmp);
+		return 0;
+	}
+	if (errno == EEXIST) {
+		pt_warn("%s appeared while this collector was starting; "
+			"not replacing it", path);
+		return -1;
+	}
+	/* A file system without hard links: rename is as atomic, only it
+	 * would replace a socket that appeared in the last microseconds. */
+	if (rename(tmp, path) == 0)
+		return 0;
+	pt_warn("cannot listen at %s: %s", path, strerror(errno));
+	return -1;
+}
+
+/*
+ * Listen at path.  The socket is bound and listening under a temporary
+ * name first and then linked to path, so that the name never exists
+ * without a listener behind it: a traced process would be refused
+ * there, and a second collector would take the socket for a dead one's
+ * and remove it.  (When path is too long for the temporary name, the
+ * socket is bound in place and that window is back.)  Returns 0 or -1.
+ */
 static int open_listener(struct pt_server *s, const char *path)
 {
-	struct sockaddr_un a;
+	struct sockaddr_un a, ta;
 	struct stat st;
+	char tmp[sizeof ta.sun_path];
+	const char *name = path;
 	mode_t old;
-	int fd, rc;
+	int fd, rc, n;
 
 	if (fill_addr(&a, path) < 0 || clear_stale(path, &a) < 0)
 		return -1;
+	ta = a;
+	n = snprintf(tmp, sizeof tmp, "%s.%ld", path, (long)getpid());
+	if (n > 0 && (size_t)n < sizeof tmp) {
+		/* left by a collector that had our pid and was killed */
+		if (lstat(tmp, &st) == 0 && S_ISSOCK(st.st_mode))
+			unlink(tmp);
+		memcpy(ta.sun_path, tmp, (size_t)n + 1);
+		name = tmp;
+	}
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0) {
 		pt_warn("socket: %s", strerror(errno));
@@ -588,17 +630,22 @@ static int open_listener(struct pt_server *s, const char *path)
 	}
 	/* umask: the socket must never exist with looser permissions. */
 	old = umask(0177);
-	rc = bind(fd, (const struct sockaddr *)&a, sizeof a);
+	rc = bind(fd, (const struct sockaddr *)&ta, sizeof ta);
 	umask(old);
 	if (rc < 0) {
 		pt_warn("cannot listen at %s: %s", path, strerror(errno));
 		close(fd);
 		return -1;
 	}
-	if (chmod(path, 0600) < 0 || stat(path, &st) < 0 ||
+	if (chmod(name, 0600) < 0 || stat(name, &st) < 0 ||
 	    listen(fd, SOMAXCONN) < 0) {
 		pt_warn("cannot listen at %s: %s", path, strerror(errno));
-		unlink(path);
+		unlink(name);
+		close(fd);
+		return -1;
+	}
+	if (name != path && publish_socket(tmp, path) < 0) {
+		unlink(tmp);
 		close(fd);
 		return -1;
 	}

@@ -59,11 +59,48 @@ def s1_permissions(a, d):
     log("S1 record: run dir 0700, socket 0600, /tmp/proftrace-UID 0700")
     os.mkdir(d + "/s1run", 0o755)
     sock = d + "/s1run/sock"
-    dm = ptrel.Daemon(a, d + "/s1d.ptcap", sock)
+    calls = d + "/s1d.strace"
+    dm = ptrel.Daemon(a, d + "/s1d.ptcap", sock, prefix=[
+        "strace", "-f", "-qq", "-o", calls,
+        "-e", "trace=bind,listen,chmod,link,linkat,rename,renameat,renameat2"])
     mode = stat.S_IMODE(os.lstat(sock).st_mode)
-    dm.stop()
+    # Not SIGTERM, which would reach strace rather than the daemon.
+    r = ptrel.run([a.proftrace, "stop", "--socket", sock],
+                  env=ptrel.untraced_env())
+    check(r.returncode == 0, "proftrace stop: " + r.stderr.decode())
+    check(dm.stop() == 0, "the daemon failed:\n" + dm.log())
     check(mode == 0o600, "daemon --socket made a socket of mode %o" % mode)
     log("S1 daemon --socket: socket 0600")
+    s1_published_listening(calls, sock)
+
+
+def s1_published_listening(calls, sock):
+    """The socket's name appears only once it is 0600 and listening: a
+    process that finds the name is never refused (ECONNREFUSED), and a
+    second collector never takes it for a dead one's."""
+    with open(calls) as f:
+        lines = [l.split(None, 1)[1] for l in f if " = 0" in l]
+    quoted = '"%s"' % sock
+
+    def first(pred, what):
+        for i, l in enumerate(lines):
+            if pred(l):
+                return i
+        ptrel.fail("no successful %s in the daemon's system calls:\n%s"
+                   % (what, "".join(lines)))
+
+    listening = first(lambda l: l.startswith("listen("), "listen")
+    private = first(lambda l: l.startswith(("chmod(", "bind(")), "chmod")
+    named = first(lambda l: (l.startswith("bind(") and
+                             'sun_path=%s' % quoted in l) or
+                  (l.startswith(("link", "rename")) and
+                   l.rstrip().split(") = ")[0].endswith(quoted)),
+                  "bind, link or rename to " + sock)
+    check(named > listening and named > private,
+          "the socket got its name %s before it listened:\n%s"
+          % (sock, "".join(lines)))
+    log("S1 daemon --socket: named only once listening (%s)"
+        % lines[named].split("(")[0])
 
 
 def s2_rundir(a, d):
