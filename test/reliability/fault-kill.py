@@ -8,34 +8,40 @@ Guarantees (doc/reliability.md, F1):
    in $PROFTRACE_DIR (0600), which `proftrace convert DIR` reads;
  - the capture written up to the kill converts: convert keeps every
    intact record, names the byte where the capture is cut, says how many
-   executions it holds without an end, and exits 1; and it reaches to
-   within about 2 s of the kill (the collector flushes every second).
+   executions it holds without an end, and exits 1; and everything that
+   ended 2.2 s before the kill is in it, with its end (the collector
+   flushes every second).
 
 The build is the sample project's `./configure && make -j2 && make check`
 in a copy made at the same path both times (so that debug information is
-the same); only make and what it runs are traced.
+the same); only make and what it runs are traced.  The build waits at a
+gate (a FIFO its shell reads from) after its first make has generated
+two headers and compiled one file: the collector is killed there, with
+the build's shell connected and alive, 2.2 s after the gate was reached,
+and the gate is opened after the kill.  A gate rather than a time: the
+whole build takes 0.7 s on a quiet machine and many times that on a busy
+one.
 """
 
+import errno
 import hashlib
 import os
 import shutil
 import signal
 import stat
-import struct
 import subprocess
 import time
 
 import ptrel
 from ptrel import check, log
 
-BUILD = "make -j2 && make check"
+PRE = "make -j2 src/crc_table.h src/version.h src/checksum.o"
+BUILD = PRE + ' && read go < "$GATE" && make -j2 && make check'
+SETTLE = 2.2    # s: one flush period, one idle epoll wait, slack
 
 
 def extra(p):
     p.add_argument("--sample", required=True, help="the sample/ directory")
-    p.add_argument("--kill-after", type=float,
-                   help="seconds into the build (default: half the untraced "
-                   "build's time, at least 1.5)")
 
 
 def fresh_copy(a, where):
@@ -44,6 +50,32 @@ def fresh_copy(a, where):
     shutil.copytree(a.sample, where, symlinks=True)
     r = ptrel.run(["./configure"], cwd=where, env=ptrel.untraced_env())
     check(r.returncode == 0, "configure failed: %s" % r.stderr.decode())
+
+
+def reach_gate(gate, build):
+    """Wait until the build's shell reads from the gate; return the gate's
+    write end, or None if the build ended first."""
+    while True:
+        try:
+            return os.open(gate, os.O_WRONLY | os.O_NONBLOCK)
+        except OSError as e:
+            if e.errno != errno.ENXIO:
+                raise
+        if build.poll() is not None:
+            return None
+        time.sleep(0.01)
+
+
+def open_gate(fd):
+    os.write(fd, b"go\n")
+    os.close(fd)
+
+
+def start_build(src, env, gate):
+    env = dict(env, GATE=gate)
+    os.mkfifo(gate, 0o600)
+    return subprocess.Popen(["sh", "-c", BUILD], cwd=src, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
 
 def snapshot(top):
@@ -72,9 +104,13 @@ def main():
 
     fresh_copy(a, src)
     t = time.monotonic()
-    ref = ptrel.run(["sh", "-c", BUILD], cwd=src, env=ptrel.untraced_env(),
-                    timeout=1800)
+    build = start_build(src, ptrel.untraced_env(), d + "/gate-ref")
+    fd = reach_gate(d + "/gate-ref", build)
+    if fd is not None:
+        open_gate(fd)
+    out, err = build.communicate(timeout=1800)
     t_ref = time.monotonic() - t
+    ref = subprocess.CompletedProcess(BUILD, build.returncode, out, err)
     check(ref.returncode == 0, "the untraced build failed:\n" +
           ref.stderr.decode())
     want = snapshot(src)
@@ -88,15 +124,18 @@ def main():
     dm = ptrel.Daemon(a, cap, sock)
     env = ptrel.traced_env(a.lib, sock, spool)
     t = time.monotonic()
-    build = subprocess.Popen(["sh", "-c", BUILD], cwd=src, env=env,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    time.sleep(a.kill_after or max(1.5, t_ref / 2))
-    check(build.poll() is None, "the build ended before the kill")
+    build = start_build(src, env, d + "/gate")
+    fd = reach_gate(d + "/gate", build)
+    if fd is None:
+        ptrel.fail("the traced build ended before its gate:\n" +
+                   build.communicate()[1].decode())
+    time.sleep(SETTLE)
     dm.kill(signal.SIGKILL)
-    kill_ns = time.monotonic_ns()
     dm.p.wait()
     t_kill = time.monotonic() - t
-    log("collector killed %.1f s into the build" % t_kill)
+    log("collector killed %.1f s into the build, %.1f s after the gate "
+        "was reached" % (t_kill, SETTLE))
+    open_gate(fd)
     try:
         out, err = build.communicate(timeout=max(600, 10 * t_ref))
     except subprocess.TimeoutExpired:
@@ -141,21 +180,31 @@ def main():
     check("have no recorded end" in err,
           "convert did not count the executions left without an end")
     rows = ptrel.csv_rows(text)
-    check(any(r["command"] == "make -j2" for r in rows),
-          "the capture lost `make -j2`, which started before the kill")
-    # At least once a second, the collector flushes what it received:
-    # the capture ends at most ~2 s (1 s, plus one idle epoll wait) before
-    # the kill.  recv_ns is the collector's CLOCK_MONOTONIC, as ours; frames
-    # keep no receive time in a capture, but their own time (the same
-    # clock, a little earlier) says as much.
-    recs = ptrel.read_capture(cap)
-    gap = (kill_ns - max(max(r["recv"], struct.unpack_from("<Q", r["data"], 24)[0]
-                             if r["kind"] == ptrel.K_FRAME else 0)
-                         for r in recs)) / 1e9
-    check(gap <= 2.2, "the capture's last record is %.2f s older than the "
-          "kill: the collector did not flush every second" % gap)
-    log("capture: %d executions up to the kill; its last record was "
-        "received %.2f s before the kill" % (len(rows), gap))
+    # Everything before the gate ended more than SETTLE s before the kill:
+    # the first make and all it ran, each with its end.
+    pre = [r for r in rows if r["command"] == PRE]
+    check(len(pre) == 1 and pre[0]["exit_code"] == "0",
+          "the capture lacks `%s` or its end: %s" % (PRE, pre))
+    below, todo = [], [pre[0]["pid"]]
+    while todo:
+        parent = todo.pop()
+        kids = [r for r in rows if r["ppid"] == parent]
+        below += kids
+        todo += [r["pid"] for r in kids]
+    cc = [r for r in below if "checksum.c" in r["command"]]
+    check(cc, "the capture lacks the compilation of checksum.c: %s"
+          % [r["command"] for r in below])
+    open_end = [r["command"] for r in below if r["exit_code"] == "" and
+                r["signal"] == ""]
+    check(not open_end, "these ended %.1f s before the kill and have no end "
+          "in the capture: %s" % (SETTLE, open_end))
+    shell = [r for r in rows if r["pid"] == pre[0]["ppid"]]
+    check(shell and shell[0]["exit_code"] == "",
+          "the build's shell, alive at the kill, has an end in the capture: "
+          "%s" % shell)
+    log("capture: %d executions up to the kill, among them `%s` and the %d "
+        "it ran, each with its end; the shell has none"
+        % (len(rows), PRE, len(below)))
     log("PASS")
 
 
