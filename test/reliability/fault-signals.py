@@ -33,6 +33,14 @@ def child_named(ppid, name):
     return None
 
 
+def default_signals():
+    """Undo an ignored SIGHUP or SIGINT inherited from the test's caller
+    (nohup, a background job of a script), which record keeps ignoring,
+    as a shell would."""
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_DFL)
+
+
 def main():
     a = ptrel.args(__doc__)
     d = ptrel.tmpdir("sig")
@@ -42,7 +50,7 @@ def main():
             [a.proftrace, "record", "-q", "-o", cap, "--", "sh", "-c",
              "/bin/true before; exec sleep 60"],
             env=ptrel.untraced_env(), stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE)
+            stderr=subprocess.PIPE, preexec_fn=default_signals)
         ptrel.wait_for(lambda: child_named(rec.pid, "sleep"), 60,
                        "the recorded command to start")
         time.sleep(0.2)
