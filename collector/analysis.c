@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "quote.h"
+#include "util.h"
 
 #define NONE UINT32_MAX
 
@@ -540,18 +541,6 @@ void pt_exec_key(const struct pt_exec *e, struct pt_sb *sb)
 
 /* ---- interning ---- */
 
-static uint32_t hash_bytes(const void *data, size_t n)
-{
-	const unsigned char *p = data;
-	uint64_t h = 0xcbf29ce484222325ull;
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		h = (h ^ p[i]) * 0x100000001b3ull;
-	h ^= h >> 29;
-	return (uint32_t)h;
-}
-
 void pt_strtab_init(struct pt_strtab *t)
 {
 	memset(t, 0, sizeof *t);
@@ -598,7 +587,7 @@ static uint32_t strtab_lookup(const struct pt_strtab *t, const void *key,
 uint32_t pt_strtab_intern(struct pt_strtab *t, const void *key, size_t len,
 			  int *added)
 {
-	uint32_t h = hash_bytes(key, len), id;
+	uint32_t h = pt_hash_bytes(key, len), id;
 	size_t slot;
 
 	id = strtab_lookup(t, key, len, h, &slot);

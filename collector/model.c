@@ -162,24 +162,6 @@ static void *grow(void *p, size_t *cap, size_t n, size_t sz)
 
 #define GROW(arr, n, cap) ((arr) = grow((arr), &(cap), (n), sizeof *(arr)))
 
-static uint32_t hash_bytes(const void *data, size_t n)
-{
-	const unsigned char *p = data;
-	uint64_t h = 0x9e3779b97f4a7c15ull ^ n, v;
-
-	for (; n >= 8; p += 8, n -= 8) {
-		memcpy(&v, p, 8);
-		h = (h ^ v) * 0xff51afd7ed558ccdull;
-		h ^= h >> 32;
-	}
-	v = 0;
-	if (n)
-		memcpy(&v, p, n);
-	h = (h ^ v) * 0xc4ceb9fe1a85ec53ull;
-	h ^= h >> 29;
-	return (uint32_t)h;
-}
-
 static uint32_t hash_u64(uint64_t k)
 {
 	k *= 0x9e3779b97f4a7c15ull;
@@ -259,7 +241,7 @@ static uint32_t vec_rehash(const void *ctx, uint32_t id)
 /* A string of a record, measured and hashed by the reading thread. */
 struct pstr {
 	const char *s;                  /* NUL-terminated; NULL when absent */
-	uint32_t len, hash;             /* hash_bytes(s, len) */
+	uint32_t len, hash;             /* pt_hash_bytes(s, len) */
 };
 
 static uint32_t str_intern_h(struct strtab *st, const char *s, size_t len,
@@ -295,7 +277,7 @@ static uint32_t str_intern_h(struct strtab *st, const char *s, size_t len,
 
 static uint32_t str_intern_n(struct strtab *st, const char *s, size_t len)
 {
-	return str_intern_h(st, s, len, hash_bytes(s, len));
+	return str_intern_h(st, s, len, pt_hash_bytes(s, len));
 }
 
 static uint32_t str_intern(struct strtab *st, const char *s)
@@ -692,56 +674,61 @@ static size_t align8(size_t n)
 	return (n + 7) & ~(size_t)7;
 }
 
-static char *put_pstr(struct pstr *ps, char *to, const char *s)
+/* Measure s into ps; returns the bytes its copy takes. */
+static size_t measure(struct pstr *ps, const char *s)
 {
-	size_t n;
-
 	if (!s) {
 		memset(ps, 0, sizeof *ps);
-		return to;
+		return 0;
 	}
-	n = strlen(s);
-	memcpy(to, s, n + 1);
-	ps->s = to;
-	ps->len = (uint32_t)n;
-	ps->hash = hash_bytes(to, n);
-	return to + n + 1;
+	ps->s = s;
+	ps->len = (uint32_t)strlen(s);
+	return (size_t)ps->len + 1;
 }
 
-static size_t opt_len(const char *s)
+/* Copy the string ps measures to `to`, hash it, and point ps there. */
+static char *put_pstr(struct pstr *ps, char *to)
 {
-	return s ? strlen(s) + 1 : 0;
+	if (!ps->s)
+		return to;
+	memcpy(to, ps->s, (size_t)ps->len + 1);
+	ps->s = to;
+	ps->hash = pt_hash_bytes(to, ps->len);
+	return to + ps->len + 1;
 }
 
 /*
  * Copy ev into batch bt, with what interning needs computed.  Returns 0, or
- * -1 if it does not fit (bt is left as it was).
+ * -1 if it does not fit (bt is left as it was: what is measured past its
+ * end is not yet part of it).
  */
 static int batch_add(struct batch *bt, const struct pt_cap_event *ev)
 {
 	const struct pt_record *r = &ev->rec;
 	int frame = ev->hdr.kind == PT_CAP_FRAME;
 	size_t i, need = align8(sizeof(struct pev)), nstr = 0, bytes = 0;
-	struct pev *pe;
-	struct pstr *ps;
+	struct pev *pe = (struct pev *)(bt->mem + bt->used);
+	struct pstr *ps = NULL, exe, cwd, path;
 	char *to;
 
 	if (frame) {
 		nstr = r->argc + r->envc;
-		bytes = opt_len(r->exe) + opt_len(r->cwd) + opt_len(r->path);
+		if (bt->used + need + nstr * sizeof *ps > bt->cap)
+			return -1;
+		ps = (struct pstr *)(pe + 1);
+		bytes = measure(&exe, r->exe) + measure(&cwd, r->cwd) +
+			measure(&path, r->path);
 		for (i = 0; i < r->argc; i++)
-			bytes += strlen(r->argv[i]) + 1;
+			bytes += measure(&ps[i], r->argv[i]);
 		for (i = 0; i < r->envc; i++)
-			bytes += strlen(r->env[i]) + 1;
+			bytes += measure(&ps[r->argc + i], r->env[i]);
 	} else if (ev->hdr.kind == PT_CAP_META || ev->hdr.kind == PT_CAP_LOSS) {
 		bytes = ev->hdr.length;
 	}
 	need += nstr * sizeof *ps + align8(bytes);
 	if (bt->used + need > bt->cap)
 		return -1;
-	pe = (struct pev *)(bt->mem + bt->used);
-	ps = (struct pstr *)(pe + 1);
-	to = (char *)(ps + nstr);
+	to = (char *)(pe + 1) + nstr * sizeof *ps;
 	memset(pe, 0, sizeof *pe);
 	pe->hdr = ev->hdr;
 	pe->size = need;
@@ -749,15 +736,16 @@ static int batch_add(struct batch *bt, const struct pt_cap_event *ev)
 		pe->rec = *r;
 		pe->rec.argv = pe->rec.env = NULL;
 		pe->rec.exe = pe->rec.cwd = pe->rec.path = NULL;
-		to = put_pstr(&pe->exe, to, r->exe);
-		to = put_pstr(&pe->cwd, to, r->cwd);
-		to = put_pstr(&pe->path, to, r->path);
+		pe->exe = exe;
+		pe->cwd = cwd;
+		pe->path = path;
+		to = put_pstr(&pe->exe, to);
+		to = put_pstr(&pe->cwd, to);
+		to = put_pstr(&pe->path, to);
 		pe->argv = ps;
-		for (i = 0; i < r->argc; i++)
-			to = put_pstr(ps++, to, r->argv[i]);
-		pe->env = ps;
-		for (i = 0; i < r->envc; i++)
-			to = put_pstr(ps++, to, r->env[i]);
+		pe->env = ps + r->argc;
+		for (i = 0; i < nstr; i++)
+			to = put_pstr(&ps[i], to);
 		pe->argv_hash = vec_hash(pe->argv, r->argc);
 		pe->env_hash = vec_hash(pe->env, r->envc);
 	} else if (bytes) {

@@ -18,4 +18,7 @@ uint64_t pt_real_ns(void);
 /* Write all n bytes, retrying on EINTR and short writes. Returns 0 or -1. */
 int pt_write_all(int fd, const void *buf, size_t n);
 
+/* A 32-bit hash of n bytes, for the in-memory tables (never stored). */
+uint32_t pt_hash_bytes(const void *data, size_t n);
+
 #endif
