@@ -53,7 +53,7 @@ void pt_sb_init(struct pt_sb *sb)
 	sb->len = sb->alloc = 0;
 }
 
-void pt_sb_grow(struct pt_sb *sb, size_t extra)
+void pt_sb_grow_slow(struct pt_sb *sb, size_t extra)
 {
 	size_t want = sb->len + extra + 1;
 
@@ -71,24 +71,9 @@ void pt_sb_grow(struct pt_sb *sb, size_t extra)
 	sb->alloc = want;
 }
 
-void pt_sb_add(struct pt_sb *sb, const void *data, size_t n)
-{
-	pt_sb_grow(sb, n);
-	memcpy(sb->buf + sb->len, data, n);
-	sb->len += n;
-	sb->buf[sb->len] = '\0';
-}
-
 void pt_sb_addstr(struct pt_sb *sb, const char *s)
 {
 	pt_sb_add(sb, s, strlen(s));
-}
-
-void pt_sb_addch(struct pt_sb *sb, char c)
-{
-	pt_sb_grow(sb, 1);
-	sb->buf[sb->len++] = c;
-	sb->buf[sb->len] = '\0';
 }
 
 void pt_sb_vaddf(struct pt_sb *sb, const char *fmt, va_list ap)

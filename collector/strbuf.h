@@ -12,6 +12,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <string.h>
 
 struct pt_sb {
 	char *buf;
@@ -22,11 +23,36 @@ struct pt_sb {
 extern char pt_sb_empty[];
 
 void pt_sb_init(struct pt_sb *sb);
-/* Make room for at least `extra` more bytes beyond len. */
-void pt_sb_grow(struct pt_sb *sb, size_t extra);
-void pt_sb_add(struct pt_sb *sb, const void *data, size_t n);
+/* pt_sb_grow when the room is not there: reallocates. */
+void pt_sb_grow_slow(struct pt_sb *sb, size_t extra);
+
+/*
+ * Make room for at least `extra` more bytes beyond len.  Inline, as are the
+ * two appends below: the converters call them for every field and every
+ * escaped byte of millions of rows.
+ */
+static inline void pt_sb_grow(struct pt_sb *sb, size_t extra)
+{
+	if (sb->alloc - sb->len <= extra)       /* also when alloc == 0 */
+		pt_sb_grow_slow(sb, extra);
+}
+
+static inline void pt_sb_add(struct pt_sb *sb, const void *data, size_t n)
+{
+	pt_sb_grow(sb, n);
+	memcpy(sb->buf + sb->len, data, n);
+	sb->len += n;
+	sb->buf[sb->len] = '\0';
+}
+
+static inline void pt_sb_addch(struct pt_sb *sb, char c)
+{
+	pt_sb_grow(sb, 1);
+	sb->buf[sb->len++] = c;
+	sb->buf[sb->len] = '\0';
+}
+
 void pt_sb_addstr(struct pt_sb *sb, const char *s);
-void pt_sb_addch(struct pt_sb *sb, char c);
 void pt_sb_addf(struct pt_sb *sb, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void pt_sb_vaddf(struct pt_sb *sb, const char *fmt, va_list ap);
