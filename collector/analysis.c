@@ -239,10 +239,21 @@ int64_t pt_exec_cpu_us(const struct pt_exec *e)
 	return pt_cpu_part_us(e->utime_us) + pt_cpu_part_us(e->stime_us);
 }
 
+void pt_exec_quote(const struct pt_exec *e, struct pt_sb *sb)
+{
+	size_t i;
+
+	for (i = 0; i < e->argc; i++) {
+		if (i)
+			pt_sb_addch(sb, ' ');
+		pt_quote_shell(sb, pt_exec_arg(e, i));
+	}
+}
+
 const char *pt_exec_prog(const struct pt_exec *e)
 {
-	if (e->argc > 0 && e->argv[0] && e->argv[0][0])
-		return pt_basename(e->argv[0]);
+	if (e->argc > 0 && pt_exec_arg(e, 0)[0])
+		return pt_basename(pt_exec_arg(e, 0));
 	if (e->exe && e->exe[0])
 		return pt_basename(e->exe);
 	return "?";
@@ -255,10 +266,10 @@ static const char *compiler_work(const struct pt_exec *e)
 	size_t i;
 
 	for (i = 1; i < e->argc; i++) {
-		const char *a = e->argv[i];
+		const char *a = pt_exec_arg(e, i);
 
 		if (!strcmp(a, "-o") && i + 1 < e->argc) {
-			out = e->argv[++i];
+			out = pt_exec_arg(e, ++i);
 			continue;
 		}
 		if (!strncmp(a, "-o", 2) && a[2] && a[1] == 'o') {
@@ -285,18 +296,18 @@ static const char *first_operand(const struct pt_exec *e, const char *prog)
 
 	/* ar's first word is its operation ("rcs"): the archive follows. */
 	if (!strcmp(prog, "ar") && e->argc > 2)
-		return e->argv[2];
+		return pt_exec_arg(e, 2);
 
 	for (i = 1; i < e->argc; i++) {
-		const char *a = e->argv[i];
+		const char *a = pt_exec_arg(e, i);
 
 		if (a[0] == '-' && a[1]) {
 			if (!strcmp(a, "--"))
-				return i + 1 < e->argc ? e->argv[i + 1] : NULL;
+				return i + 1 < e->argc ? pt_exec_arg(e, i + 1) : NULL;
 			if (takes_value(prog, a) && i + 1 < e->argc &&
 			    (!strchr("jl", a[1]) || a[2] ||
-			     strspn(e->argv[i + 1], "0123456789.") ==
-			     strlen(e->argv[i + 1])))
+			     strspn(pt_exec_arg(e, i + 1), "0123456789.") ==
+			     strlen(pt_exec_arg(e, i + 1))))
 				i++;
 			continue;
 		}
@@ -528,7 +539,7 @@ void pt_exec_key(const struct pt_exec *e, struct pt_sb *sb)
 		pt_sb_addstr(sb, " (fork)");
 	for (i = 1; i < e->argc; i++) {
 		pt_sb_reset(&arg);
-		add_norm_arg(&arg, e->argv[i]);
+		add_norm_arg(&arg, pt_exec_arg(e, i));
 		pt_sb_addch(sb, ' ');
 		/* "$TMP" stays readable: this is a key, never run. */
 		if (arg.len && key_safe(arg.buf))

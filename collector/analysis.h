@@ -41,6 +41,9 @@ void pt_exec_label(const struct pt_exec *e, struct pt_sb *sb);
 int64_t pt_exec_cpu_us(const struct pt_exec *e);
 int64_t pt_cpu_part_us(int64_t us);
 
+/* Append e's command line to sb, quoted for a POSIX shell. */
+void pt_exec_quote(const struct pt_exec *e, struct pt_sb *sb);
+
 /* Program name of e: basename of argv[0], else of exe; "?" if neither. */
 const char *pt_exec_prog(const struct pt_exec *e);
 

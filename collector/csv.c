@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "analysis.h"
 #include "quote.h"
 #include "strbuf.h"
 
@@ -84,7 +85,7 @@ static void command_of(const struct pt_exec *e, struct pt_sb *cmd)
 {
 	pt_sb_reset(cmd);
 	if (e->argc)
-		pt_quote_argv(cmd, e->argv, e->argc);
+		pt_exec_quote(e, cmd);
 	else
 		pt_quote_shell(cmd, e->exe);
 }

@@ -377,7 +377,7 @@ static void exec_event(struct trace *t, struct out *o, const struct pt_exec *e,
 	for (i = 0; i < e->argc; i++) {
 		if (i)
 			pt_sb_addch(&o->sb, ',');
-		str(o, e->argv[i] ? e->argv[i] : "");
+		str(o, pt_exec_arg(e, i));
 	}
 	lit(o, "],\"pid\":");
 	i64(o, e->pid);

@@ -222,7 +222,7 @@ struct strtab {
 
 struct vectab {
 	struct arena mem;
-	const char ***vec;              /* id -> NULL-terminated vector */
+	uint32_t **vec;                 /* id -> vector of string ids */
 	uint32_t *len, *hash;
 	size_t n, cap;
 	struct itab t;
@@ -319,8 +319,7 @@ static uint32_t vec_hash(const struct pstr *a, size_t n)
 static uint32_t vec_intern(struct vectab *vt, struct strtab *st,
 			   const struct pstr *a, size_t n, uint32_t h)
 {
-	uint32_t j, id;
-	const char **v;
+	uint32_t j, id, *v;
 	size_t i;
 
 	itab_reserve(&vt->t, vec_rehash, vt);
@@ -328,10 +327,14 @@ static uint32_t vec_intern(struct vectab *vt, struct strtab *st,
 		id = vt->t.slot[j] - 1;
 		if (vt->hash[id] != h || vt->len[id] != n)
 			continue;
-		/* Up to the NUL: equal lengths as well as bytes. */
-		for (i = 0; i < n && !strncmp(vt->vec[id][i], a[i].s,
-					      (size_t)a[i].len + 1); i++)
-			;
+		for (i = 0; i < n; i++) {
+			uint32_t sid = vt->vec[id][i];
+
+			if (st->hash[sid] != a[i].hash ||
+			    st->len[sid] != a[i].len ||
+			    memcmp(st->str[sid], a[i].s, a[i].len))
+				break;
+		}
 		if (i == n)
 			return id;
 	}
@@ -341,14 +344,9 @@ static uint32_t vec_intern(struct vectab *vt, struct strtab *st,
 		vt->len = xrealloc_big(vt->len, vt->cap * sizeof *vt->len);
 		vt->hash = xrealloc_big(vt->hash, vt->cap * sizeof *vt->hash);
 	}
-	v = arena_alloc(&vt->mem, (n + 1) * sizeof *v, sizeof *v);
-	for (i = 0; i < n; i++) {
-		/* (Id first: interning may move st->str.) */
-		uint32_t sid = str_intern_h(st, a[i].s, a[i].len, a[i].hash);
-
-		v[i] = st->str[sid];
-	}
-	v[n] = NULL;
+	v = arena_alloc(&vt->mem, (n ? n : 1) * sizeof *v, sizeof *v);
+	for (i = 0; i < n; i++)
+		v[i] = str_intern_h(st, a[i].s, a[i].len, a[i].hash);
 	id = (uint32_t)vt->n++;
 	vt->vec[id] = v;
 	vt->len[id] = (uint32_t)n;
@@ -1875,10 +1873,11 @@ static void emit(struct build *b)
 		ev = im->env == NONE ? 0 : im->env;
 		e->cwd = str_of(p, im->cwd);
 		e->exe = absolute_exe(p, im->exe, im->cwd, &tmp);
-		e->argv = (const char **)p->vec.vec[av];
+		e->argv_id = p->vec.vec[av];
 		e->argc = p->vec.len[av];
-		e->env = (const char **)p->vec.vec[ev];
+		e->env_id = p->vec.vec[ev];
 		e->envc = p->vec.len[ev];
+		e->owner = p;
 		e->id = (uint32_t)p->nlist;     /* creation order, for ties */
 		GROW(p->list, p->nlist, p->caplist);
 		p->list[p->nlist++] = e;
@@ -2086,14 +2085,46 @@ void pt_model_finish(struct pt_model *m)
 	free(tail);
 }
 
+const char *pt_exec_arg(const struct pt_exec *e, size_t i)
+{
+	return e->owner->str.str[e->argv_id[i]];
+}
+
+const char *pt_exec_envent(const struct pt_exec *e, size_t i)
+{
+	return e->owner->str.str[e->env_id[i]];
+}
+
 const char *pt_exec_env(const struct pt_exec *e, const char *name)
 {
 	size_t n = strlen(name), i;
 
-	for (i = 0; i < e->envc; i++)
-		if (!strncmp(e->env[i], name, n) && e->env[i][n] == '=')
-			return e->env[i] + n + 1;
+	for (i = 0; i < e->envc; i++) {
+		const char *kv = pt_exec_envent(e, i);
+
+		if (!strncmp(kv, name, n) && kv[n] == '=')
+			return kv + n + 1;
+	}
 	return NULL;
+}
+
+void pt_exec_set_argv(struct pt_model *m, struct pt_exec *e,
+		      const char *const *argv, size_t argc)
+{
+	struct pt_model_priv *p = m->priv;
+	struct pstr *a = pt_xcalloc(argc ? argc : 1, sizeof *a);
+	uint32_t id;
+	size_t i;
+
+	for (i = 0; i < argc; i++) {
+		a[i].s = argv[i];
+		a[i].len = (uint32_t)strlen(argv[i]);
+		a[i].hash = pt_hash_bytes(argv[i], a[i].len);
+	}
+	id = vec_intern(&p->vec, &p->str, a, argc, vec_hash(a, argc));
+	e->argv_id = p->vec.vec[id];
+	e->argc = argc;
+	free(a);
 }
 
 const char *pt_model_meta(const struct pt_model *m, size_t capture,

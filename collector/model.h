@@ -28,6 +28,8 @@ enum pt_exec_flag {
 	PT_EXF_ARGV_TRUNC   = 1u << 3,
 };
 
+struct pt_model_priv;
+
 struct pt_exec {
 	uint32_t id;                    /* index in pt_model.execs (start order) */
 	uint32_t capture;               /* which input it came from (0-based) */
@@ -40,10 +42,15 @@ struct pt_exec {
 	int64_t utime_us, stime_us;     /* -1: unknown */
 	int64_t maxrss_kb;              /* -1: unknown */
 	const char *exe, *cwd;          /* never NULL ("" when unknown) */
-	const char **argv;              /* argc entries, NULL-terminated */
+	/* The command line and the recorded environment ("NAME=value") are
+	 * string ids, 4 bytes where a pointer takes 8: a million compiler
+	 * lines hold 26 million arguments.  Read them with pt_exec_arg()
+	 * and pt_exec_envent(). */
+	const uint32_t *argv_id;        /* argc entries */
 	size_t argc;
-	const char **env;               /* recorded "NAME=value", envc entries */
+	const uint32_t *env_id;         /* envc entries */
 	size_t envc;
+	const struct pt_model_priv *owner;      /* whose strings the ids are */
 	struct pt_exec *parent;         /* NULL for a root */
 	struct pt_exec *first_child, *next_sibling;  /* children in start order */
 };
@@ -70,8 +77,22 @@ int pt_model_add_capture(struct pt_model *m, const char *path);
 /* Build the executions and the tree from everything added. */
 void pt_model_finish(struct pt_model *m);
 
+/* Argument i (< e->argc) of e's command line; never NULL. */
+const char *pt_exec_arg(const struct pt_exec *e, size_t i);
+
+/* Entry i (< e->envc) of e's recorded environment, "NAME=value". */
+const char *pt_exec_envent(const struct pt_exec *e, size_t i);
+
 /* Value of NAME in an execution's recorded environment, or NULL. */
 const char *pt_exec_env(const struct pt_exec *e, const char *name);
+
+/*
+ * Give e the command line argv[0..argc) (redaction rewrites them).  The
+ * strings are copied into the model; vectors are shared between the
+ * executions that have the same one.
+ */
+void pt_exec_set_argv(struct pt_model *m, struct pt_exec *e,
+		      const char *const *argv, size_t argc);
 
 /* Metadata of capture i ("host", "command", ...), or NULL. */
 const char *pt_model_meta(const struct pt_model *m, size_t capture,

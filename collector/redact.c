@@ -194,30 +194,33 @@ static const char *redact_str(struct pt_redact *r, const char *s)
 	return red ? red : s;
 }
 
-static const char **redact_argv(struct pt_redact *r, const char **argv,
-				size_t argc)
+/* Redact e's command line; executions that share a vector share the
+ * result. */
+static void redact_argv(struct pt_redact *r, struct pt_model *m,
+			struct pt_exec *e)
 {
-	const char **v = NULL;
+	const uint32_t *old = e->argv_id;
+	const char **v;
 	const void *got;
 	size_t i;
-	int found;
+	int found, changed = 0;
 
-	got = pmap_get(&r->vecs, argv, &found);
-	if (found)
-		return (const char **)got;
-	for (i = 0; i < argc; i++) {
-		const char *s = redact_str(r, argv[i]);
-
-		if (s != argv[i] && !v) {
-			v = pt_xcalloc(argc + 1, sizeof *v);
-			memcpy(v, argv, i * sizeof *v);
-			own(r, v);
-		}
-		if (v)
-			v[i] = s;
+	got = pmap_get(&r->vecs, old, &found);
+	if (found) {
+		e->argv_id = got;
+		return;
 	}
-	pmap_put(&r->vecs, argv, v ? v : argv);
-	return v ? v : argv;
+	v = pt_xcalloc(e->argc, sizeof *v);
+	for (i = 0; i < e->argc; i++) {
+		const char *s = pt_exec_arg(e, i);
+
+		v[i] = redact_str(r, s);
+		changed |= v[i] != s;
+	}
+	if (changed)
+		pt_exec_set_argv(m, e, v, e->argc);
+	free(v);
+	pmap_put(&r->vecs, old, e->argv_id);
 }
 
 void pt_redact_model(struct pt_redact *r, struct pt_model *m)
@@ -229,8 +232,8 @@ void pt_redact_model(struct pt_redact *r, struct pt_model *m)
 	for (i = 0; i < m->n; i++) {
 		struct pt_exec *e = m->execs[i];
 
-		if (e->argv && e->argc)
-			e->argv = redact_argv(r, e->argv, e->argc);
+		if (e->argc)
+			redact_argv(r, m, e);
 	}
 	for (i = 0; i < m->ncaptures; i++) {
 		const char *cmd = pt_model_meta(m, i, "command");
