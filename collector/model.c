@@ -36,6 +36,7 @@
 #include "model.h"
 
 #include <endian.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,12 +80,31 @@ static void huge_hint(void *p, size_t n)
 #endif
 }
 
-/* realloc, and the hint for an array that has grown large. */
+/*
+ * Arrays from this size on live in mappings of their own (pt_model_init
+ * fixes malloc's threshold there), which realloc grows with mremap: a
+ * heap block that cannot grow in place is copied, and for the 100 MB
+ * array of events that meant 200 MB at once.
+ */
+#define BIG_ARRAY (1u << 20)
+
+/*
+ * realloc for arrays that may grow large.  (No huge-page hint here, as
+ * for the arenas: mremap copies a mapping that has huge pages, and the
+ * event array's last doubling then took 100 MB more at once.)
+ */
 static void *xrealloc_big(void *p, size_t n)
 {
-	p = pt_xrealloc(p, n);
-	if (n >= 4 * HUGE_PAGE)
-		huge_hint(p, n);
+	if (n >= BIG_ARRAY && p && malloc_usable_size(p) < BIG_ARRAY) {
+		/* Moving to a mapping: the last copy this array sees. */
+		void *q = pt_xmalloc(n);
+
+		memcpy(q, p, malloc_usable_size(p));
+		free(p);
+		p = q;
+	} else {
+		p = pt_xrealloc(p, n);
+	}
 	return p;
 }
 
@@ -212,21 +232,88 @@ static void itab_reserve(struct itab *t, uint32_t (*hash)(const void *, uint32_t
 
 /* ---- interned strings and string vectors ---- */
 
+/*
+ * A command line's long arguments repeat the short ones: `sh -c "gcc -c
+ * x.c -o x.o ..."` is unique to its compile, and its words are gcc's,
+ * cc1's and as's arguments.  Such a string (an argument of at least
+ * SPLIT_MIN bytes with a space) is kept as the ids of its space-separated
+ * words: a fifth of the bytes on a compiler-heavy build.  Its len[] has
+ * STR_SPLIT set and its str[] points to a uint32_t count and the ids.
+ * Only argument vectors hold split strings (exe, cwd, the environment and
+ * metadata are read as C strings); pt_exec_arg() joins them.
+ */
+#define STR_SPLIT 0x80000000u
+#define SPLIT_MIN 64
+
 struct strtab {
 	struct arena mem;
-	const char **str;               /* id -> string */
-	uint32_t *len, *hash;
+	const char **str;               /* id -> string, or its words */
+	uint32_t *len, *hash;           /* len: with STR_SPLIT */
 	size_t n, cap;
 	struct itab t;
+	uint32_t *words;                /* scratch for splitting */
+	size_t cwords;
 };
+
+/*
+ * A vector of string ids.  An environment is an array of uint32_t: few
+ * distinct ones, read by index.  A command line is packed, each id in
+ * 7-bit groups, low first, the high bit saying another follows: a
+ * million command lines hold 26 million arguments, and the first ids
+ * handed out, a build's common flags and words, take one or two bytes.
+ * len[] counts the ids, with VEC_PACKED set for a packed vector.
+ */
+#define VEC_PACKED 0x80000000u
 
 struct vectab {
 	struct arena mem;
-	uint32_t **vec;                 /* id -> vector of string ids */
+	const void **vec;               /* id -> vector */
 	uint32_t *len, *hash;
 	size_t n, cap;
 	struct itab t;
+	uint32_t *ids;                  /* scratch for packing */
+	size_t cids;
 };
+
+/* Decode the id at p into *id; returns where the next one starts. */
+static const unsigned char *vec_unpack(const unsigned char *p, uint32_t *id)
+{
+	uint32_t v = 0;
+	int shift = 0;
+
+	do {
+		v |= (uint32_t)(*p & 0x7f) << shift;
+		shift += 7;
+	} while (*p++ & 0x80);
+	*id = v;
+	return p;
+}
+
+/* Packed copy of ids[0..n) in the arena. */
+static const void *vec_pack(struct arena *a, const uint32_t *ids, size_t n)
+{
+	unsigned char *out, *o;
+	size_t i, bytes = 0;
+
+	for (i = 0; i < n; i++) {
+		uint32_t v = ids[i];
+
+		do
+			bytes++;
+		while (v >>= 7);
+	}
+	out = o = arena_alloc(a, bytes ? bytes : 1, 1);
+	for (i = 0; i < n; i++) {
+		uint32_t v = ids[i];
+
+		while (v >= 0x80) {
+			*o++ = (unsigned char)(v | 0x80);
+			v >>= 7;
+		}
+		*o++ = (unsigned char)v;
+	}
+	return out;
+}
 
 static uint32_t str_rehash(const void *ctx, uint32_t id)
 {
@@ -244,18 +331,93 @@ struct pstr {
 	uint32_t len, hash;             /* pt_hash_bytes(s, len) */
 };
 
-static uint32_t str_intern_h(struct strtab *st, const char *s, size_t len,
-			     uint32_t h)
+/* Whether string id holds exactly s[0..len). */
+static int str_equal(const struct strtab *st, uint32_t id, const char *s,
+		     size_t len)
 {
-	uint32_t j, id;
-	char *copy;
+	const uint32_t *w;
+	uint32_t k;
 
+	if (!(st->len[id] & STR_SPLIT))
+		return st->len[id] == len && !memcmp(st->str[id], s, len);
+	if ((st->len[id] & ~STR_SPLIT) != len)
+		return 0;
+	/* The words and their spaces add up to len: no read goes past s. */
+	w = (const uint32_t *)(const void *)st->str[id];
+	for (k = 1; k <= w[0]; k++) {
+		if (k > 1 && *s++ != ' ')
+			return 0;
+		if (memcmp(st->str[w[k]], s, st->len[w[k]]))
+			return 0;
+		s += st->len[w[k]];
+	}
+	return 1;
+}
+
+static uint32_t str_intern_x(struct strtab *st, const char *s, size_t len,
+			     uint32_t h, int split);
+
+/* s[0..len) as the ids of its words, in the arena: [count, ids...]. */
+static const char *str_split(struct strtab *st, const char *s, size_t len)
+{
+	const char *end = s + len, *sp;
+	uint32_t *copy;
+	size_t n = 0;
+
+	for (;;) {
+		sp = memchr(s, ' ', (size_t)(end - s));
+		if (n + 1 >= st->cwords) {
+			st->cwords = st->cwords ? 2 * st->cwords : 256;
+			st->words = pt_xrealloc(st->words,
+						st->cwords * sizeof *st->words);
+		}
+		/* Words are short and common: never split themselves. */
+		st->words[++n] = str_intern_x(st, s, (size_t)((sp ? sp : end) - s),
+					      0, 0);
+		if (!sp)
+			break;
+		s = sp + 1;
+	}
+	st->words[0] = (uint32_t)n;
+	copy = arena_alloc(&st->mem, (n + 1) * sizeof *copy, sizeof *copy);
+	memcpy(copy, st->words, (n + 1) * sizeof *copy);
+	return (const char *)(void *)copy;
+}
+
+/*
+ * The id of s[0..len), whose pt_hash_bytes() is h (0 to compute it here),
+ * added if new.  split: s is an argument, which may be kept split; a
+ * string read as a C string is never handed out split.
+ */
+static uint32_t str_intern_x(struct strtab *st, const char *s, size_t len,
+			     uint32_t h, int split)
+{
+	const char *copy;
+	uint32_t j, id, flag = 0;
+
+	if (!h)
+		h = pt_hash_bytes(s, len);
 	itab_reserve(&st->t, str_rehash, st);
 	for (j = h & st->t.mask; st->t.slot[j]; j = (j + 1) & st->t.mask) {
 		id = st->t.slot[j] - 1;
-		if (st->hash[id] == h && st->len[id] == len &&
-		    !memcmp(st->str[id], s, len))
+		if (st->hash[id] == h && (split || !(st->len[id] & STR_SPLIT)) &&
+		    str_equal(st, id, s, len))
 			return id;
+	}
+	if (split && len >= SPLIT_MIN && memchr(s, ' ', len)) {
+		/* Interning the words may move the table: find j again. */
+		copy = str_split(st, s, len);
+		flag = STR_SPLIT;
+		itab_reserve(&st->t, str_rehash, st);
+		for (j = h & st->t.mask; st->t.slot[j];
+		     j = (j + 1) & st->t.mask)
+			;
+	} else {
+		char *c = arena_alloc(&st->mem, len + 1, 1);
+
+		memcpy(c, s, len);
+		c[len] = '\0';
+		copy = c;
 	}
 	if (st->n == st->cap) {
 		st->cap = st->cap ? 2 * st->cap : 4096;
@@ -264,20 +426,23 @@ static uint32_t str_intern_h(struct strtab *st, const char *s, size_t len,
 		st->hash = xrealloc_big(st->hash, st->cap * sizeof *st->hash);
 	}
 	id = (uint32_t)st->n++;
-	copy = arena_alloc(&st->mem, len + 1, 1);
-	memcpy(copy, s, len);
-	copy[len] = '\0';
 	st->str[id] = copy;
-	st->len[id] = (uint32_t)len;
+	st->len[id] = (uint32_t)len | flag;
 	st->hash[id] = h;
 	st->t.slot[j] = id + 1;
 	st->t.n++;
 	return id;
 }
 
+static uint32_t str_intern_h(struct strtab *st, const char *s, size_t len,
+			     uint32_t h)
+{
+	return str_intern_x(st, s, len, h, 0);
+}
+
 static uint32_t str_intern_n(struct strtab *st, const char *s, size_t len)
 {
-	return str_intern_h(st, s, len, pt_hash_bytes(s, len));
+	return str_intern_x(st, s, len, 0, 0);
 }
 
 static uint32_t str_intern(struct strtab *st, const char *s)
@@ -311,28 +476,37 @@ static uint32_t vec_hash(const struct pstr *a, size_t n)
 }
 
 /*
- * Intern the vector a[0..n) whose vec_hash is h.  Most vectors are seen
- * before (the environment of every process, the argv that SPAWN and then
- * HELLO carry): those are found by comparing contents, without touching
- * the string table once per element.
+ * Intern the vector a[0..n) whose vec_hash is h; argv: it is a command
+ * line, whose strings may be kept split (an environment never is, and the
+ * two kinds never share a vector).  Most vectors are seen before (the
+ * environment of every process, the argv that SPAWN and then HELLO
+ * carry): those are found by comparing contents, without touching the
+ * string table once per element.
  */
 static uint32_t vec_intern(struct vectab *vt, struct strtab *st,
-			   const struct pstr *a, size_t n, uint32_t h)
+			   const struct pstr *a, size_t n, uint32_t h, int argv)
 {
-	uint32_t j, id, *v;
+	uint32_t j, id, len = (uint32_t)n | (argv ? VEC_PACKED : 0), *v;
 	size_t i;
 
+	if (argv)
+		h = ~h;
 	itab_reserve(&vt->t, vec_rehash, vt);
 	for (j = h & vt->t.mask; vt->t.slot[j]; j = (j + 1) & vt->t.mask) {
-		id = vt->t.slot[j] - 1;
-		if (vt->hash[id] != h || vt->len[id] != n)
-			continue;
-		for (i = 0; i < n; i++) {
-			uint32_t sid = vt->vec[id][i];
+		const unsigned char *pk;
+		uint32_t sid;
 
+		id = vt->t.slot[j] - 1;
+		if (vt->hash[id] != h || vt->len[id] != len)
+			continue;
+		pk = vt->vec[id];
+		for (i = 0; i < n; i++) {
+			if (argv)
+				pk = vec_unpack(pk, &sid);
+			else
+				sid = ((const uint32_t *)vt->vec[id])[i];
 			if (st->hash[sid] != a[i].hash ||
-			    st->len[sid] != a[i].len ||
-			    memcmp(st->str[sid], a[i].s, a[i].len))
+			    !str_equal(st, sid, a[i].s, a[i].len))
 				break;
 		}
 		if (i == n)
@@ -344,12 +518,20 @@ static uint32_t vec_intern(struct vectab *vt, struct strtab *st,
 		vt->len = xrealloc_big(vt->len, vt->cap * sizeof *vt->len);
 		vt->hash = xrealloc_big(vt->hash, vt->cap * sizeof *vt->hash);
 	}
-	v = arena_alloc(&vt->mem, (n ? n : 1) * sizeof *v, sizeof *v);
+	if (argv) {
+		if (n > vt->cids) {
+			vt->cids = n > 2 * vt->cids ? n : 2 * vt->cids;
+			vt->ids = pt_xrealloc(vt->ids, vt->cids * sizeof *vt->ids);
+		}
+		v = vt->ids;
+	} else {
+		v = arena_alloc(&vt->mem, (n ? n : 1) * sizeof *v, sizeof *v);
+	}
 	for (i = 0; i < n; i++)
-		v[i] = str_intern_h(st, a[i].s, a[i].len, a[i].hash);
+		v[i] = str_intern_x(st, a[i].s, a[i].len, a[i].hash, argv);
 	id = (uint32_t)vt->n++;
-	vt->vec[id] = v;
-	vt->len[id] = (uint32_t)n;
+	vt->vec[id] = argv ? vec_pack(&vt->mem, v, n) : v;
+	vt->len[id] = len;
 	vt->hash[id] = h;
 	vt->t.slot[j] = id + 1;
 	vt->t.n++;
@@ -371,6 +553,15 @@ struct pt_model_priv {
 	size_t nlist, caplist;
 	struct capmeta *meta;
 	size_t cap_meta;
+	/* pt_exec_arg()'s arguments of one vector, split ones joined. */
+	struct argcache {
+		const void *vec;
+		const char **arg;
+		uint32_t *id;
+		size_t carg;
+		char *buf;
+		size_t cbuf;
+	} args;
 };
 
 /* ---- one capture being built ---- */
@@ -410,9 +601,20 @@ struct exec_x {                         /* what an EXEC carries beyond ev */
 	uint32_t path, cwd;
 };
 
+/*
+ * The rusage of an EXIT or REAP, two million of them for a million
+ * executions: 32 bits each (71 minutes of CPU), and when one does not
+ * fit, ut is CPU_BIG and st the index of the whole in build.big.
+ */
 struct cpu3 {
+	uint32_t ut, st, rss;
+};
+
+struct cpu_big {
 	uint64_t ut, st, rss;
 };
+
+#define CPU_BIG UINT32_MAX
 
 enum conn_kind {
 	CK_NEW,                         /* no frame yet */
@@ -456,10 +658,18 @@ enum img_flag {
 
 struct img {
 	uint64_t start, end;
-	int64_t ut, st, rss;
-	uint32_t proc;
-	uint32_t prev;                  /* previous image of the same process */
-	uint32_t pending;               /* EXEC or SPAWN event not yet resolved */
+	uint32_t cpu;                   /* rusage: index in build.cpu, or NONE */
+	/* Until the images are resolved; then what emit() needs of their
+	 * process, which goes away first (see there). */
+	union { uint32_t proc; uint32_t pid; };
+	union {
+		uint32_t prev;          /* previous image of the same process */
+		uint32_t ppid;
+	};
+	union {
+		uint32_t pending;       /* EXEC or SPAWN event not yet resolved */
+		uint32_t parent;        /* parent image, or NONE */
+	};
 	uint32_t exe, cwd, argv, env;   /* NONE: inherited, see resolve() */
 	int16_t exit_code, signal;
 	uint16_t flags;
@@ -489,6 +699,8 @@ struct build {
 	size_t nxx, cxx;
 	struct cpu3 *cpu;
 	size_t ncpu, ccpu;
+	struct cpu_big *big;
+	size_t nbig, cbig;
 
 	struct conn *conns;
 	size_t nconn, cconn;
@@ -517,6 +729,7 @@ struct build {
 	int64_t offset;                 /* Unix epoch ns - monotonic ns */
 	int have_offset;
 	uint64_t last_ns;               /* latest time seen in the capture */
+	size_t neof;                    /* E_EOF events */
 };
 
 static uint32_t pid_rehash(const void *ctx, uint32_t i)
@@ -565,6 +778,9 @@ static uint32_t pid_find(const struct build *b, uint32_t pid)
  * CONN_DIRECT, which only a damaged or forged capture has, by hashing.
  */
 #define CONN_DIRECT (1u << 22)
+
+/* hello_x.conn of a connection without EOF, once reading is done. */
+#define CONN_NO_EOF (NONE - 1)
 
 static struct conn *conn_find(struct build *b, uint64_t id)
 {
@@ -821,10 +1037,16 @@ static uint32_t intern_opt(struct build *b, const struct pstr *s,
 	return s->s ? str_intern_h(&b->p->str, s->s, s->len, s->hash) : absent;
 }
 
-static uint32_t intern_vec(struct build *b, const struct pstr *v, size_t n,
+static uint32_t intern_argv(struct build *b, const struct pstr *v, size_t n,
+			    uint32_t h)
+{
+	return vec_intern(&b->p->vec, &b->p->str, v, n, h, 1);
+}
+
+static uint32_t intern_env(struct build *b, const struct pstr *v, size_t n,
 			   uint32_t h)
 {
-	return vec_intern(&b->p->vec, &b->p->str, v, n, h);
+	return vec_intern(&b->p->vec, &b->p->str, v, n, h, 0);
 }
 
 static struct ev *new_ev(struct build *b, enum ev_type type, uint32_t pid,
@@ -858,9 +1080,18 @@ static uint32_t new_cpu(struct build *b, uint64_t ut, uint64_t st,
 	if (ut > CPU_US_MAX || st > CPU_US_MAX || rss > CPU_US_MAX)
 		return NONE;
 	GROW(b->cpu, b->ncpu, b->ccpu);
-	b->cpu[b->ncpu].ut = ut;
-	b->cpu[b->ncpu].st = st;
-	b->cpu[b->ncpu].rss = rss;
+	if (ut >= CPU_BIG || st >= CPU_BIG || rss >= CPU_BIG) {
+		GROW(b->big, b->nbig, b->cbig);
+		b->big[b->nbig].ut = ut;
+		b->big[b->nbig].st = st;
+		b->big[b->nbig].rss = rss;
+		ut = CPU_BIG;
+		st = b->nbig++;
+		rss = 0;
+	}
+	b->cpu[b->ncpu].ut = (uint32_t)ut;
+	b->cpu[b->ncpu].st = (uint32_t)st;
+	b->cpu[b->ncpu].rss = (uint32_t)rss;
 	return (uint32_t)b->ncpu++;
 }
 
@@ -914,8 +1145,8 @@ static void add_frame(struct build *b, const struct pev *cev)
 		if (hx->kind == PT_HELLO_IMAGE) {
 			hx->exe = intern_opt(b, &cev->exe, 0);
 			hx->cwd = intern_opt(b, &cev->cwd, 0);
-			hx->argv = intern_vec(b, cev->argv, r->argc, cev->argv_hash);
-			hx->env = intern_vec(b, cev->env, r->envc, cev->env_hash);
+			hx->argv = intern_argv(b, cev->argv, r->argc, cev->argv_hash);
+			hx->env = intern_env(b, cev->env, r->envc, cev->env_hash);
 		} else {
 			hx->exe = hx->argv = hx->env = NONE;
 			hx->cwd = intern_opt(b, &cev->cwd, NONE);
@@ -928,7 +1159,7 @@ static void add_frame(struct build *b, const struct pev *cev)
 		 * glibc's internal fork in daemon(3)) names the process it was
 		 * copied from: its real parent, even once it is reparented. */
 		e->other = r->hdr.origin ? r->hdr.origin : r->u.exec.ppid;
-		e->a = intern_vec(b, cev->argv, r->argc, cev->argv_hash);
+		e->a = intern_argv(b, cev->argv, r->argc, cev->argv_hash);
 		GROW(b->xx, b->nxx, b->cxx);
 		e->b = (uint32_t)b->nxx;
 		b->xx[b->nxx].path = intern_opt(b, &cev->path, 0);
@@ -943,7 +1174,7 @@ static void add_frame(struct build *b, const struct pev *cev)
 			break;
 		e = new_ev(b, E_SPAWN, r->u.spawn.child_pid, t);
 		e->other = r->hdr.pid;
-		e->a = intern_vec(b, cev->argv, r->argc, cev->argv_hash);
+		e->a = intern_argv(b, cev->argv, r->argc, cev->argv_hash);
 		e->b = intern_opt(b, &cev->path, 0);
 		e->flags = r->argv_truncated ? EVF_TRUNC : 0;
 		break;
@@ -1001,6 +1232,7 @@ static void add_eof(struct build *b, const struct pev *cev)
 		return;
 	e = new_ev(b, E_EOF, c->owner, cev->hdr.recv_ns);
 	e->a = (uint32_t)(c - b->conns);
+	b->neof++;
 	if (c->kind != CK_IMAGE && c->kind != CK_FORK)
 		e->flags = EVF_UNBOUND;
 }
@@ -1165,7 +1397,7 @@ static uint32_t new_img(struct build *b, uint32_t proc, enum img_kind kind,
 	memset(im, 0, sizeof *im);
 	im->kind = (uint8_t)kind;
 	im->start = start;
-	im->ut = im->st = im->rss = -1;
+	im->cpu = NONE;
 	im->exit_code = -1;
 	im->signal = -1;
 	im->proc = proc;
@@ -1362,10 +1594,11 @@ static void ev_spawn(struct pidpass *pp, uint32_t ei)
 
 static void bind_conn(struct build *b, uint32_t conn, uint32_t img)
 {
-	if (conn != NONE) {
+	if (conn == NONE)
+		return;
+	if (conn != CONN_NO_EOF)
 		b->conns[conn].img = img;
-		b->img[img].flags |= IF_CONN;
-	}
+	b->img[img].flags |= IF_CONN;
 }
 
 static void ev_hello(struct pidpass *pp, const struct ev *e)
@@ -1460,18 +1693,6 @@ static void ev_exec_failed(struct pidpass *pp)
 		im->pending = NONE;
 }
 
-static int64_t known(uint64_t v)
-{
-	return v > INT64_MAX ? -1 : (int64_t)v;
-}
-
-static void set_cpu(struct img *im, const struct cpu3 *c)
-{
-	im->ut = known(c->ut);
-	im->st = known(c->st);
-	im->rss = known(c->rss);
-}
-
 static void ev_exit(struct pidpass *pp, const struct ev *e)
 {
 	struct build *b = pp->b;
@@ -1500,7 +1721,7 @@ static void ev_exit(struct pidpass *pp, const struct ev *e)
 	im->exit_code = (int16_t)(e->a & 255);
 	im->signal = 0;
 	if (e->b != NONE)
-		set_cpu(im, &b->cpu[e->b]);
+		im->cpu = e->b;
 }
 
 static void ev_reap(struct pidpass *pp, const struct ev *e)
@@ -1534,7 +1755,7 @@ static void ev_reap(struct pidpass *pp, const struct ev *e)
 		/* The child's rusage: all we will know of a program that
 		 * loaded no library. */
 		if (e->b != NONE)
-			set_cpu(im, &b->cpu[e->b]);
+			im->cpu = e->b;
 		return;
 	}
 	if (im->flags & IF_EXITED)
@@ -1545,7 +1766,7 @@ static void ev_reap(struct pidpass *pp, const struct ev *e)
 	im->flags &= (uint16_t)~IF_END_UNKNOWN;
 	set_status(im, (int)e->a);
 	if (im->flags & IF_UNTRACED && e->b != NONE)
-		set_cpu(im, &b->cpu[e->b]);
+		im->cpu = e->b;
 }
 
 static void ev_eof(struct pidpass *pp, const struct ev *e)
@@ -1834,13 +2055,30 @@ static int64_t epoch(const struct build *b, uint64_t mono)
 static void emit(struct build *b)
 {
 	struct pt_model_priv *p = b->p;
-	struct pt_exec **out = pt_xcalloc(b->nimg ? b->nimg : 1, sizeof *out);
+	size_t n = b->nimg ? b->nimg : 1, i;
+	struct pt_exec **out = pt_xcalloc(n, sizeof *out);
 	struct pt_sb tmp = PT_SB_INIT;
 	uint32_t *stack = NULL;
-	size_t scap = 0, i;
+	size_t scap = 0;
 
 	for (i = 0; i < b->nproc; i++)
 		proc_parent(b, (uint32_t)i, 0);
+	for (i = 0; i < b->nimg; i++)
+		resolve(b, (uint32_t)i, &stack, &scap);
+	free(stack);
+	/* Each image takes what it needs of its process along, and the
+	 * processes go before the executions are allocated. */
+	for (i = 0; i < b->nimg; i++) {
+		struct img *im = &b->img[i];
+		const struct proc *pr = &b->proc[im->proc];
+
+		im->pid = pr->pid;
+		im->ppid = pr->ppid;
+		im->parent = pr->parent;
+	}
+	free(b->proc);
+	b->proc = NULL;
+	b->nproc = b->cproc = 0;
 	for (i = 0; i < b->nimg; i++) {
 		struct img *im = &b->img[i];
 		struct pt_exec *e;
@@ -1848,13 +2086,12 @@ static void emit(struct build *b)
 
 		if (im->flags & IF_FOLDED || im->kind == IK_SPAWN)
 			continue;
-		resolve(b, (uint32_t)i, &stack, &scap);
 		e = arena_alloc(&p->execs, sizeof *e, _Alignof(struct pt_exec));
 		memset(e, 0, sizeof *e);
 		out[i] = e;
 		e->capture = b->capture;
-		e->pid = (int32_t)b->proc[im->proc].pid;
-		e->ppid = (int32_t)b->proc[im->proc].ppid;
+		e->pid = (int32_t)im->pid;
+		e->ppid = (int32_t)im->ppid;
 		e->type = im->kind == IK_FORK ? PT_EXEC_FORK : PT_EXEC_EXEC;
 		e->flags = (im->flags & IF_UNTRACED ? PT_EXF_UNTRACED : 0) |
 			   (im->flags & IF_END_UNKNOWN ? PT_EXF_END_UNKNOWN : 0) |
@@ -1866,15 +2103,25 @@ static void emit(struct build *b)
 			e->end_ns = e->start_ns;
 		e->exit_code = im->exit_code;
 		e->signal = im->signal;
-		e->utime_us = im->ut;
-		e->stime_us = im->st;
-		e->maxrss_kb = im->rss;
+		if (im->cpu == NONE) {
+			e->utime_us = e->stime_us = e->maxrss_kb = -1;
+		} else if (b->cpu[im->cpu].ut == CPU_BIG) {
+			const struct cpu_big *c = &b->big[b->cpu[im->cpu].st];
+
+			e->utime_us = (int64_t)c->ut;
+			e->stime_us = (int64_t)c->st;
+			e->maxrss_kb = (int64_t)c->rss;
+		} else {
+			e->utime_us = b->cpu[im->cpu].ut;
+			e->stime_us = b->cpu[im->cpu].st;
+			e->maxrss_kb = b->cpu[im->cpu].rss;
+		}
 		av = im->argv == NONE ? 0 : im->argv;
 		ev = im->env == NONE ? 0 : im->env;
 		e->cwd = str_of(p, im->cwd);
 		e->exe = absolute_exe(p, im->exe, im->cwd, &tmp);
-		e->argv_id = p->vec.vec[av];
-		e->argc = p->vec.len[av];
+		e->argv_vec = p->vec.vec[av];
+		e->argc = p->vec.len[av] & ~VEC_PACKED;
 		e->env_id = p->vec.vec[ev];
 		e->envc = p->vec.len[ev];
 		e->owner = p;
@@ -1883,16 +2130,61 @@ static void emit(struct build *b)
 		p->list[p->nlist++] = e;
 	}
 	for (i = 0; i < b->nimg; i++) {
-		uint32_t par;
+		uint32_t par = b->img[i].parent;
 
-		if (!out[i])
-			continue;
-		par = b->proc[b->img[i].proc].parent;
-		out[i]->parent = par != NONE ? out[par] : NULL;
+		if (out[i])
+			out[i]->parent = par != NONE ? out[par] : NULL;
 	}
 	free(out);
-	free(stack);
 	pt_sb_release(&tmp);
+}
+
+/* The lookup of connections by id: needed only while reading. */
+static void free_conn_index(struct build *b)
+{
+	itab_free(&b->conn_t);
+	free(b->conn_ix);
+	b->conn_ix = NULL;
+	b->nconn_ix = 0;
+}
+
+/*
+ * Once all is read, a connection matters only for its EOF, which ends the
+ * image that said HELLO on it: keep the connections that have one (a
+ * process killed, or the collector stopped before it), renumbered, and
+ * free the rest before the per-pid pass adds the images, so the two do
+ * not add up.  Most connections end after their EXIT and have none.
+ */
+static void keep_eof_conns(struct build *b)
+{
+	uint32_t *to = pt_xmalloc((b->nconn ? b->nconn : 1) * sizeof *to);
+	struct conn *kept = NULL;
+	size_t i, n = 0;
+
+	for (i = 0; i < b->nconn; i++)
+		to[i] = CONN_NO_EOF;
+	if (b->neof) {
+		kept = pt_xmalloc(b->neof * sizeof *kept);
+		for (i = 0; i < b->nev; i++) {
+			struct ev *e = &b->ev[i];
+
+			if (e->type != E_EOF)
+				continue;
+			if (to[e->a] == CONN_NO_EOF) {
+				kept[n] = b->conns[e->a];
+				to[e->a] = (uint32_t)n++;
+			}
+			e->a = to[e->a];
+		}
+	}
+	for (i = 0; i < b->nhx; i++)
+		if (b->hx[i].conn != NONE)
+			b->hx[i].conn = to[b->hx[i].conn];
+	free(to);
+	free(b->conns);
+	free_conn_index(b);
+	b->conns = kept;
+	b->nconn = b->cconn = n;
 }
 
 /* What only reading and the per-pid pass need: gone before the output
@@ -1902,16 +2194,11 @@ static void free_events(struct build *b)
 	free(b->ev);
 	free(b->hx);
 	free(b->xx);
-	free(b->cpu);
 	free(b->conns);
-	itab_free(&b->conn_t);
-	free(b->conn_ix);
-	b->conn_ix = NULL;
-	b->nconn_ix = 0;
+	free_conn_index(b);
 	b->ev = NULL;
 	b->hx = NULL;
 	b->xx = NULL;
-	b->cpu = NULL;
 	b->conns = NULL;
 }
 
@@ -1953,6 +2240,8 @@ static void apply_anon_reaps(struct build *b, size_t first)
 
 static void build_free(struct build *b)
 {
+	free(b->cpu);
+	free(b->big);
 	free(b->anon);
 	free_events(b);
 	free(b->pid_raw);
@@ -1966,11 +2255,14 @@ static void build_free(struct build *b)
 
 void pt_model_init(struct pt_model *m)
 {
+	/* Fixed, not left to glibc's sliding threshold, which a freed
+	 * mapping raises: see BIG_ARRAY. */
+	mallopt(M_MMAP_THRESHOLD, BIG_ARRAY);
 	memset(m, 0, sizeof *m);
 	m->priv = pt_xcalloc(1, sizeof *m->priv);
 	/* Id 0 is the empty string and the empty vector. */
 	str_intern(&m->priv->str, "");
-	vec_intern(&m->priv->vec, &m->priv->str, NULL, 0, vec_hash(NULL, 0));
+	vec_intern(&m->priv->vec, &m->priv->str, NULL, 0, vec_hash(NULL, 0), 0);
 }
 
 static const char *meta_get(const struct capmeta *cm, const char *key)
@@ -2027,6 +2319,7 @@ int pt_model_add_capture(struct pt_model *m, const char *path)
 	if (rc < 0)
 		m->damaged = 1;
 	meta_offset(&b);
+	keep_eof_conns(&b);
 	run_pids(&b);
 	free_events(&b);
 	first = p->nlist;
@@ -2085,9 +2378,78 @@ void pt_model_finish(struct pt_model *m)
 	free(tail);
 }
 
+/* Write split string id out at `to`, NUL-terminated; returns its end. */
+static char *str_join(const struct strtab *st, uint32_t id, char *to)
+{
+	const uint32_t *w = (const uint32_t *)(const void *)st->str[id];
+	uint32_t k;
+
+	for (k = 1; k <= w[0]; k++) {
+		if (k > 1)
+			*to++ = ' ';
+		memcpy(to, st->str[w[k]], st->len[w[k]]);
+		to += st->len[w[k]];
+	}
+	*to = '\0';
+	return to + 1;
+}
+
+/*
+ * e's arguments as C strings, unpacked and its split ones joined in one
+ * go, so that
+ * what a caller holds of one command line stays valid while it reads the
+ * rest of it: until the arguments of another vector are joined.
+ */
+static const char *const *join_args(const struct pt_exec *e)
+{
+	/* A cache: the model the ids belong to is not const, its users' view
+	 * of it is. */
+	struct pt_model_priv *p = (struct pt_model_priv *)(uintptr_t)e->owner;
+	const struct strtab *st = &p->str;
+	struct argcache *c = &p->args;
+	const unsigned char *pk = e->argv_vec;
+	size_t i, need = 0;
+	char *to;
+
+	if (c->vec == e->argv_vec)
+		return c->arg;
+	if (e->argc > c->carg) {
+		c->carg = e->argc > 2 * c->carg ? e->argc : 2 * c->carg;
+		c->arg = pt_xrealloc(c->arg, c->carg * sizeof *c->arg);
+		c->id = pt_xrealloc(c->id, c->carg * sizeof *c->id);
+	}
+	for (i = 0; i < e->argc; i++) {
+		pk = vec_unpack(pk, &c->id[i]);
+		if (st->len[c->id[i]] & STR_SPLIT)
+			need += (st->len[c->id[i]] & ~STR_SPLIT) + 1;
+	}
+	if (need > c->cbuf) {
+		c->cbuf = need > 2 * c->cbuf ? need : 2 * c->cbuf;
+		c->buf = pt_xrealloc(c->buf, c->cbuf);
+	}
+	for (i = 0, to = c->buf; i < e->argc; i++) {
+		uint32_t id = c->id[i];
+
+		if (st->len[id] & STR_SPLIT) {
+			c->arg[i] = to;
+			to = str_join(st, id, to);
+		} else {
+			c->arg[i] = st->str[id];
+		}
+	}
+	c->vec = e->argv_vec;
+	return c->arg;
+}
+
 const char *pt_exec_arg(const struct pt_exec *e, size_t i)
 {
-	return e->owner->str.str[e->argv_id[i]];
+	return join_args(e)[i];
+}
+
+uint32_t pt_exec_arg_id(const struct pt_exec *e, size_t i)
+{
+	join_args(e);
+	return e->owner->args.id[i];
 }
 
 const char *pt_exec_envent(const struct pt_exec *e, size_t i)
@@ -2121,8 +2483,8 @@ void pt_exec_set_argv(struct pt_model *m, struct pt_exec *e,
 		a[i].len = (uint32_t)strlen(argv[i]);
 		a[i].hash = pt_hash_bytes(argv[i], a[i].len);
 	}
-	id = vec_intern(&p->vec, &p->str, a, argc, vec_hash(a, argc));
-	e->argv_id = p->vec.vec[id];
+	id = vec_intern(&p->vec, &p->str, a, argc, vec_hash(a, argc), 1);
+	e->argv_vec = p->vec.vec[id];
 	e->argc = argc;
 	free(a);
 }
@@ -2165,9 +2527,14 @@ void pt_model_free(struct pt_model *m)
 	free(p->str.len);
 	free(p->str.hash);
 	itab_free(&p->str.t);
+	free(p->str.words);
+	free(p->args.arg);
+	free(p->args.id);
+	free(p->args.buf);
 	arena_free(&p->vec.mem);
 	free(p->vec.vec);
 	free(p->vec.len);
+	free(p->vec.ids);
 	free(p->vec.hash);
 	itab_free(&p->vec.t);
 	arena_free(&p->execs);

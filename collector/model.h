@@ -43,10 +43,10 @@ struct pt_exec {
 	int64_t maxrss_kb;              /* -1: unknown */
 	const char *exe, *cwd;          /* never NULL ("" when unknown) */
 	/* The command line and the recorded environment ("NAME=value") are
-	 * string ids, 4 bytes where a pointer takes 8: a million compiler
-	 * lines hold 26 million arguments.  Read them with pt_exec_arg()
-	 * and pt_exec_envent(). */
-	const uint32_t *argv_id;        /* argc entries */
+	 * string ids, the command line packed (a million compiler lines
+	 * hold 26 million arguments).  Read them with pt_exec_arg() and
+	 * pt_exec_envent(). */
+	const void *argv_vec;           /* argc ids, packed */
 	size_t argc;
 	const uint32_t *env_id;         /* envc entries */
 	size_t envc;
@@ -77,8 +77,20 @@ int pt_model_add_capture(struct pt_model *m, const char *path);
 /* Build the executions and the tree from everything added. */
 void pt_model_finish(struct pt_model *m);
 
-/* Argument i (< e->argc) of e's command line; never NULL. */
+/*
+ * Argument i (< e->argc) of e's command line; never NULL.  Valid until
+ * the model is freed, or, for a long argument with spaces (kept as its
+ * words and joined here), until an argument of another command line is
+ * read: hold on to a copy, not the pointer, across executions.
+ */
 const char *pt_exec_arg(const struct pt_exec *e, size_t i);
+
+/*
+ * The model's id of argument i of e: arguments with the same id are the
+ * same string, for caches keyed on arguments (pt_exec_arg()'s pointer
+ * may not be unique).
+ */
+uint32_t pt_exec_arg_id(const struct pt_exec *e, size_t i);
 
 /* Entry i (< e->envc) of e's recorded environment, "NAME=value". */
 const char *pt_exec_envent(const struct pt_exec *e, size_t i);

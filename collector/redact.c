@@ -12,9 +12,10 @@
 #define MASK "***"
 
 /*
- * Old pointer -> new pointer.  The model interns its strings and argv
- * vectors, so each distinct one is redacted once however many executions
- * share it.  Open addressing, at most half full.
+ * Old -> new, by pointer: argument vectors by their address, arguments
+ * by their string id (pt_exec_arg_id(), + 1), as the model interns both,
+ * so each distinct one is redacted once however many executions share
+ * it.  Open addressing, at most half full.
  */
 struct pmap {
 	const void **key, **val;
@@ -177,20 +178,25 @@ char *pt_redact_string(const struct pt_redact *r, const char *s)
 	return cur;
 }
 
-/* The masked form of one interned string (s itself if nothing matched). */
-static const char *redact_str(struct pt_redact *r, const char *s)
+/*
+ * The masked form of string s, whose string id is id (s itself if nothing
+ * matched).  Cached by id, not by s: a long argument is handed out in a
+ * buffer that the next command line reuses.
+ */
+static const char *redact_str(struct pt_redact *r, uint32_t id, const char *s)
 {
+	const void *key = (const void *)((uintptr_t)id + 1);
 	const char *v;
 	char *red;
 	int found;
 
-	v = pmap_get(&r->strs, s, &found);
+	v = pmap_get(&r->strs, key, &found);
 	if (found)
-		return v;
+		return v ? v : s;
 	red = pt_redact_string(r, s);
 	if (red)
 		own(r, red);
-	pmap_put(&r->strs, s, red ? red : s);
+	pmap_put(&r->strs, key, red);
 	return red ? red : s;
 }
 
@@ -199,7 +205,7 @@ static const char *redact_str(struct pt_redact *r, const char *s)
 static void redact_argv(struct pt_redact *r, struct pt_model *m,
 			struct pt_exec *e)
 {
-	const uint32_t *old = e->argv_id;
+	const void *old = e->argv_vec;
 	const char **v;
 	const void *got;
 	size_t i;
@@ -207,20 +213,20 @@ static void redact_argv(struct pt_redact *r, struct pt_model *m,
 
 	got = pmap_get(&r->vecs, old, &found);
 	if (found) {
-		e->argv_id = got;
+		e->argv_vec = got;
 		return;
 	}
 	v = pt_xcalloc(e->argc, sizeof *v);
 	for (i = 0; i < e->argc; i++) {
 		const char *s = pt_exec_arg(e, i);
 
-		v[i] = redact_str(r, s);
+		v[i] = redact_str(r, pt_exec_arg_id(e, i), s);
 		changed |= v[i] != s;
 	}
 	if (changed)
 		pt_exec_set_argv(m, e, v, e->argc);
 	free(v);
-	pmap_put(&r->vecs, old, e->argv_id);
+	pmap_put(&r->vecs, old, e->argv_vec);
 }
 
 void pt_redact_model(struct pt_redact *r, struct pt_model *m)

@@ -303,18 +303,24 @@ static void reap(struct cap *c, uint64_t conn, uint32_t pid, uint64_t t,
 	fb_send(c, &f, conn);
 }
 
-static void exit_(struct cap *c, uint64_t conn, uint32_t pid, uint64_t t,
-		  int status)
+static void exit_ru(struct cap *c, uint64_t conn, uint32_t pid, uint64_t t,
+		    int status, uint64_t ut, uint64_t st, uint64_t rss)
 {
 	struct fb f;
 
 	fb_start(&f, PT_REC_EXIT, pid, t);
 	fb_u32(&f, (uint32_t)status);
 	fb_u32(&f, PT_EXIT_EXIT);
-	fb_u64(&f, 1000);
-	fb_u64(&f, 2000);
-	fb_u64(&f, 3000);
+	fb_u64(&f, ut);
+	fb_u64(&f, st);
+	fb_u64(&f, rss);
 	fb_send(c, &f, conn);
+}
+
+static void exit_(struct cap *c, uint64_t conn, uint32_t pid, uint64_t t,
+		  int status)
+{
+	exit_ru(c, conn, pid, t, status, 1000, 2000, 3000);
 }
 
 /* ---- reading them back ---- */
@@ -1025,6 +1031,7 @@ static void test_truncated(void)
  */
 static void check_argv(const struct pt_exec *e, const char *const *want)
 {
+	const char **got;
 	size_t n = 0, i;
 
 	while (want[n])
@@ -1032,17 +1039,37 @@ static void check_argv(const struct pt_exec *e, const char *const *want)
 	if (!e)
 		return;
 	CHECK_INT(e->argc, n);
+	/* All taken first, then compared: what the model hands out of one
+	 * command line stays valid while the rest of it is read. */
+	got = calloc(e->argc + 1, sizeof *got);
+	for (i = 0; i < e->argc; i++)
+		got[i] = pt_exec_arg(e, i);
 	for (i = 0; i < n && i < e->argc; i++)
-		CHECK_STR(pt_exec_arg(e, i), want[i]);
+		CHECK_STR(got[i], want[i]);
+	free(got);
 }
 
 static void test_argv_shapes(void)
 {
+	/* Long arguments with spaces are kept as their words: words that
+	 * are other arguments too, empty ones, ends on a space, the length
+	 * around where splitting starts, and one string that is both an
+	 * argument and an environment entry. */
+#define GCC "gcc -c -O2 -I/usr/include/libfoo -DVERSION=\"1.2\" src/alpha.c -o build/alpha.o"
+#define SPACY "  two leading, two  inside  and   three, then two trailing:  "
+#define BOTH "CFLAGS=-O2 -g -fno-omit-frame-pointer -Wall -Wextra -I/opt/include"
+#define L64 "0123456789012345678901234567890 12345678901234567890123456789012"
 	const char *const *const shapes[] = {
 		V("t"), V("t", ""), V("t", "", ""), V("", "t"), V(""),
 		V("t", "a b", "", "c"), V("t", "a", "b"), V("t", "ab"),
+		V("sh", "-c", GCC), V("gcc", "-c", "-O2", "-I/usr/include/libfoo",
+				      "-DVERSION=\"1.2\"", "src/alpha.c", "-o",
+				      "build/alpha.o"),
+		V("sh", "-c", GCC " && " GCC), V("echo", SPACY, SPACY "x", " "),
+		V("env", BOTH, "x" L64, L64, L64 + 1, L64 "x"), V("sh", "-c", GCC),
 	};
-	static const char *const ENV1[] = { "OPAM_PACKAGE_NAME=foo", NULL };
+	static const char *const ENV1[] = { "OPAM_PACKAGE_NAME=foo", BOTH,
+					    NULL };
 	enum { NSHAPES = sizeof shapes / sizeof *shapes, NMANY = 1000 };
 	static char many_s[NMANY][8];
 	const char *many[NMANY + 1];
@@ -1062,7 +1089,8 @@ static void test_argv_shapes(void)
 
 	cap_open(&c, cap_path("argv"), "wb");
 	cap_meta(&c);
-	image(&c, 1, 100, MS(0), 1, V("make"), "/src", ENV);
+	/* BOTH is seen first as an argument, then in an environment. */
+	image(&c, 1, 100, MS(0), 1, V("make", BOTH), "/src", ENV);
 	for (k = 0; k <= NSHAPES; k++) {
 		const char *const *a = k < NSHAPES ? shapes[k] : many;
 		uint32_t pid = 200 + k;
@@ -1097,7 +1125,14 @@ static void test_argv_shapes(void)
 		if (e)
 			CHECK((pt_exec_env(e, "OPAM_PACKAGE_VERSION") == NULL) ==
 			      (k % 2 == 1));
+		if (e && k % 2)
+			CHECK_STR(pt_exec_env(e, "CFLAGS"), BOTH + 7);
 	}
+	check_argv(find(&m, 100, 0), V("make", BOTH));
+	/* Read one command line, then another, then the first again. */
+	check_argv(find(&m, 200 + 8, 0), shapes[8]);
+	check_argv(find(&m, 200 + 10, 0), shapes[10]);
+	check_argv(find(&m, 200 + 8, 0), shapes[8]);
 	check_argv(find(&m, 200 + NSHAPES, 0), many);
 	{
 		const struct pt_exec *s = find(&m, 300, 0);
@@ -1107,6 +1142,48 @@ static void test_argv_shapes(void)
 			CHECK_INT(s->flags, PT_EXF_UNTRACED | PT_EXF_ARGV_TRUNC);
 	}
 	check_tree(&m);
+	pt_model_free(&m);
+#undef GCC
+#undef SPACY
+#undef BOTH
+#undef L64
+}
+
+/* CPU times past 32 bits of microseconds (71 minutes), kept whole. */
+static void test_big_rusage(void)
+{
+	struct pt_model m;
+	struct cap c;
+
+	cap_open(&c, cap_path("rusage"), "wb");
+	cap_meta(&c);
+	image(&c, 1, 100, MS(0), 1, V("make"), "/src", ENV);
+	image(&c, 2, 101, MS(1), 100, V("ld"), "/src", ENV);
+	exit_ru(&c, 2, 101, MS(5), 0, 5000000000ull, 4294967295ull,
+		4294967294ull);
+	eof(&c, 2, 101, MS(6));
+	reap(&c, 1, 100, MS(7), 101, 0, 1);
+	exit_ru(&c, 1, 100, MS(8), 0, 4294967294ull, 0, 1ull << 40);
+	eof(&c, 1, 100, MS(9));
+	cap_close(&c);
+
+	CHECK_INT(load(&m, "rusage"), 0);
+	CHECK_INT(m.n, 2);
+	{
+		const struct pt_exec *ld = find(&m, 101, 0);
+		const struct pt_exec *mk = find(&m, 100, 0);
+
+		if (ld) {
+			CHECK_INT(ld->utime_us, 5000000000ll);
+			CHECK_INT(ld->stime_us, 4294967295ll);
+			CHECK_INT(ld->maxrss_kb, 4294967294ll);
+		}
+		if (mk) {
+			CHECK_INT(mk->utime_us, 4294967294ll);
+			CHECK_INT(mk->stime_us, 0);
+			CHECK_INT(mk->maxrss_kb, 1ll << 40);
+		}
+	}
 	pt_model_free(&m);
 }
 
@@ -1243,6 +1320,7 @@ int main(void)
 	test_silent_children();
 	test_truncated();
 	test_argv_shapes();
+	test_big_rusage();
 	test_not_capture();
 	test_spool();
 	test_csv();

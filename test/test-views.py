@@ -639,6 +639,29 @@ def test_redact():
     eq(p.returncode, 2, "bad pattern")
 
 
+def test_redact_long_arguments():
+    """Long arguments with spaces are masked each for what it holds."""
+    scripts = ["gcc -c -O2 -I/usr/include/libfoo src/file%d.c -o build/"
+               "file%d.o %s" % (i, i, "--token ghp_s%d" % i if i % 2 else
+                                "-DPLAIN=1") for i in range(6)]
+
+    def build():
+        c = Capture(host="r")
+        c.process(900, 1, ["make", "-j2"], start=0, end=10)
+        for i, sc in enumerate(scripts):
+            c.process(910 + i, 900, ["sh", "-c", sc], start=1 + i, end=2 + i)
+        return c
+    cap = capture("redact-long", build)
+    out = os.path.join(TMP, "redact-long.json")
+    run("convert", "-f", "json", "--redact", "ghp_[a-z0-9]+", "-o", out, cap)
+    doc = validate.load_trace(out)
+    validate.check_trace(doc)
+    got = {e["args"]["pid"]: e["args"]["argv"] for e in xevents(doc)}
+    for i, sc in enumerate(scripts):
+        eq(got[910 + i], ["sh", "-c", re.sub(r"ghp_[a-z0-9]+", "***", sc)],
+           f"argv of script {i}")
+
+
 def test_empty():
     cap = capture("empty", lambda: Capture(host="empty"))
     doc = trace(cap)
