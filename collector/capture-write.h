@@ -30,8 +30,15 @@ int pt_writer_add(struct pt_writer *w, enum pt_cap_kind kind, uint64_t conn_id,
 /* Append a META record holding the given key/value pairs. */
 int pt_writer_meta(struct pt_writer *w, const char *const *kv, size_t npairs);
 
-/* Flush if the last flush is older than a second (or always if force). */
+/*
+ * Flush if the last flush is older than a second (or always if force).
+ * Also where deflate's level is chosen again: 6 after a quiet interval, 1
+ * after a busy one (capture-write.c).
+ */
 int pt_writer_flush(struct pt_writer *w, int force);
+
+/* The deflate level in use. */
+int pt_writer_level(const struct pt_writer *w);
 
 /* Finish the gzip stream and close. Returns 0, or -1 if anything failed. */
 int pt_writer_close(struct pt_writer *w);

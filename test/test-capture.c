@@ -440,6 +440,100 @@ static void roundtrip(int big)
 	free_recs(&rs);
 }
 
+/*
+ * deflate's level follows the input: 6 while it is quiet, 2 from the
+ * moment 2 MB came in since the last flush, 6 again after a quiet flush.
+ * The switches happen mid-stream; every record must still read back.
+ */
+static void levels(void)
+{
+	struct recs rs = { 0 };
+	struct pt_writer *w;
+	struct fb f = { 0 };
+	char path[128], arg[40];
+	size_t i, n, from = 0;
+	int k;
+
+	snprintf(path, sizeof path, "%s/levels.ptcap", dir);
+	w = pt_writer_open(path, 1);
+	if (!w)
+		exit(2);
+	/* The last busy phase ends at the close, with no flush between. */
+	for (k = 0; k < 6; k++) {
+		/* Quiet, busy (60,000 HELLOs: 11.5 MB as written), quiet... */
+		size_t count = k % 2 ? 60000 : 10;
+
+		for (i = 0; i < count; i++) {
+			uint32_t pid = (uint32_t)(1000 + i % 30000);
+
+			snprintf(arg, sizeof arg, "src/dir%zu/file%zu.c", i % 7, i);
+			hello(&f, pid, 1, T(k * 100000 + i), "/usr/bin/gcc",
+			      V("gcc", "-O2", "-c", arg, "-o", "file.o",
+				"-I/usr/include/some/long/path/here",
+				"-DSOME_DEFINE=some-long-value-too"),
+			      "/home/ci/builds/project");
+			frame(&rs, &f, 10 + i, pid, T(k * 100000 + i));
+		}
+		for (; from < rs.n; from++) {
+			const struct rec *r = &rs.v[from];
+
+			CHECK(pt_writer_add(w, r->kind, r->conn, r->pid, r->uid,
+					    r->recv, r->data, r->len) == 0);
+		}
+		if (k % 2)
+			CHECK(pt_writer_level(w) == 2);
+		if (k == 5)
+			break;
+		CHECK(pt_writer_flush(w, 1) == 0);
+		if (!(k % 2))
+			CHECK(pt_writer_level(w) == 6);
+	}
+	CHECK(pt_writer_close(w) == 0);
+	CHECK(read_back(path, &rs, 1, &n) == 0);
+	CHECK(n == rs.n);
+	free(f.buf);
+	free_recs(&rs);
+}
+
+/*
+ * More than 2 MB since the last flush, all of it in one frame that
+ * bypasses the staging buffer: the level check comes at the close, after
+ * the stream is finished, and must not touch it.
+ */
+static void level_at_close(void)
+{
+	struct recs rs = { 0 };
+	struct pt_writer *w;
+	struct fb f = { 0 };
+	char path[128], *big = malloc(3u << 20);
+	size_t i, n;
+
+	snprintf(path, sizeof path, "%s/level-close.ptcap", dir);
+	for (i = 0; i < (3u << 20) - 1; i++)
+		big[i] = (char)('a' + (i * 7919) % 23);
+	big[i] = 0;
+	hello(&f, 100, 1, T(1), "/bin/sh", V("sh"), "/");
+	frame(&rs, &f, 1, 100, T(1));
+	hello(&f, 101, 100, T(2), "/bin/sh", V("sh", "-c", big), "/");
+	frame(&rs, &f, 2, 101, T(2));
+	w = pt_writer_open(path, 1);
+	if (!w)
+		exit(2);
+	CHECK(pt_writer_add(w, rs.v[0].kind, rs.v[0].conn, rs.v[0].pid,
+			    rs.v[0].uid, rs.v[0].recv, rs.v[0].data,
+			    rs.v[0].len) == 0);
+	CHECK(pt_writer_flush(w, 1) == 0);
+	CHECK(pt_writer_add(w, rs.v[1].kind, rs.v[1].conn, rs.v[1].pid,
+			    rs.v[1].uid, rs.v[1].recv, rs.v[1].data,
+			    rs.v[1].len) == 0);
+	CHECK(pt_writer_close(w) == 0);
+	CHECK(read_back(path, &rs, 1, &n) == 0);
+	CHECK(n == rs.n);
+	free(big);
+	free(f.buf);
+	free_recs(&rs);
+}
+
 /* ---- damage ---- */
 
 static unsigned char *gunzip_file(const char *path, size_t *len)
@@ -594,6 +688,8 @@ int main(int argc, char **argv)
 	} else {
 		roundtrip(0);
 		roundtrip(1);
+		levels();
+		level_at_close();
 		damage();
 		rc = failures ? 1 : 0;
 	}
