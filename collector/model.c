@@ -357,13 +357,21 @@ static int str_equal(const struct strtab *st, uint32_t id, const char *s,
 static uint32_t str_intern_x(struct strtab *st, const char *s, size_t len,
 			     uint32_t h, int split);
 
-/* s[0..len) as the ids of its words, in the arena: [count, ids...]. */
+/*
+ * s[0..len) as the ids of its words, in the arena: [count, ids...]; or
+ * NULL if its words are so short that their ids would take more room
+ * than its bytes (a run of spaces would take four times as much).
+ */
 static const char *str_split(struct strtab *st, const char *s, size_t len)
 {
 	const char *end = s + len, *sp;
 	uint32_t *copy;
 	size_t n = 0;
 
+	for (sp = s; (sp = memchr(sp, ' ', (size_t)(end - sp))); sp++)
+		if (++n >= len / 4)
+			return NULL;
+	n = 0;
 	for (;;) {
 		sp = memchr(s, ' ', (size_t)(end - s));
 		if (n + 1 >= st->cwords) {
@@ -404,9 +412,10 @@ static uint32_t str_intern_x(struct strtab *st, const char *s, size_t len,
 		    str_equal(st, id, s, len))
 			return id;
 	}
-	if (split && len >= SPLIT_MIN && memchr(s, ' ', len)) {
+	copy = split && len >= SPLIT_MIN && memchr(s, ' ', len) ?
+	       str_split(st, s, len) : NULL;
+	if (copy) {
 		/* Interning the words may move the table: find j again. */
-		copy = str_split(st, s, len);
 		flag = STR_SPLIT;
 		itab_reserve(&st->t, str_rehash, st);
 		for (j = h & st->t.mask; st->t.slot[j];

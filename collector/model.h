@@ -81,7 +81,8 @@ void pt_model_finish(struct pt_model *m);
  * Argument i (< e->argc) of e's command line; never NULL.  Valid until
  * the model is freed, or, for a long argument with spaces (kept as its
  * words and joined here), until an argument of another command line is
- * read: hold on to a copy, not the pointer, across executions.
+ * read: hold on to a copy, not the pointer, across executions.  One
+ * thread at a time (the joined arguments are kept in the model).
  */
 const char *pt_exec_arg(const struct pt_exec *e, size_t i);
 

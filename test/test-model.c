@@ -1056,7 +1056,8 @@ static void test_argv_shapes(void)
 	 * around where splitting starts, and one string that is both an
 	 * argument and an environment entry. */
 #define GCC "gcc -c -O2 -I/usr/include/libfoo -DVERSION=\"1.2\" src/alpha.c -o build/alpha.o"
-#define SPACY "  two leading, two  inside  and   three, then two trailing:  "
+#define SPACY "  two leading spaces, then some ordinary words,  two inside  and two at the end  "
+#define BLANKS "                                                                x"
 #define BOTH "CFLAGS=-O2 -g -fno-omit-frame-pointer -Wall -Wextra -I/opt/include"
 #define L64 "0123456789012345678901234567890 12345678901234567890123456789012"
 	const char *const *const shapes[] = {
@@ -1066,6 +1067,7 @@ static void test_argv_shapes(void)
 				      "-DVERSION=\"1.2\"", "src/alpha.c", "-o",
 				      "build/alpha.o"),
 		V("sh", "-c", GCC " && " GCC), V("echo", SPACY, SPACY "x", " "),
+		V("echo", BLANKS, BLANKS " " BLANKS),
 		V("env", BOTH, "x" L64, L64, L64 + 1, L64 "x"), V("sh", "-c", GCC),
 	};
 	static const char *const ENV1[] = { "OPAM_PACKAGE_NAME=foo", BOTH,
@@ -1145,6 +1147,7 @@ static void test_argv_shapes(void)
 	pt_model_free(&m);
 #undef GCC
 #undef SPACY
+#undef BLANKS
 #undef BOTH
 #undef L64
 }
