@@ -1249,8 +1249,11 @@ static void add_eof(struct build *b, const struct pev *cev)
 static void add_meta(struct build *b, const unsigned char *data, size_t n)
 {
 	struct capmeta *cm = &b->p->meta[b->capture];
-	const char *p = (const char *)data, *end = p + n;
+	const char *p = (const char *)data, *end;
 
+	if (!n)
+		return;                 /* data may be NULL then */
+	end = p + n;
 	while (p < end) {
 		const char *kz = memchr(p, 0, (size_t)(end - p)), *v, *vz;
 
