@@ -384,7 +384,6 @@ static int run(int argc, char **argv)
 	for (i = 0; i < 2; i++) {
 		int rc;
 
-		pt_model_init(&d.s[i].m);
 		rc = load(&d.s[i], argv[optind + i], d.red);
 		if (rc < 0) {
 			if (i)

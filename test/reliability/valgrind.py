@@ -2,8 +2,9 @@
 """The collector under valgrind (doc/reliability.md, M2): no invalid
 access, no use of uninitialised memory, no leak (definite or indirect)
 in `proftrace record` (collecting, then the summary and CSV), `proftrace
-convert` to every format, and `proftrace daemon` fed every kind of
-malformed frame (bad-frames.py with --wrapper).
+convert` to every format, `proftrace report` and `proftrace diff`, and
+`proftrace daemon` fed every kind of malformed frame (bad-frames.py with
+--wrapper).
 
     valgrind.py VALGRIND   (PROFTRACE, PROFTRACE_LIB in the environment)
 """
@@ -40,6 +41,13 @@ def main():
         check(r.returncode == 0, "convert -f %s under valgrind exited %d:\n%s"
               % (fmt, r.returncode, r.stderr.decode()))
     log("convert (csv, json, folded, folded-cpu): clean")
+    for cmd in (["report", "--redact", "x", cap],
+                ["diff", "--redact", "x", cap, cap]):
+        r = ptrel.run(wrap + [a.proftrace] + cmd, env=ptrel.untraced_env(),
+                      timeout=600)
+        check(r.returncode == 0, "%s under valgrind exited %d:\n%s"
+              % (cmd[0], r.returncode, r.stderr.decode()))
+    log("report, diff: clean")
     r = subprocess.run([sys.executable, os.path.join(os.path.dirname(
         os.path.abspath(__file__)), "bad-frames.py"), "--wrapper",
         " ".join(wrap)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
