@@ -89,9 +89,10 @@ static void huge_hint(void *p, size_t n)
 #define BIG_ARRAY (1u << 20)
 
 /*
- * realloc for arrays that may grow large.  (No huge-page hint here, as
- * for the arenas: mremap copies a mapping that has huge pages, and the
- * event array's last doubling then took 100 MB more at once.)
+ * realloc for arrays that may grow large.  Unlike the arenas, no
+ * huge-page hint: growing a mapping that has huge pages with mremap
+ * doubled its RSS here (the event array's last doubling took 100 MB more
+ * at once).
  */
 static void *xrealloc_big(void *p, size_t n)
 {
