@@ -109,6 +109,8 @@ def clean_env(**extra):
 
 RUSAGE = None  # path of bench/rusage, set by Suite
 
+SOCKET_FLOOR = "socket floor"  # bench/minrec.c: a connection per image, nothing else
+
 
 def run_measured(cmd, env=None, cwd=None, stdout=subprocess.DEVNULL, check=True):
     """Run cmd under bench/rusage; return (wall seconds, user+sys CPU seconds
@@ -259,6 +261,7 @@ class Suite:
         self.proftrace = os.path.join(b, "collector", "proftrace")
         self.libpt = os.path.join(b, "preload", "libproftrace.so")
         self.libempty = os.path.join(b, "bench", "libptempty.so")
+        self.libminrec = os.path.join(b, "bench", "libptminrec.so")
         self.spawnloop = os.path.join(b, "bench", "spawnloop")
         self.ingest = os.path.join(b, "bench", "ingest")
         self.gencapture = os.path.join(b, "bench", "gencapture")
@@ -300,6 +303,7 @@ class Suite:
             "untraced": clean_env(),
             "empty": clean_env(LD_PRELOAD=self.libempty),
             "proftrace": clean_env(LD_PRELOAD=self.libpt, PROFTRACE_SOCKET=sock),
+            SOCKET_FLOOR: clean_env(LD_PRELOAD=self.libminrec, PROFTRACE_SOCKET=sock),
         }
         # --candidate: other builds of the library, measured side by side
         for i, lib in enumerate(self.a.candidate or []):
@@ -336,6 +340,7 @@ class Suite:
         # spawns + warm-up + spawnloop itself, for each traced run
         expected = len(traced) * rounds * 2 * (n + 5 + 1)
         rows, cpu_rows = [], []
+        floor = {}
         for mode in ("spawn", "fork"):
             R = res[mode]
             wall = {c: [x["median_us"] for x in R[c]] for c in names}
@@ -355,6 +360,7 @@ class Suite:
                     txt += f" [{len(rs)}/{rounds} rounds]"
                 return (med(rs) if rs else None), txt
 
+            floor[mode] = overhead(wall, SOCKET_FLOOR)[0]
             for t in traced:
                 ratio, rtxt = overhead(wall, t)
                 _, ptxt = overhead(p10, t)
@@ -368,7 +374,9 @@ class Suite:
                                  fmt(med([x["collector_us"] for x in R[t]])), ctxt])
                 if t == "proftrace":
                     self.target(f"spawn loop, {label}: overhead vs empty library (wall)",
-                                f"≤ {TARGETS['spawn']}", fmt(ratio, 2),
+                                f"≤ {TARGETS['spawn']}",
+                                f"{fmt(ratio, 2)} (socket floor "
+                                f"{fmt(floor[mode], 2)})",
                                 ratio <= TARGETS["spawn"] if ratio is not None else None)
         cands = "".join(f"; *candidate {i + 1}* is `{lib}`"
                         for i, lib in enumerate(self.a.candidate or []))
@@ -377,7 +385,12 @@ class Suite:
               "of each run, then the median over rounds).  overhead = (traced − untraced) "
               "/ (empty − untraced), computed per round; median (min–max over rounds), "
               "from each run's median spawn and, less disturbed by other work on the "
-              f"machine, from its 10th-percentile spawn{cands}.\n\n"
+              "machine, from its 10th-percentile spawn.  The *socket floor* is "
+              "bench/minrec.c, preloaded instead: a constructor that connects to the "
+              "collector and sends a HELLO without command line or directory, a "
+              "destructor that sends an EXIT, nothing else; what it costs above the "
+              "empty library is what one collector connection per program image "
+              f"costs here, whatever the library around it does{cands}.\n\n"
               + table(["mode", "untraced µs", "empty lib µs", "traced µs",
                        "overhead ratio", "overhead ratio, p10 spawns",
                        f"target ≤ {TARGETS['spawn']}"], rows)
@@ -432,6 +445,8 @@ class Suite:
             "libproftrace, no collector listening": clean_env(
                 LD_PRELOAD=self.libpt, PROFTRACE_SOCKET=os.path.join(self.tmp, "nobody")),
             "libproftrace, recording": clean_env(LD_PRELOAD=self.libpt, PROFTRACE_SOCKET=sock),
+            SOCKET_FLOOR + ", recording": clean_env(LD_PRELOAD=self.libminrec,
+                                                    PROFTRACE_SOCKET=sock),
         }
         if self.a.quick:
             del configs["libproftrace, no collector listening"]
@@ -878,7 +893,7 @@ def main():
                                        "performance-quick.md")
                           if args.quick else os.path.join(SRC, "doc", "performance.md"))
     s = Suite(args)
-    for exe in (s.proftrace, s.libpt, s.libempty, s.spawnloop, s.ingest, s.gencapture,
+    for exe in (s.proftrace, s.libpt, s.libempty, s.libminrec, s.spawnloop, s.ingest, s.gencapture,
                 s.capcount, s.rusage, s.vmcost):
         if not os.path.exists(exe):
             sys.exit(f"bench: {exe} is missing; build first (ninja -C {args.build_dir})")
