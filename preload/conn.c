@@ -28,7 +28,15 @@
 #include "pt-sys.h"
 
 #define PT_SEND_TIMEOUT_MS 250
-#define PT_HIGH_FD 900          /* keep out of the fds programs expect */
+/*
+ * Where the connection's fd goes: above the fds programs open first and
+ * use by number (0-2, make's jobserver, a shell's 3-9 and 10+), but below
+ * 64, the table the kernel embeds in every process.  An fd at 900 made
+ * each traced process allocate a 1024-slot table, and each fork or
+ * posix_spawn of a traced process copy it.  A program that dup2()s onto
+ * this fd or closes it is noticed by owned_fd_valid() before any send.
+ */
+#define PT_HIGH_FD 56
 
 /* Is pt.fd still the file we opened?  Programs close and reuse fds. */
 static int owned_fd_valid(void)
@@ -40,7 +48,7 @@ static int owned_fd_valid(void)
 	       dev == pt.fd_dev && ino == pt.fd_ino;
 }
 
-/* Move fd above the range programs use, close-on-exec. */
+/* Move fd to PT_HIGH_FD or the first free fd above, close-on-exec. */
 static int move_high(int fd)
 {
 	int hi = pt_sys_fcntl(fd, F_DUPFD_CLOEXEC, PT_HIGH_FD);
