@@ -6,7 +6,8 @@
  * usage.  An output file is written under a temporary name and renamed,
  * so that it never holds half a conversion; anything else that exists at
  * that name (/dev/null, a FIFO, a terminal) is written in place, since
- * renaming over it would replace the device with a file.
+ * renaming over it would replace the device with a file.  The temporary
+ * file is written around the page cache (direct-out.h).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@
 
 #include "cmd.h"
 #include "csv.h"
+#include "direct-out.h"
 #include "folded.h"
 #include "json.h"
 #include "load.h"
@@ -149,7 +151,7 @@ static int write_output(const struct format *fmt, const struct pt_model *m,
 		return rc;
 	}
 	pt_sb_addf(&tmp, "%s.tmp", out);
-	f = fopen(tmp.buf, "w");
+	f = pt_direct_fopen(tmp.buf);
 	if (!f) {
 		pt_warn("cannot create %s: %s", tmp.buf, strerror(errno));
 		pt_sb_release(&tmp);
