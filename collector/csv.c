@@ -4,10 +4,12 @@
 #include <string.h>
 
 #include "analysis.h"
+#include "par.h"
 #include "quote.h"
 #include "strbuf.h"
 
-#define FLUSH_AT (256u << 10)
+/* About 1 MB of text a chunk (par.h). */
+#define ROWS_PER_CHUNK 1024
 #define SUMMARY_TOP 5
 #define SUMMARY_WIDTH 100
 
@@ -150,25 +152,39 @@ static int flush(struct pt_sb *sb, FILE *f)
 	return rc;
 }
 
+struct csv_job {
+	const struct pt_model *m;
+	FILE *f;
+};
+
+static void csv_rows(void *arg, size_t lo, size_t hi, struct pt_sb *sb)
+{
+	const struct csv_job *j = arg;
+	struct pt_sb cmd = PT_SB_INIT;
+
+	for (; lo < hi; lo++)
+		put_row(j->m, j->m->execs[lo], sb, &cmd);
+	pt_sb_release(&cmd);
+}
+
+static int csv_emit(void *arg, struct pt_sb *sb)
+{
+	return flush(sb, ((const struct csv_job *)arg)->f);
+}
+
 int pt_csv_write(const struct pt_model *m, FILE *f)
 {
-	struct pt_sb sb = PT_SB_INIT, cmd = PT_SB_INIT;
-	int rc = 0;
-	size_t i;
+	struct pt_sb sb = PT_SB_INIT;
+	struct csv_job job = { m, f };
+	int rc;
 
-	pt_sb_grow(&sb, FLUSH_AT + 4096);
 	pt_sb_addstr(&sb, PT_CSV_HEADER "\n");
-	for (i = 0; i < m->n && rc == 0; i++) {
-		put_row(m, m->execs[i], &sb, &cmd);
-		if (sb.len >= FLUSH_AT)
-			rc = flush(&sb, f);
-	}
+	rc = flush(&sb, f);
 	if (rc == 0)
-		rc = flush(&sb, f);
+		rc = pt_par_format(m->n, ROWS_PER_CHUNK, csv_rows, csv_emit, &job);
 	if (fflush(f) != 0 || ferror(f))
 		rc = -1;
 	pt_sb_release(&sb);
-	pt_sb_release(&cmd);
 	return rc;
 }
 

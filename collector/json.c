@@ -24,10 +24,13 @@
 #include <string.h>
 
 #include "analysis.h"
+#include "par.h"
 #include "pt-config.h"
 #include "strbuf.h"
 
 #define FLUSH_AT (1u << 20)
+/* About 1.5 MB of text a chunk. */
+#define EXECS_PER_CHUNK 1024
 #define NONE UINT32_MAX
 
 struct out {
@@ -580,11 +583,44 @@ static void metadata(struct trace *t, struct out *o)
 	lit(o, "]}");
 }
 
+/* The executions' events, formatted two chunks at a time (par.h). */
+struct exec_job {
+	struct trace *t;
+	struct out *o;          /* the file's; only emit writes to it */
+	size_t prior;           /* events written before the first chunk */
+};
+
+static void exec_chunk(void *arg, size_t lo, size_t hi, struct pt_sb *sb)
+{
+	const struct exec_job *j = arg;
+	struct out o = { NULL, *sb, 0, j->prior + lo };
+	struct pt_sb tmp = PT_SB_INIT;
+
+	for (; lo < hi; lo++) {
+		const struct pt_exec *e = j->t->m->execs[lo];
+
+		exec_event(j->t, &o, e, &tmp);
+		if (e->parent)
+			flow_events(j->t, &o, e);
+	}
+	*sb = o.sb;
+	pt_sb_release(&tmp);
+}
+
+static int exec_emit(void *arg, struct pt_sb *sb)
+{
+	struct out *o = ((const struct exec_job *)arg)->o;
+
+	if (sb->len && fwrite(sb->buf, 1, sb->len, o->f) != sb->len)
+		o->err = errno ? errno : EIO;
+	return o->err ? -1 : 0;
+}
+
 int pt_json_write(const struct pt_model *m, FILE *f)
 {
 	struct out o = { f, PT_SB_INIT, 0, 0 };
 	struct trace t;
-	struct pt_sb tmp = PT_SB_INIT;
+	struct exec_job job;
 	size_t nc = m->ncaptures ? m->ncaptures : 1, i;
 
 	memset(&t, 0, sizeof t);
@@ -605,18 +641,15 @@ int pt_json_write(const struct pt_model *m, FILE *f)
 	pt_sb_grow(&o.sb, FLUSH_AT + 65536);
 	lit(&o, "{\"traceEvents\":[\n");
 	process_names(&t, &o);
-	for (i = 0; i < m->n; i++) {
-		const struct pt_exec *e = m->execs[i];
-
-		exec_event(&t, &o, e, &tmp);
-		if (e->parent)
-			flow_events(&t, &o, e);
-		if (o.sb.len >= FLUSH_AT) {
-			out_flush(&o);
-			if (o.err)
-				break;  /* a full disk will not get emptier */
-		}
-	}
+	out_flush(&o);
+	job.t = &t;
+	job.o = &o;
+	job.prior = o.events;
+	/* A full disk will not get emptier: emit stops at the first error. */
+	if (!o.err)
+		pt_par_format(m->n, EXECS_PER_CHUNK, exec_chunk, exec_emit, &job);
+	if (m->n)
+		o.events++;
 	if (!o.err)
 		counters(&t, &o);
 	lit(&o, "\n],\n\"displayTimeUnit\":\"ms\",\n");
@@ -627,7 +660,6 @@ int pt_json_write(const struct pt_model *m, FILE *f)
 		o.err = errno ? errno : EIO;
 
 	pt_sb_release(&o.sb);
-	pt_sb_release(&tmp);
 	free(t.us_start);
 	free(t.us_end);
 	free(t.lane);

@@ -564,14 +564,6 @@ struct pt_model_priv {
 	struct capmeta *meta;
 	size_t cap_meta;
 	/* pt_exec_arg()'s arguments of one vector, split ones joined. */
-	struct argcache {
-		const void *vec;
-		const char **arg;
-		uint32_t *id;
-		size_t carg;
-		char *buf;
-		size_t cbuf;
-	} args;
 };
 
 /* ---- one capture being built ---- */
@@ -2408,6 +2400,31 @@ static char *str_join(const struct strtab *st, uint32_t id, char *to)
 }
 
 /*
+ * What join_args() unpacked and joined last, one per thread: the writers
+ * format in two threads at once (par.c).  Keyed on the model as well, so
+ * that a vector of a freed model is never taken for one of a new model at
+ * the same address (pt_model_free() empties the freeing thread's cache,
+ * pt_model_thread_done() another thread's).
+ */
+static __thread struct argcache {
+	const struct pt_model_priv *model;
+	const void *vec;
+	const char **arg;
+	uint32_t *id;
+	size_t carg;
+	char *buf;
+	size_t cbuf;
+} arg_cache;
+
+void pt_model_thread_done(void)
+{
+	free(arg_cache.arg);
+	free(arg_cache.id);
+	free(arg_cache.buf);
+	memset(&arg_cache, 0, sizeof arg_cache);
+}
+
+/*
  * e's arguments as C strings, unpacked and its split ones joined in one
  * go, so that
  * what a caller holds of one command line stays valid while it reads the
@@ -2419,12 +2436,12 @@ static const char *const *join_args(const struct pt_exec *e)
 	 * of it is. */
 	struct pt_model_priv *p = (struct pt_model_priv *)(uintptr_t)e->owner;
 	const struct strtab *st = &p->str;
-	struct argcache *c = &p->args;
+	struct argcache *c = &arg_cache;
 	const unsigned char *pk = e->argv_vec;
 	size_t i, need = 0;
 	char *to;
 
-	if (c->vec == e->argv_vec)
+	if (c->model == p && c->vec == e->argv_vec)
 		return c->arg;
 	if (e->argc > c->carg) {
 		c->carg = e->argc > 2 * c->carg ? e->argc : 2 * c->carg;
@@ -2450,6 +2467,7 @@ static const char *const *join_args(const struct pt_exec *e)
 			c->arg[i] = st->str[id];
 		}
 	}
+	c->model = p;
 	c->vec = e->argv_vec;
 	return c->arg;
 }
@@ -2462,7 +2480,7 @@ const char *pt_exec_arg(const struct pt_exec *e, size_t i)
 uint32_t pt_exec_arg_id(const struct pt_exec *e, size_t i)
 {
 	join_args(e);
-	return e->owner->args.id[i];
+	return arg_cache.id[i];
 }
 
 const char *pt_exec_envent(const struct pt_exec *e, size_t i)
@@ -2541,9 +2559,7 @@ void pt_model_free(struct pt_model *m)
 	free(p->str.hash);
 	itab_free(&p->str.t);
 	free(p->str.words);
-	free(p->args.arg);
-	free(p->args.id);
-	free(p->args.buf);
+	pt_model_thread_done();
 	arena_free(&p->vec.mem);
 	free(p->vec.vec);
 	free(p->vec.len);

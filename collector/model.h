@@ -81,10 +81,15 @@ void pt_model_finish(struct pt_model *m);
  * Argument i (< e->argc) of e's command line; never NULL.  Valid until
  * the model is freed, or, for a long argument with spaces (kept as its
  * words and joined here), until an argument of another command line is
- * read: hold on to a copy, not the pointer, across executions.  One
- * thread at a time (the joined arguments are kept in the model).
+ * read in the same thread: hold on to a copy, not the pointer, across
+ * executions.  Threads may read a model at once (each keeps its own
+ * joined arguments); a thread other than the one that frees the model
+ * calls pt_model_thread_done() before it ends.
  */
 const char *pt_exec_arg(const struct pt_exec *e, size_t i);
+
+/* Free what pt_exec_arg() keeps for the calling thread. */
+void pt_model_thread_done(void);
 
 /*
  * The model's id of argument i of e: arguments with the same id are the

@@ -6,6 +6,9 @@
  *   that takes O_DIRECT (TMPDIR, else /tmp: the file's pages must then not
  *   be in the page cache) and on one that may not (/dev/shm); a file that
  *   cannot be created gives NULL with errno.
+ * - pt_par_format(): every item formatted once and emitted in order,
+ *   for counts around the chunk size, and nothing emitted after emit
+ *   failed.
  * - pt_hash_bytes(): reads exactly its n bytes (each length 0..80 from an
  *   allocation of exactly that size, for ASan), depends on every one of
  *   them, and not on where they lie.
@@ -21,6 +24,7 @@
 #include <unistd.h>
 
 #include "direct-out.h"
+#include "par.h"
 #include "util.h"
 
 static int failures;
@@ -153,6 +157,57 @@ static void test_direct(void)
 	      "a file in a missing directory: NULL with ENOENT (errno %d)", errno);
 }
 
+struct par_test {
+	struct pt_sb all;
+	size_t emits, fail_at;
+};
+
+static void par_format(void *arg, size_t lo, size_t hi, struct pt_sb *sb)
+{
+	(void)arg;
+	for (; lo < hi; lo++)
+		pt_sb_addf(sb, "%zu\n", lo);
+}
+
+static int par_emit(void *arg, struct pt_sb *sb)
+{
+	struct par_test *t = arg;
+
+	if (++t->emits == t->fail_at)
+		return -1;
+	pt_sb_add(&t->all, sb->buf, sb->len);
+	return 0;
+}
+
+static void test_par(void)
+{
+	static const size_t counts[] = { 0, 1, 63, 64, 65, 127, 128, 129, 1000 };
+
+	for (size_t k = 0; k < sizeof counts / sizeof counts[0]; k++) {
+		struct par_test t = { PT_SB_INIT, 0, 0 };
+		struct pt_sb want = PT_SB_INIT;
+		size_t n = counts[k];
+
+		par_format(NULL, 0, n, &want);
+		CHECK(pt_par_format(n, 64, par_format, par_emit, &t) == 0,
+		      "pt_par_format(%zu) failed", n);
+		CHECK(t.all.len == want.len && !memcmp(t.all.buf, want.buf, want.len),
+		      "%zu items, chunks of 64: the text differs from one pass's", n);
+		CHECK(t.emits == (n + 63) / 64, "%zu items: %zu emits", n, t.emits);
+		pt_sb_release(&t.all);
+		pt_sb_release(&want);
+	}
+	for (size_t fail_at = 1; fail_at <= 4; fail_at++) {
+		struct par_test t = { PT_SB_INIT, 0, fail_at };
+
+		CHECK(pt_par_format(1000, 64, par_format, par_emit, &t) == -1,
+		      "emit failed, yet pt_par_format returned 0");
+		CHECK(t.emits == fail_at, "emit called %zu times after it failed "
+		      "at call %zu", t.emits - fail_at, fail_at);
+		pt_sb_release(&t.all);
+	}
+}
+
 static void test_hash(void)
 {
 	unsigned char buf[96];
@@ -186,6 +241,7 @@ static void test_hash(void)
 int main(void)
 {
 	test_direct();
+	test_par();
 	test_hash();
 	printf("%s: %d failure(s)\n", failures ? "FAIL" : "ok", failures);
 	return failures ? 1 : 0;

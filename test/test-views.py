@@ -19,10 +19,12 @@ The last line counts the results: "N passed, N failed".
 """
 
 import argparse
+import csv
 import importlib.util
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -660,6 +662,44 @@ def test_redact_long_arguments():
     for i, sc in enumerate(scripts):
         eq(got[910 + i], ["sh", "-c", re.sub(r"ghp_[a-z0-9]+", "***", sc)],
            f"argv of script {i}")
+
+
+def test_many_chunks():
+    """Thousands of executions, which the writers format in chunks on two
+    threads: each one once, in start order, with its own command line
+    (long ones are kept as words and joined again per thread)."""
+    n = 3500
+    scripts = ["gcc -c -O2 -I/usr/include/lib%d -DN=%d src/f%d.c -o build/"
+               "f%d.o" % (i % 7, i, i, i) for i in range(n)]
+
+    def build():
+        c = Capture(host="many")
+        c.process(500, 1, ["make", "-j8"], start=0, end=n + 1)
+        for i, sc in enumerate(scripts):
+            c.process(10000 + i, 500, ["sh", "-c", sc], start=1 + i * 0.5,
+                      end=2 + i * 0.5 + (i % 5) * 0.25)
+        return c
+    cap = capture("many-chunks", build)
+    doc = trace(cap)
+    got = {}
+    for e in xevents(doc):
+        check(e["args"]["pid"] not in got, f"pid {e['args']['pid']} twice")
+        got[e["args"]["pid"]] = e["args"]["argv"]
+    eq(len(got), n + 1, "X events")
+    for i, sc in enumerate(scripts):
+        eq(got[10000 + i], ["sh", "-c", sc], f"argv of script {i}")
+    out = os.path.join(TMP, "many-chunks.csv")
+    run("convert", "-f", "csv", "-o", out, cap)
+    with open(out, newline="") as f:
+        table = list(csv.DictReader(f))
+    pids = [int(r["pid"]) for r in table]
+    want = [500] + [10000 + i for i in range(n)]
+    bad = next((i for i, (a, b) in enumerate(zip(pids, want)) if a != b), None)
+    check(len(pids) == len(want) and bad is None,
+          f"CSV rows in start order: {len(pids)} rows, first wrong at {bad}")
+    for i, r in enumerate(table[1:]):
+        eq(shlex.split(r["command"]), ["sh", "-c", scripts[i]],
+           f"CSV command of script {i}")
 
 
 def test_empty():

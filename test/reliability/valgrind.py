@@ -2,7 +2,8 @@
 """The collector under valgrind (doc/reliability.md, M2): no invalid
 access, no use of uninitialised memory, no leak (definite or indirect)
 in `proftrace record` (collecting, then the summary and CSV), `proftrace
-convert` to every format, `proftrace report` and `proftrace diff`, and
+convert` to every format (and to csv and json of enough executions to
+take two threads), `proftrace report` and `proftrace diff`, and
 `proftrace daemon` fed every kind of malformed frame (bad-frames.py with
 --wrapper).
 
@@ -41,6 +42,22 @@ def main():
         check(r.returncode == 0, "convert -f %s under valgrind exited %d:\n%s"
               % (fmt, r.returncode, r.stderr.decode()))
     log("convert (csv, json, folded, folded-cpu): clean")
+    # Over 1024 executions, so that csv and json are formatted on two
+    # threads (collector/par.c); the capture is recorded without valgrind.
+    big = d + "/big.ptcap"
+    r = ptrel.run([a.proftrace, "record", "-q", "-o", big, "--", "sh", "-c",
+                   "i=0; while [ $i -lt 2100 ]; do /bin/true x$i; "
+                   "i=$((i+1)); done"], env=ptrel.untraced_env(), timeout=600)
+    check(r.returncode == 0, "record of 2100 processes exited %d:\n%s"
+          % (r.returncode, r.stderr.decode()))
+    for fmt in ("csv", "json"):
+        r = ptrel.run(wrap + [a.proftrace, "convert", "-f", fmt, "-o",
+                              d + "/big." + fmt, big],
+                      env=ptrel.untraced_env(), timeout=600)
+        check(r.returncode == 0, "convert -f %s of 2101 executions under "
+              "valgrind exited %d:\n%s" % (fmt, r.returncode,
+                                            r.stderr.decode()))
+    log("convert (csv, json) of 2101 executions, two threads: clean")
     for cmd in (["report", "--redact", "x", cap],
                 ["diff", "--redact", "x", cap, cap]):
         r = ptrel.run(wrap + [a.proftrace] + cmd, env=ptrel.untraced_env(),
