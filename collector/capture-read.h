@@ -28,7 +28,9 @@ struct pt_cap_event {
  * Open a capture file, or a spool directory ($PROFTRACE_DIR: every file in
  * it is read as the frames of one connection).  Returns NULL and prints a
  * one-line error ("not a proftrace capture", "capture format version N is
- * not supported", errno text) when the file cannot be read at all.
+ * not supported", errno text) when the file cannot be read at all.  A
+ * capture file is inflated ahead by a thread of the reader's own, which
+ * pt_reader_close() stops; one thread at a time calls the other functions.
  */
 struct pt_reader *pt_reader_open(const char *path);
 
@@ -41,6 +43,7 @@ int pt_reader_next(struct pt_reader *r, struct pt_cap_event *ev);
 /* Metadata value from the capture's META records, or NULL. */
 const char *pt_reader_meta(struct pt_reader *r, const char *key);
 
+/* Stop the reader's thread and free it; NULL is ignored. */
 void pt_reader_close(struct pt_reader *r);
 
 #endif
