@@ -58,7 +58,7 @@ TARGETS = {
     "size": 0.25,         # capture bytes / CSV bytes, at most
 }
 
-FULL = dict(spawn_n=1000, spawn_rounds=11, sample_rounds=5, ingest_clients=8,
+FULL = dict(spawn_n=1000, spawn_rounds=11, sample_rounds=9, ingest_clients=8,
             ingest_frames=50000, ingest_churn_frames=30000, ingest_rounds=3,
             convert_n=1000000, convert_rounds=3)
 QUICK = dict(spawn_n=200, spawn_rounds=2, sample_rounds=1, ingest_clients=4,
