@@ -110,6 +110,7 @@ def clean_env(**extra):
 RUSAGE = None  # path of bench/rusage, set by Suite
 
 SOCKET_FLOOR = "socket floor"  # bench/minrec.c: a connection per image, nothing else
+CHILDREN_ONLY = "children only"  # libproftrace.so in the spawned children, not the spawner
 
 
 def run_measured(cmd, env=None, cwd=None, stdout=subprocess.DEVNULL, check=True):
@@ -304,6 +305,8 @@ class Suite:
             "empty": clean_env(LD_PRELOAD=self.libempty),
             "proftrace": clean_env(LD_PRELOAD=self.libpt, PROFTRACE_SOCKET=sock),
             SOCKET_FLOOR: clean_env(LD_PRELOAD=self.libminrec, PROFTRACE_SOCKET=sock),
+            CHILDREN_ONLY: clean_env(SPAWNLOOP_CHILD_PRELOAD=self.libpt,
+                                     PROFTRACE_SOCKET=sock),
         }
         # --candidate: other builds of the library, measured side by side
         for i, lib in enumerate(self.a.candidate or []):
@@ -337,8 +340,9 @@ class Suite:
         finally:
             d.stop()
         count = self.count_capture(cap)
-        # spawns + warm-up + spawnloop itself, for each traced run
-        expected = len(traced) * rounds * 2 * (n + 5 + 1)
+        # spawns + warm-up + spawnloop itself, for each traced run (not
+        # spawnloop itself when only its children are traced)
+        expected = len(traced) * rounds * 2 * (n + 5 + 1) - rounds * 2
         rows, cpu_rows = [], []
         floor = {}
         for mode in ("spawn", "fork"):
@@ -390,7 +394,10 @@ class Suite:
               "collector and sends a HELLO without command line or directory, a "
               "destructor that sends an EXIT, nothing else; what it costs above the "
               "empty library is what one collector connection per program image "
-              f"costs here, whatever the library around it does{cands}.\n\n"
+              "costs here, whatever the library around it does.  *Children only* "
+              "runs the spawner without the library and gives it to the children "
+              "alone (`SPAWNLOOP_CHILD_PRELOAD`): what is left of the traced row "
+              f"is the spawning side's part{cands}.\n\n"
               + table(["mode", "untraced µs", "empty lib µs", "traced µs",
                        "overhead ratio", "overhead ratio, p10 spawns",
                        f"target ≤ {TARGETS['spawn']}"], rows)

@@ -14,6 +14,8 @@
  *
  * Run it with LD_PRELOAD set to measure a preload library: the spawning
  * process loads it too, as every make or shell of a traced build does.
+ * With SPAWNLOOP_CHILD_PRELOAD set, the children get that as LD_PRELOAD
+ * instead, so that a library is measured on the children's side alone.
  */
 #include <spawn.h>
 #include <stdio.h>
@@ -94,6 +96,11 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	fork_mode = !strcmp(argv[1], "fork");
+	if (getenv("SPAWNLOOP_CHILD_PRELOAD") &&
+	    setenv("LD_PRELOAD", getenv("SPAWNLOOP_CHILD_PRELOAD"), 1) < 0) {
+		perror("spawnloop: setenv");
+		return 1;
+	}
 	n = atoi(argv[2]);
 	if (n < 1)
 		n = 1;
