@@ -32,7 +32,9 @@
 #include "util.h"
 
 #define MS              1000000ull
-#define TICK_NS         (20 * MS)
+/* Short, so that the end of the quiet period below is seen within 5 ms:
+ * every millisecond after the command's exit is added to its run. */
+#define TICK_NS         (5 * MS)
 #define STATUS_NS       (200 * MS)      /* status line refresh */
 /* After the command exits, its last descendants' frames may still be on
  * the way: wait until no connection has been active for QUIET_NS (or
@@ -166,6 +168,10 @@ static void handle_signals(struct record *r, struct pt_server *s)
 
 		if (sig == SIGCHLD) {
 			reap(r);
+			/* The frames still to come are all that stands between
+			 * the command's end and ours: no batching. */
+			if (r->child_done && s)
+				pt_server_hurry(s);
 			continue;
 		}
 		if (r->child_done) {

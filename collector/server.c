@@ -800,7 +800,8 @@ int pt_server_run(struct pt_server *s, uint64_t tick_ns,
 			tick(s, arg);
 			next_tick = now + tick_ns;
 		}
-		if (n >= BATCH_EVENTS || s->round_msgs >= BATCH_EVENTS)
+		if ((n >= BATCH_EVENTS || s->round_msgs >= BATCH_EVENTS) &&
+		    s->busy_until != UINT64_MAX)
 			s->busy_until = now + BUSY_NS;
 		else if (!s->stop && now >= s->busy_until)
 			nanosleep(&batch, NULL);
@@ -811,6 +812,11 @@ int pt_server_run(struct pt_server *s, uint64_t tick_ns,
 void pt_server_stop(struct pt_server *s)
 {
 	s->stop = 1;
+}
+
+void pt_server_hurry(struct pt_server *s)
+{
+	s->busy_until = UINT64_MAX;
 }
 
 uint32_t pt_server_stopped_by(const struct pt_server *s)

@@ -79,6 +79,10 @@ int pt_server_run(struct pt_server *s, uint64_t tick_ns,
 /* Make pt_server_run() return after the current round. */
 void pt_server_stop(struct pt_server *s);
 
+/* From now on, take each message as it comes: no batching sleep between
+ * rounds (for the last frames of a run that someone is waiting for). */
+void pt_server_hurry(struct pt_server *s);
+
 /* Pid of the peer whose STOP frame stopped the loop, or 0. */
 uint32_t pt_server_stopped_by(const struct pt_server *s);
 
