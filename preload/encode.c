@@ -269,6 +269,20 @@ static __attribute__((noinline)) int send_large(struct pt_chan *ch,
 	return send_large_streamed(ch, &full, count.total, t);
 }
 
+size_t pt_encode_record(const struct pt_chan *ch, const struct pt_body *b,
+			uint64_t t, unsigned char *out, size_t cap)
+{
+	struct enc e = { .buf = out + 32, .cap = cap - 32 };
+	int saved = errno;
+
+	emit_body(&e, b);
+	errno = saved;
+	if (e.overflow)
+		return 0;
+	put_header(out, ch, b, 0, (uint32_t)e.len, (uint32_t)e.len, t);
+	return 32 + e.len;
+}
+
 int pt_send_record(struct pt_chan *ch, const struct pt_body *b, uint64_t t)
 {
 	unsigned char buf[PT_SMALL_FRAME];

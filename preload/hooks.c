@@ -44,6 +44,7 @@ static void exec_announce(struct pt_chan *ch, enum pt_call call,
 
 	if (pt_chan_get(ch, PT_USE_EXEC, 0) < 0)
 		return;
+	pt_defer_flush(ch);     /* the new image would lose them */
 	exec_body(&b, PT_REC_EXEC, (uint32_t)pt_sys_getppid(), call);
 	b.path = path;
 	b.argv = argv;
@@ -297,13 +298,17 @@ static void send_spawn(enum pt_call call, pid_t child, const char *path,
 {
 	struct pt_chan ch;
 	struct pt_body b;
+	uint64_t now;
 
 	if (pt_chan_get(&ch, PT_USE_EVENT, 0) < 0)
 		return;
 	exec_body(&b, PT_REC_SPAWN, (uint32_t)child, call);
 	b.path = path;
 	b.argv = argv;
-	pt_send_record(&ch, &b, pt_now_ns());
+	now = pt_now_ns();
+	/* Usually held until the child is reaped (defer.c). */
+	if (pt_defer_hold(&ch, &b, child, now) < 0)
+		pt_send_record(&ch, &b, now);
 	pt_chan_put(&ch);
 }
 
@@ -447,8 +452,8 @@ PT_EXPORT int pclose(FILE *f)
 /* ---- fork ---- */
 
 /*
- * The parent's side of a new process: FORK, stamped with time t, sent by
- * process self (0: find out).
+ * The parent's side of a new process: FORK, stamped with time t, sent (or
+ * held) by process self (0: find out).
  */
 static void send_fork(pid_t child, enum pt_call call, uint64_t t, pid_t self)
 {
@@ -458,7 +463,10 @@ static void send_fork(pid_t child, enum pt_call call, uint64_t t, pid_t self)
 	if (pt_chan_get(&ch, PT_USE_EVENT, self) < 0)
 		return;
 	exec_body(&b, PT_REC_FORK, (uint32_t)child, call);
-	pt_send_record(&ch, &b, t);
+	/* Held until the child is reaped (defer.c), except after clone(),
+	 * whose child may share our memory. */
+	if (call == PT_CALL_CLONE || pt_defer_hold(&ch, &b, child, t) < 0)
+		pt_send_record(&ch, &b, t);
 	pt_chan_put(&ch);
 }
 
@@ -557,8 +565,11 @@ PT_EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
 
 static void send_reap(pid_t child, int status, const struct rusage *ru)
 {
+	unsigned char buf[PT_DEFER_BYTES + 128];
 	struct pt_chan ch;
 	struct pt_body b;
+	uint64_t now;
+	size_t held;
 
 	if (pt_chan_get(&ch, PT_USE_EVENT, 0) < 0)
 		return;
@@ -575,7 +586,21 @@ static void send_reap(pid_t child, int status, const struct rusage *ru)
 				       (uint64_t)ru->ru_stime.tv_usec);
 		pt_put64(b.fixed + 32, (uint64_t)ru->ru_maxrss);
 	}
-	pt_send_record(&ch, &b, pt_now_ns());
+	now = pt_now_ns();
+	/* The child's SPAWN, if held, goes first, in the same message. */
+	if (child > 0 && ch.owner && (held = pt_defer_take(child, buf))) {
+		size_t n = pt_encode_record(&ch, &b, now, buf + held,
+					    sizeof buf - held);
+		int saved = errno;
+
+		pt_chan_write(&ch, buf, held + n);
+		errno = saved;
+		if (n) {
+			pt_chan_put(&ch);
+			return;
+		}
+	}
+	pt_send_record(&ch, &b, now);
 	pt_chan_put(&ch);
 }
 

@@ -167,6 +167,33 @@ PT_HIDDEN void pt_put64(unsigned char *p, uint64_t v);
 PT_HIDDEN int pt_send_record(struct pt_chan *ch, const struct pt_body *b,
 			     uint64_t t);
 
+/*
+ * Lay out one record, header included, at out (cap bytes) without sending
+ * it.  Returns its length, or 0 if it does not fit.  errno is preserved.
+ */
+PT_HIDDEN size_t pt_encode_record(const struct pt_chan *ch,
+				  const struct pt_body *b, uint64_t t,
+				  unsigned char *out, size_t cap);
+
+/* ---- SPAWN and FORK frames held until the child is reaped (defer.c) ---- */
+
+#define PT_DEFER_BYTES 1536     /* a larger frame goes at once */
+
+/*
+ * Hold the SPAWN or FORK record b of child, for channel ch, stamped t.
+ * Returns 0 if it is held, -1 if the caller must send it now (not the
+ * owner's own connection, no free slot, or too big).
+ */
+PT_HIDDEN int pt_defer_hold(const struct pt_chan *ch, const struct pt_body *b,
+			     pid_t child, uint64_t t);
+/* Move the frame held for child to out (PT_DEFER_BYTES); its length, or 0
+ * if none is held. */
+PT_HIDDEN size_t pt_defer_take(pid_t child, unsigned char *out);
+/* Send every held frame through ch now (owner only; others: nothing). */
+PT_HIDDEN void pt_defer_flush(const struct pt_chan *ch);
+/* Fork child: drop the parent's held frames (the parent sends them). */
+PT_HIDDEN void pt_defer_forget(void);
+
 /* ---- connections (conn.c) ---- */
 
 enum pt_chan_use {
