@@ -23,47 +23,47 @@
 
 #include "pt-preload.h"
 
-#define PT_DEFER_SLOTS 8
-
 enum { SLOT_FREE, SLOT_BUSY, SLOT_READY };
 
-static struct slot {
-	int state;
-	pid_t child;
-	size_t len;
-	unsigned char frame[PT_DEFER_BYTES];
-} slots[PT_DEFER_SLOTS];
+/* The slots' states, children and lengths are in pt (pt-preload.h). */
+static unsigned char held[PT_DEFER_SLOTS][PT_DEFER_BYTES];
 
-static int claim(struct slot *s, int from)
+static int claim(size_t i, int from)
 {
-	return __atomic_compare_exchange_n(&s->state, &from, SLOT_BUSY, 0,
-					   __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+	return __atomic_compare_exchange_n(&pt.defer_state[i], &from,
+					   SLOT_BUSY, 0, __ATOMIC_ACQUIRE,
+					   __ATOMIC_RELAXED);
 }
 
-static void release(struct slot *s, int to)
+static void release(size_t i, int to)
 {
-	__atomic_store_n(&s->state, to, __ATOMIC_RELEASE);
+	__atomic_store_n(&pt.defer_state[i], to, __ATOMIC_RELEASE);
+}
+
+static int ready(size_t i)
+{
+	return __atomic_load_n(&pt.defer_state[i], __ATOMIC_ACQUIRE) ==
+	       SLOT_READY;
 }
 
 int pt_defer_hold(const struct pt_chan *ch, const struct pt_body *b,
-		   pid_t child, uint64_t t)
+		  pid_t child, uint64_t t)
 {
 	size_t i, n;
 
 	if (!ch->owner || ch->temp || ch->spool || child <= 0)
 		return -1;
 	for (i = 0; i < PT_DEFER_SLOTS; i++) {
-		if (!claim(&slots[i], SLOT_FREE))
+		if (!claim(i, SLOT_FREE))
 			continue;
-		n = pt_encode_record(ch, b, t, slots[i].frame,
-				     sizeof slots[i].frame);
+		n = pt_encode_record(ch, b, t, held[i], sizeof held[i]);
 		if (!n) {
-			release(&slots[i], SLOT_FREE);
+			release(i, SLOT_FREE);
 			return -1;
 		}
-		slots[i].child = child;
-		slots[i].len = n;
-		release(&slots[i], SLOT_READY);
+		pt.defer_child[i] = child;
+		pt.defer_len[i] = (uint32_t)n;
+		release(i, SLOT_READY);
 		return 0;
 	}
 	return -1;
@@ -74,17 +74,16 @@ size_t pt_defer_take(pid_t child, unsigned char *out)
 	size_t i, n;
 
 	for (i = 0; i < PT_DEFER_SLOTS; i++) {
-		if (__atomic_load_n(&slots[i].state, __ATOMIC_ACQUIRE) !=
-			    SLOT_READY || slots[i].child != child ||
-		    !claim(&slots[i], SLOT_READY))
+		if (!ready(i) || pt.defer_child[i] != child ||
+		    !claim(i, SLOT_READY))
 			continue;
-		if (slots[i].child != child) {  /* reused in between */
-			release(&slots[i], SLOT_READY);
+		if (pt.defer_child[i] != child) {       /* reused in between */
+			release(i, SLOT_READY);
 			continue;
 		}
-		n = slots[i].len;
-		memcpy(out, slots[i].frame, n);
-		release(&slots[i], SLOT_FREE);
+		n = pt.defer_len[i];
+		memcpy(out, held[i], n);
+		release(i, SLOT_FREE);
 		return n;
 	}
 	return 0;
@@ -97,11 +96,10 @@ void pt_defer_flush(const struct pt_chan *ch)
 	if (!ch->owner)
 		return;
 	for (i = 0; i < PT_DEFER_SLOTS; i++) {
-		if (__atomic_load_n(&slots[i].state, __ATOMIC_ACQUIRE) !=
-			    SLOT_READY || !claim(&slots[i], SLOT_READY))
+		if (!ready(i) || !claim(i, SLOT_READY))
 			continue;
-		pt_chan_write(ch, slots[i].frame, slots[i].len);
-		release(&slots[i], SLOT_FREE);
+		pt_chan_write(ch, held[i], pt.defer_len[i]);
+		release(i, SLOT_FREE);
 	}
 }
 
@@ -109,9 +107,6 @@ void pt_defer_forget(void)
 {
 	size_t i;
 
-	/* Written only if held: each slot's page is shared with the parent
-	 * until written. */
 	for (i = 0; i < PT_DEFER_SLOTS; i++)
-		if (slots[i].state != SLOT_FREE)
-			slots[i].state = SLOT_FREE;
+		pt.defer_state[i] = SLOT_FREE;
 }

@@ -29,6 +29,9 @@
 #define PT_HIDDEN __attribute__((visibility("hidden")))
 #define PT_EXPORT __attribute__((visibility("default")))
 
+#define PT_DEFER_SLOTS 8        /* SPAWN and FORK frames held (defer.c) */
+#define PT_DEFER_BYTES 1536     /* a larger frame goes at once */
+
 /* Connection to the collector (or spool file) a hook sends through. */
 struct pt_chan {
 	int fd;                 /* -1: nothing to send to */
@@ -67,6 +70,12 @@ struct pt_state {
 	uint16_t env_list;
 	uint16_t preload_entry; /* our entry in LD_PRELOAD */
 	size_t pool_used;
+	/* defer.c's slots, here because every process reads them (at exec,
+	 * exit and fork) and this page is touched anyway; the frames they
+	 * hold live apart, in pages touched only by a process that holds. */
+	int defer_state[PT_DEFER_SLOTS];
+	pid_t defer_child[PT_DEFER_SLOTS];
+	uint32_t defer_len[PT_DEFER_SLOTS];
 	uint32_t env_initials[8];       /* first letters of recorded names */
 	char pool[5 * PATH_MAX];
 };
@@ -177,7 +186,6 @@ PT_HIDDEN size_t pt_encode_record(const struct pt_chan *ch,
 
 /* ---- SPAWN and FORK frames held until the child is reaped (defer.c) ---- */
 
-#define PT_DEFER_BYTES 1536     /* a larger frame goes at once */
 
 /*
  * Hold the SPAWN or FORK record b of child, for channel ch, stamped t.
