@@ -1,8 +1,9 @@
 /*
  * Frames from the library's encoder through the collector's decoder:
  * small frames, large ones deflated (owner context) and streamed raw
- * (foreign context, as in a vfork child), and the decoder's refusal of
- * damaged input.
+ * (foreign context, as in a vfork child), the decoder's refusal of
+ * damaged input, and the SPAWN and FORK frames held until their child is
+ * reaped (defer.c).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -293,6 +294,105 @@ static void test_large(int foreign, int compressible)
 	free(argv);
 }
 
+/* A SPAWN of child pid with argv { "cc", tag }. */
+static void spawn_body(struct pt_body *b, pid_t child, char **argv)
+{
+	memset(b, 0, sizeof *b);
+	b->type = PT_REC_SPAWN;
+	b->fixed_len = 8;
+	pt_put32(b->fixed, (uint32_t)child);
+	pt_put32(b->fixed + 4, PT_CALL_POSIX_SPAWN);
+	b->path = "/usr/bin/cc";
+	b->argv = argv;
+}
+
+/* The frames one end of a socketpair holds now, each message checked. */
+static size_t drain_spawns(int fd, pid_t *children, size_t max)
+{
+	unsigned char buf[8192];
+	const unsigned char *p;
+	unsigned char *raw;
+	struct pt_record rec;
+	size_t k = 0;
+	ssize_t r;
+
+	while ((r = recv(fd, buf, sizeof buf, MSG_DONTWAIT)) > 0)
+		for (p = buf; p < buf + r && k < max;) {
+			if (decode(&p, buf + r, &rec, &raw) < 0) {
+				CHECK(0, "a held frame does not decode");
+				return k;
+			}
+			CHECK(rec.hdr.type == PT_REC_SPAWN, "type %u", rec.hdr.type);
+			CHECK(rec.hdr.time_ns == 1000 + rec.u.spawn.child_pid,
+			      "a held frame keeps its own time");
+			CHECK(rec.argc == 2 && !strcmp(rec.argv[0], "cc"), "argv");
+			children[k++] = (pid_t)rec.u.spawn.child_pid;
+			pt_record_free(&rec);
+			free(raw);
+		}
+	return k;
+}
+
+static void test_defer(void)
+{
+	char *argv[] = { "cc", "x.c", NULL };
+	char big[PT_DEFER_BYTES];
+	char *big_argv[] = { "cc", big, NULL };
+	struct pt_chan ch = { .owner = 1 }, temp, foreign;
+	unsigned char out[PT_DEFER_BYTES];
+	struct pt_body b;
+	pid_t got[16];
+	size_t n;
+	int sv[2];
+	pid_t c;
+
+	socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv);
+	ch.fd = sv[0];
+	ch.pid = getpid();
+	/* Eight are held, the ninth is refused: the caller sends it. */
+	for (c = 1; c <= 9; c++) {
+		spawn_body(&b, c, argv);
+		CHECK(pt_defer_hold(&ch, &b, c, 1000 + (uint64_t)c) == (c <= 8 ? 0 : -1),
+		      "hold child %d", (int)c);
+	}
+	CHECK(drain_spawns(sv[1], got, 16) == 0, "holding sends nothing");
+	/* Taken by child, exactly as it would have been sent. */
+	n = pt_defer_take(5, out);
+	CHECK(n > 32, "child 5 held");
+	CHECK(pt_defer_take(5, out) == 0, "taken once");
+	CHECK(pt_defer_take(99, out) == 0, "nothing held for child 99");
+	send(sv[0], out, n, 0);
+	CHECK(drain_spawns(sv[1], got, 16) == 1 && got[0] == 5, "the frame of 5");
+	/* Not the owner's own connection, or too big: not held. */
+	temp = ch;
+	temp.temp = 1;
+	foreign = ch;
+	foreign.owner = 0;
+	spawn_body(&b, 20, argv);
+	CHECK(pt_defer_hold(&temp, &b, 20, 1020) == -1, "a temporary channel");
+	CHECK(pt_defer_hold(&foreign, &b, 20, 1020) == -1, "a foreign channel");
+	memset(big, 'x', sizeof big - 1);
+	big[sizeof big - 1] = '\0';
+	spawn_body(&b, 21, big_argv);
+	CHECK(pt_defer_hold(&ch, &b, 21, 1021) == -1, "a frame too big to hold");
+	/* A foreign flush sends nothing; the owner's sends the other seven. */
+	pt_defer_flush(&foreign);
+	CHECK(drain_spawns(sv[1], got, 16) == 0, "foreign flush");
+	pt_defer_flush(&ch);
+	n = drain_spawns(sv[1], got, 16);
+	CHECK(n == 7, "flush sent %zu", n);
+	for (c = 0; c < (pid_t)n; c++)
+		CHECK(got[c] == (c < 4 ? c + 1 : c + 2), "flushed %d", (int)got[c]);
+	/* A fork child forgets what its parent held. */
+	spawn_body(&b, 30, argv);
+	CHECK(pt_defer_hold(&ch, &b, 30, 1030) == 0, "hold 30");
+	pt_defer_forget();
+	pt_defer_flush(&ch);
+	CHECK(drain_spawns(sv[1], got, 16) == 0, "forgotten");
+	close(sv[0]);
+	close(sv[1]);
+}
+
 static void test_damage(void)
 {
 	unsigned char f[64];
@@ -345,6 +445,7 @@ int main(void)
 	test_large(0, 0);
 	test_large(1, 1);
 	test_damage();
+	test_defer();
 	if (failures)
 		fprintf(stderr, "%d failures\n", failures);
 	else
