@@ -12,7 +12,7 @@
  * and its CRC are a third of what the reading costs, and the loading
  * thread that calls pt_reader_next() is the one a conversion waits for.
  *
- * Version 2 records are rebuilt into the version 1 form (a whole frame, a
+ * Version 2 and 3 records are rebuilt into the version 1 form (a whole frame, a
  * full record header), so that everything above the reader sees one
  * format; the rebuilt frame goes through the same checks as a stored one.
  */
@@ -87,8 +87,8 @@ struct pt_reader {
 	struct pt_record rec;   /* the last parsed frame, to free */
 	struct pt_sb meta;      /* "key\0value\0" of every META record */
 	uint32_t version;       /* of the capture file */
-	struct pt_cap2_state *st;       /* version 2: what the writer knew */
-	struct pt_sb frame;     /* version 2: the frame rebuilt */
+	struct pt_cap2_state *st;       /* version 2, 3: what the writer knew */
+	struct pt_sb frame;     /* version 2, 3: the frame rebuilt */
 
 	/* Spool directory mode. */
 	int is_dir;
@@ -449,7 +449,7 @@ static int next_record(struct pt_reader *r, struct pt_cap_event *ev)
 	return 1;
 }
 
-/* ---- version 2 records ---- */
+/* ---- version 2 and 3 records ---- */
 
 /* A cursor over one record's body; any overrun sets bad. */
 struct cur {
@@ -673,7 +673,10 @@ static int next_record_v2(struct pt_reader *r, struct pt_cap_event *ev)
 	c.p = p + 1 + hn;
 	c.end = c.p + len;
 	kind = head & PT_CAP2_KIND;
-	if ((kind != PT_CAP_FRAME && (head & (PT_CAP2_RAW | PT_CAP2_REFS))) ||
+	if ((kind != PT_CAP_FRAME && (head & PT_CAP2_REFS ||
+				      (head & PT_CAP2_RECV_US &&
+				       (r->version < 3 ||
+					!(head & PT_CAP2_RECV))))) ||
 	    (head & PT_CAP2_RAW && head & PT_CAP2_REFS))
 		return damaged(r, r->path, "records", "bad record flags");
 
@@ -691,7 +694,8 @@ static int next_record_v2(struct pt_reader *r, struct pt_cap_event *ev)
 	pt_cap2_peer(st, ev->hdr.conn_id, &ev->hdr.peer_pid,
 		     &ev->hdr.peer_uid);
 	if (head & PT_CAP2_RECV)
-		st->recv_ns += cur_z64(&c);
+		st->recv_ns += kind != PT_CAP_FRAME && head & PT_CAP2_RECV_US ?
+			       cur_z64(&c) * 1000u : cur_z64(&c);
 	/* Frames have no receive time of their own: the latest known is
 	 * the best there is, and keeps the times in order. */
 	ev->hdr.recv_ns = st->recv_ns;

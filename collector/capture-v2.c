@@ -1,4 +1,5 @@
-/* The memory shared by the writer and the reader of version 2; see capture-v2.h. */
+/* The memory shared by the writer and the reader of versions 2 and 3; see
+ * capture-v2.h. */
 #include "capture-v2.h"
 
 #include <stdlib.h>

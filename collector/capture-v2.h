@@ -1,6 +1,7 @@
 /*
- * Capture format version 2: the record encoding and the state that the
- * writer and the reader both keep (doc/format.md, "Capture version 2").
+ * Capture format versions 2 and 3: the record encoding and the state that
+ * the writer and the reader both keep (doc/format.md, "Version 2 and 3
+ * records").  Version 3 only adds RECV_US.
  *
  * Each record is a head byte (kind in the low four bits, flags above), a
  * LEB128 length and that many body bytes.  Most of a version 1 record
@@ -27,6 +28,10 @@
 #define PT_CAP2_RECV      0x20u /* recv_ns follows */
 #define PT_CAP2_RAW       0x40u /* FRAME: the frame's bytes as they are */
 #define PT_CAP2_REFS      0x80u /* FRAME: the tail holds references */
+/* Not a FRAME, with RECV (version 3): recv counts microseconds.  The
+ * collector's receive times are whole microseconds, and the ten bits of
+ * nanoseconds below them were a third of what gzip could not compress. */
+#define PT_CAP2_RECV_US   0x40u
 
 /* References in a compact FRAME's tail (never wire tags there). */
 #define PT_CAP2_REF_ARGS  0x80u /* the ARG items of the pid's reference */

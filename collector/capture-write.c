@@ -6,7 +6,7 @@
  * batched in a staging buffer: one deflate() call per record would cost
  * more than the compression itself at 300k frames a second.
  *
- * Records are written in format version 2 (capture-v2.h): besides making
+ * Records are written in format version 3 (capture-v2.h): besides making
  * the file smaller, fewer bytes for deflate is what makes ingest faster,
  * as deflate is most of the collector's CPU.
  */
@@ -424,8 +424,15 @@ int pt_writer_add(struct pt_writer *w, enum pt_cap_kind kind, uint64_t conn_id,
 	/* A frame carries its own time; when the collector received it
 	 * adds nothing but bytes. */
 	if (kind != PT_CAP_FRAME) {
+		uint64_t d = recv_ns - st->recv_ns;
+		int64_t sd = (int64_t)d;
+
 		head |= PT_CAP2_RECV;
-		nb += pt_uv_put(body + nb, pt_zz64(recv_ns - st->recv_ns));
+		if (sd % 1000 == 0) {
+			head |= PT_CAP2_RECV_US;
+			d = (uint64_t)(sd / 1000);
+		}
+		nb += pt_uv_put(body + nb, pt_zz64(d));
 		st->recv_ns = recv_ns;
 	}
 	if (kind == PT_CAP_FRAME && compactable(f, len)) {
@@ -479,7 +486,7 @@ int pt_writer_meta(struct pt_writer *w, const char *const *kv, size_t npairs)
 		pt_sb_addstr(&sb, kv[i] ? kv[i] : "");
 		pt_sb_addch(&sb, '\0');
 	}
-	rc = pt_writer_add(w, PT_CAP_META, 0, 0, 0, pt_mono_ns(),
+	rc = pt_writer_add(w, PT_CAP_META, 0, 0, 0, pt_recv_time(pt_mono_ns()),
 			   sb.buf, sb.len);
 	pt_sb_release(&sb);
 	return rc;

@@ -19,7 +19,7 @@ struct pt_writer;
 struct pt_writer *pt_writer_open(const char *path, int overwrite);
 
 /*
- * Append one record (written in format version 2: a FRAME's recv_ns is not
+ * Append one record (written in format version 3: a FRAME's recv_ns is not
  * kept, the rest reads back exactly).  Returns 0, or -1 after printing the
  * error once.
  */

@@ -22,7 +22,7 @@
 #include "proftrace/wire.h"
 
 #define PT_CAP_FILE_MAGIC   "PFTRCAP"     /* 8 bytes with the NUL */
-#define PT_CAP_VERSION      2          /* what the writer writes */
+#define PT_CAP_VERSION      3          /* what the writer writes */
 #define PT_CAP_VERSION_MIN  1          /* the oldest the reader reads */
 #define PT_CAP_RECORD_MAGIC 0x50414350u   /* "PCAP" as bytes */
 #define PT_CAP_RECORD_MAX   (PT_FRAME_MAX + 64)

@@ -107,6 +107,10 @@ static void put_record(struct pt_server *s, struct conn *c,
 {
 	if (!s->w)
 		return;
+	/* Rounded up: a connection is never closed before anything its
+	 * process sent. */
+	if (kind != PT_CAP_FRAME)
+		now = pt_recv_time(now);
 	if (pt_writer_add(s->w, kind, c->id, c->pid, c->uid, now, data,
 			  len) < 0 && kind == PT_CAP_FRAME)
 		s->st.lost++;

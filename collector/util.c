@@ -47,6 +47,11 @@ static uint64_t clock_ns(clockid_t id)
 uint64_t pt_mono_ns(void) { return clock_ns(CLOCK_MONOTONIC); }
 uint64_t pt_real_ns(void) { return clock_ns(CLOCK_REALTIME); }
 
+uint64_t pt_recv_time(uint64_t mono_ns)
+{
+	return (mono_ns + 999) / 1000 * 1000;
+}
+
 int pt_write_all(int fd, const void *buf, size_t n)
 {
 	const char *p = buf;

@@ -14,6 +14,10 @@ void pt_die(int status, const char *fmt, ...)
 /* CLOCK_MONOTONIC / CLOCK_REALTIME in nanoseconds. */
 uint64_t pt_mono_ns(void);
 uint64_t pt_real_ns(void);
+/* The collector's receive time of a record: CLOCK_MONOTONIC rounded up to
+ * whole microseconds (an epoll wake-up is no more precise, and the capture
+ * stores whole microseconds in fewer bits). */
+uint64_t pt_recv_time(uint64_t mono_ns);
 
 /* Write all n bytes, retrying on EINTR and short writes. Returns 0 or -1. */
 int pt_write_all(int fd, const void *buf, size_t n);

@@ -644,6 +644,74 @@ static void damage(void)
 	free_recs(&rs);
 }
 
+/*
+ * Receive times (version 3): a difference in whole microseconds is stored
+ * as microseconds under the head's RECV_US flag, any other in nanoseconds;
+ * both read back exactly.  The flag is damage in a version 2 file and
+ * without RECV.
+ */
+static void recv_microseconds(void)
+{
+	static const uint64_t recv[] = {
+		5000, 7000, 7001, 2001, 1000, UINT64_MAX - 999, 0,
+		UINT64_MAX, 123456789000,
+	};
+	struct recs rs = { 0 };
+	char path[128];
+	unsigned char *raw, *bad;
+	size_t len, n, i, off = 16, second = 0;
+	uint64_t prev = 0;
+
+	for (i = 0; i < sizeof recv / sizeof *recv; i++)
+		add(&rs, i % 2 ? PT_CAP_EOF : PT_CAP_CONNECT, 1, 10, 0,
+		    recv[i], NULL, 0);
+	snprintf(path, sizeof path, "%s/recv.ptcap", dir);
+	write_v2(path, &rs);
+	CHECK(read_back(path, &rs, 1, &n) == 0);
+	CHECK(n == rs.n);
+	raw = gunzip_file(path, &len);
+	CHECK(pt_get32(raw + 8) == 3);
+	/* head, length; body: conn, the peer (first record), recv. */
+	for (i = 0; i < rs.n && off < len; i++) {
+		const unsigned char *p = raw + off, *end = raw + len;
+		uint64_t blen = 0, v = 0, want = recv[i] - prev;
+		int us = (int64_t)want % 1000 == 0;
+		size_t k = 1 + pt_uv_get(p + 1, end, &blen);
+
+		k += pt_uv_get(p + k, end, &v);
+		if (p[0] & PT_CAP2_PEER) {
+			k += pt_uv_get(p + k, end, &v);
+			k += pt_uv_get(p + k, end, &v);
+		}
+		pt_uv_get(p + k, end, &v);
+		if (!CHECK((p[0] & (PT_CAP2_RECV | PT_CAP2_RECV_US)) ==
+			   (PT_CAP2_RECV | (us ? PT_CAP2_RECV_US : 0u)) &&
+			   v == pt_zz64(us ? (uint64_t)((int64_t)want / 1000)
+					   : want)))
+			printf("  record %zu: head %#x, field %llu\n", i, p[0],
+			       (unsigned long long)v);
+		off += 1 + pt_uv_get(p + 1, end, &blen) + blen;
+		if (i == 0)
+			second = off;
+		prev = recv[i];
+	}
+	/* The flag in a version 2 capture is damage from the first record
+	 * on; without RECV, at the second record, the first delivered. */
+	bad = malloc(len);
+	memcpy(bad, raw, len);
+	pt_set32(bad + 8, 2);
+	gzip_file(path, bad, len);
+	CHECK(read_back(path, &rs, 1, &n) == -1 && n == 0);
+	memcpy(bad, raw, len);
+	CHECK(bad[second] & PT_CAP2_RECV_US);
+	bad[second] &= (unsigned char)~PT_CAP2_RECV;
+	gzip_file(path, bad, len);
+	CHECK(read_back(path, &rs, 1, &n) == -1 && n == 1);
+	free(bad);
+	free(raw);
+	free_recs(&rs);
+}
+
 /* ---- a real capture, through the writer ---- */
 
 static int roundtrip_file(const char *path, const char *out)
@@ -691,6 +759,7 @@ int main(int argc, char **argv)
 		levels();
 		level_at_close();
 		damage();
+		recv_microseconds();
 		rc = failures ? 1 : 0;
 	}
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

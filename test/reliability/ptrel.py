@@ -274,10 +274,11 @@ def gunzip_prefix(data):
 
 
 def parse_records(raw):
-    """Capture records of a decompressed capture, version 1 or 2: (records,
+    """Capture records of a decompressed capture, version 1 to 3: (records,
     offset where the whole records end).  Each record is a dict: kind,
     conn, peer_pid, peer_uid, recv, off and end (in raw), data (a frame's
-    whole bytes, as version 1 stores them)."""
+    whole bytes, as version 1 stores them), head (version 2 and 3: the
+    record's head byte)."""
     if len(raw) < 16 or raw[:8] != b"PFTRCAP\0":
         return [], 0
     version, off = struct.unpack_from("<II", raw, 8)
@@ -296,7 +297,7 @@ def parse_records(raw):
     return recs, off
 
 
-# ---- capture version 2 (doc/format.md), decoded independently of the C
+# ---- capture versions 2 and 3 (doc/format.md), decoded independently of the C
 # reader so that the tests check the specification, not the code ----
 
 M32, M64 = (1 << 32) - 1, (1 << 64) - 1
@@ -459,7 +460,10 @@ def _parse_v2(raw, off):
             cs = st["conns"].get(slot)
             pp, pu = (cs[1], cs[2]) if cs and cs[0] == conn else (0, 0)
             if head & 0x20:
-                st["recv"] = (st["recv"] + c.z64()) & M64
+                d = c.z64()
+                if kind != K_FRAME and head & 0x40:
+                    d *= 1000   # version 3: microseconds
+                st["recv"] = (st["recv"] + d) & M64
             if kind == K_FRAME and not head & 0x40:
                 data = _frame_v2(st, c, head, pp, pu)
                 _note(st, data)
@@ -468,7 +472,8 @@ def _parse_v2(raw, off):
         except (ValueError, IndexError, struct.error):
             break
         recs.append(dict(kind=kind, conn=conn, peer_pid=pp, peer_uid=pu,
-                         recv=st["recv"], off=off, end=c.end, data=data))
+                         recv=st["recv"], off=off, end=c.end, data=data,
+                         head=head))
         off = c.end
     return recs, off
 
