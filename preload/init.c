@@ -44,12 +44,22 @@ int pt_is_owner(void)
 	return pt_sys_getpid() == pt.owner;
 }
 
-uint64_t pt_now_ns(void)
+static uint64_t clock_ns(clockid_t clock)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(clock, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t pt_now_ns(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
+}
+
+uint64_t pt_realtime_ns(void)
+{
+	return clock_ns(CLOCK_REALTIME);
 }
 
 static uint64_t tv_us(struct timeval tv)
@@ -111,6 +121,7 @@ __attribute__((constructor)) static void pt_init(int argc, char **argv,
 	pt.fd = -1;
 	pt.owner = pt_sys_getpid();
 	pt.start_ns = pt_now_ns();
+	pt.start_realtime_ns = pt_realtime_ns();
 	if (pt_sys_getrusage_self(&ru) == 0) {
 		pt.base_utime_us = tv_us(ru.ru_utime);
 		pt.base_stime_us = tv_us(ru.ru_stime);

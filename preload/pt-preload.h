@@ -51,6 +51,10 @@ struct pt_state {
 	ino_t fd_ino;           /* because programs close and reuse fds */
 	int fork_pending;       /* fork child still on its parent's fd */
 	uint64_t start_ns;      /* image start, or fork time */
+	/* CLOCK_REALTIME read next to the image's start_ns: the HELLO's
+	 * realtime_ns, so that the offset between the clocks it gives is
+	 * not blurred by the connect in between. */
+	uint64_t start_realtime_ns;
 	uint64_t base_utime_us; /* RUSAGE_SELF at image start: it carries */
 	uint64_t base_stime_us; /* across exec (pitfall 5) */
 	int exit_status;
@@ -149,7 +153,9 @@ PT_HIDDEN void pt_resolve(void);
 /* Is this the process that owns pt (not a vfork/clone child)? */
 PT_HIDDEN int pt_is_owner(void);
 
+/* CLOCK_MONOTONIC and CLOCK_REALTIME in nanoseconds. */
 PT_HIDDEN uint64_t pt_now_ns(void);
+PT_HIDDEN uint64_t pt_realtime_ns(void);
 
 /* ---- records (encode.c) ---- */
 

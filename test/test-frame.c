@@ -25,6 +25,7 @@ static int fake_foreign;
 
 int pt_is_owner(void) { return !fake_foreign; }
 uint64_t pt_now_ns(void) { return 42; }
+uint64_t pt_realtime_ns(void) { return 1000000042; }
 
 static int failures;
 
