@@ -36,12 +36,16 @@
  * every millisecond after the command's exit is added to its run. */
 #define TICK_NS         (5 * MS)
 #define STATUS_NS       (200 * MS)      /* status line refresh */
-/* After the command exits, its last descendants' frames may still be on
- * the way: wait until no connection has been active for QUIET_NS (or
- * SHORT_QUIET_NS when none is open), but never longer than GRACE_MAX_NS,
- * since a daemon it left behind may hold a connection for hours. */
+/*
+ * After the command exits, its last descendants' frames may still be on
+ * the way.  Once the collector is settled (no connection open or pending,
+ * no process announced and still silent: pt_server_settled), nothing more
+ * can come, and the capture ends at once.  Otherwise wait until no
+ * connection has been active for QUIET_NS, but never longer than
+ * GRACE_MAX_NS, since a daemon the command left behind may hold a
+ * connection for hours.
+ */
 #define QUIET_NS        (100 * MS)
-#define SHORT_QUIET_NS  (20 * MS)
 #define GRACE_MAX_NS    (2000 * MS)
 
 struct record_opts {
@@ -205,8 +209,7 @@ static void on_tick(struct pt_server *s, void *arg)
 	last = pt_server_last_activity(s);
 	if (last < r->exit_ns)
 		last = r->exit_ns;
-	if (now - last >= QUIET_NS ||
-	    (!st->conns_open && now - last >= SHORT_QUIET_NS) ||
+	if (pt_server_settled(s) || now - last >= QUIET_NS ||
 	    now - r->exit_ns >= GRACE_MAX_NS)
 		pt_server_stop(s);
 }

@@ -3,6 +3,7 @@
 
 #include <endian.h>
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "expect.h"
 #include "frame.h"
 #include "pt-config.h"
 #include "strbuf.h"
@@ -97,6 +99,7 @@ struct pt_server {
 	struct mmsghdr mm[MMSG_VLEN];
 	struct iovec iov[MMSG_VLEN];
 	struct pt_sb scratch;           /* header + inflated payload */
+	struct pt_expect expect;        /* announced, not heard from yet */
 };
 
 /* ---- capture records ---- */
@@ -230,9 +233,10 @@ static void put_inflated(struct pt_server *s, struct conn *c,
 
 /* Update the counters, and act on STOP.  Returns 1 if the frame is kept. */
 static int account(struct pt_server *s, struct conn *c,
-		   const struct pt_record *rec)
+		   const struct pt_record *rec, uint64_t now)
 {
 	s->st.frames++;
+	pt_expect_frame(&s->expect, rec, now);
 	switch (rec->hdr.type) {
 	case PT_REC_HELLO:
 		if (!c->said_hello) {
@@ -281,7 +285,7 @@ static int handle_frame(struct pt_server *s, struct conn *c,
 		free(inflated);
 		return -1;
 	}
-	keep = account(s, c, &rec);
+	keep = account(s, c, &rec, now);
 	if (keep && inflated)
 		put_inflated(s, c, h, payload, now);
 	else if (keep)
@@ -766,10 +770,29 @@ static void dispatch(struct pt_server *s, struct watch *wt)
 	}
 }
 
+/*
+ * The batching sleep, cut short by a readable user watch: `record` hears
+ * of its command's end through one, and every millisecond until it does
+ * is added to the run.
+ */
+static void batch_sleep(struct pt_server *s)
+{
+	static const struct timespec batch = { 0, BATCH_SLEEP_NS };
+	struct pollfd pfd[4];
+	struct user_watch *u;
+	nfds_t n = 0;
+
+	for (u = s->users; u && n < sizeof pfd / sizeof *pfd; u = u->next)
+		pfd[n++] = (struct pollfd){ .fd = u->w.fd, .events = POLLIN };
+	if (n)
+		poll(pfd, n, (int)(BATCH_SLEEP_NS / 1000000));
+	else
+		nanosleep(&batch, NULL);
+}
+
 int pt_server_run(struct pt_server *s, uint64_t tick_ns,
 		  void (*tick)(struct pt_server *s, void *arg), void *arg)
 {
-	static const struct timespec batch = { 0, BATCH_SLEEP_NS };
 	struct epoll_event ev[MAX_EVENTS];
 	uint64_t now = pt_mono_ns(), next_tick = now + tick_ns;
 	int n, i, timeout;
@@ -800,7 +823,7 @@ int pt_server_run(struct pt_server *s, uint64_t tick_ns,
 		if (s->w)
 			pt_writer_flush(s->w, 0);
 		now = pt_mono_ns();
-		if (tick && now >= next_tick) {
+		if (tick && (now >= next_tick || s->busy_until == UINT64_MAX)) {
 			tick(s, arg);
 			next_tick = now + tick_ns;
 		}
@@ -808,7 +831,7 @@ int pt_server_run(struct pt_server *s, uint64_t tick_ns,
 		    s->busy_until != UINT64_MAX)
 			s->busy_until = now + BUSY_NS;
 		else if (!s->stop && now >= s->busy_until)
-			nanosleep(&batch, NULL);
+			batch_sleep(s);
 	}
 	return 0;
 }
@@ -821,6 +844,14 @@ void pt_server_stop(struct pt_server *s)
 void pt_server_hurry(struct pt_server *s)
 {
 	s->busy_until = UINT64_MAX;
+}
+
+int pt_server_settled(struct pt_server *s)
+{
+	struct pollfd pfd = { .fd = s->listen.fd, .events = POLLIN };
+
+	return !s->st.conns_open && !pt_expect_any(&s->expect, pt_mono_ns()) &&
+	       poll(&pfd, 1, 0) == 0;
 }
 
 uint32_t pt_server_stopped_by(const struct pt_server *s)

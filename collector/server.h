@@ -80,8 +80,17 @@ int pt_server_run(struct pt_server *s, uint64_t tick_ns,
 void pt_server_stop(struct pt_server *s);
 
 /* From now on, take each message as it comes: no batching sleep between
- * rounds (for the last frames of a run that someone is waiting for). */
+ * rounds, and tick() after every round (for the last frames of a run that
+ * someone is waiting for). */
 void pt_server_hurry(struct pt_server *s);
+
+/*
+ * Can nothing more arrive unless a new process starts?  True when no
+ * connection is open or waiting to be accepted, and every process
+ * announced in the last PT_EXPECT_NS (by an EXEC, SPAWN or FORK) has been
+ * heard from (expect.h).
+ */
+int pt_server_settled(struct pt_server *s);
 
 /* Pid of the peer whose STOP frame stopped the loop, or 0. */
 uint32_t pt_server_stopped_by(const struct pt_server *s);
