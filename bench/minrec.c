@@ -9,6 +9,10 @@
  * empty library is what a socket per process costs on the machine (the
  * socket, the connection, two messages, the collector's accept and reads),
  * whatever the library around it does.
+ *
+ * Built with MINREC_CONNECT_ONLY (libptminconn.so), it connects and sends
+ * nothing: the part of that floor which no message format, batching or
+ * deferral can remove while each image has a connection of its own.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +61,9 @@ __attribute__((constructor)) static void minrec_init(void)
 		syscall(SYS_close, fd);
 		return;
 	}
+#ifdef MINREC_CONNECT_ONLY
+	return;         /* the fd stays open, as the floor's does, until exit */
+#endif
 	minrec_fd = fd;
 	hello.ppid = (uint32_t)syscall(SYS_getppid);
 	clock_gettime(CLOCK_REALTIME, &ts);

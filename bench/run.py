@@ -110,6 +110,7 @@ def clean_env(**extra):
 RUSAGE = None  # path of bench/rusage, set by Suite
 
 SOCKET_FLOOR = "socket floor"  # bench/minrec.c: a connection per image, nothing else
+CONNECTION_ONLY = "connection only"  # the same, without its two messages
 CHILDREN_ONLY = "children only"  # libproftrace.so in the spawned children, not the spawner
 
 
@@ -263,6 +264,7 @@ class Suite:
         self.libpt = os.path.join(b, "preload", "libproftrace.so")
         self.libempty = os.path.join(b, "bench", "libptempty.so")
         self.libminrec = os.path.join(b, "bench", "libptminrec.so")
+        self.libminconn = os.path.join(b, "bench", "libptminconn.so")
         self.spawnloop = os.path.join(b, "bench", "spawnloop")
         self.ingest = os.path.join(b, "bench", "ingest")
         self.gencapture = os.path.join(b, "bench", "gencapture")
@@ -305,6 +307,7 @@ class Suite:
             "empty": clean_env(LD_PRELOAD=self.libempty),
             "proftrace": clean_env(LD_PRELOAD=self.libpt, PROFTRACE_SOCKET=sock),
             SOCKET_FLOOR: clean_env(LD_PRELOAD=self.libminrec, PROFTRACE_SOCKET=sock),
+            CONNECTION_ONLY: clean_env(LD_PRELOAD=self.libminconn, PROFTRACE_SOCKET=sock),
             CHILDREN_ONLY: clean_env(SPAWNLOOP_CHILD_PRELOAD=self.libpt,
                                      PROFTRACE_SOCKET=sock),
         }
@@ -342,7 +345,10 @@ class Suite:
         count = self.count_capture(cap)
         # spawns + warm-up + spawnloop itself, for each traced run (not
         # spawnloop itself when only its children are traced)
-        expected = len(traced) * rounds * 2 * (n + 5 + 1) - rounds * 2
+        # (the connection-only library says nothing: no image, one
+        # connection without a frame per process)
+        expected = (len(traced) - 1) * rounds * 2 * (n + 5 + 1) - rounds * 2
+        silent = rounds * 2 * (n + 5 + 1)
         rows, cpu_rows = [], []
         floor = {}
         for mode in ("spawn", "fork"):
@@ -394,7 +400,11 @@ class Suite:
               "collector and sends a HELLO without command line or directory, a "
               "destructor that sends an EXIT, nothing else; what it costs above the "
               "empty library is what one collector connection per program image "
-              "costs here, whatever the library around it does.  *Children only* "
+              "costs here, whatever the library around it does.  *Connection only* "
+              "is the same library built to connect and send nothing "
+              "(`libptminconn.so`): the part of that floor that no message format, "
+              "batching or deferral can remove while every image has a connection "
+              "of its own.  *Children only* "
               "runs the spawner without the library and gives it to the children "
               "alone (`SPAWNLOOP_CHILD_PRELOAD`): what is left of the traced row "
               f"is the spawning side's part{cands}.\n\n"
@@ -409,8 +419,9 @@ class Suite:
                 f"collector's capture for {expected} expected; "
                 f"{int(count.get('drops', 0))} connections dropped, "
                 f"{int(count.get('lost', 0))} frames lost, "
-                f"{max(0, int(count.get('empty_conns', 0)) - 1)} connections that "
-                "ended without sending a frame.")
+                f"{max(0, int(count.get('empty_conns', 0)) - 1 - silent)} connections "
+                f"that ended without sending a frame, besides the {silent} of the "
+                "connection-only library.")
         if int(count.get("images", 0)) != expected:
             self.notes.append(f"spawn loop: the capture holds {int(count.get('images', 0))} "
                               f"program images, {expected} were expected.")
