@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "pt-preload.h"
+#include "pt-str.h"
 #include "pt-sys.h"
 
 #define PT_SEND_TIMEOUT_MS 250
@@ -63,12 +64,12 @@ static int connect_socket(const char *path, int owner)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct timeval tv = { 0, PT_SEND_TIMEOUT_MS * 1000 };
-	size_t n = strlen(path);
+	size_t n = pt_strlen(path);
 	int fd;
 
 	if (!n || n >= sizeof sa.sun_path)
 		return -1;
-	memcpy(sa.sun_path, path, n + 1);
+	pt_memcpy(sa.sun_path, path, n + 1);
 	/* Non-blocking, so that no setsockopt is needed when the collector
 	 * keeps up, the common case: a full socket is waited for, at most
 	 * PT_SEND_TIMEOUT_MS, where it is met (here, pt_chan_write). */

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "pt-preload.h"
+#include "pt-str.h"
 
 enum { SLOT_FREE, SLOT_BUSY, SLOT_READY };
 
@@ -82,7 +83,7 @@ size_t pt_defer_take(pid_t child, unsigned char *out)
 			continue;
 		}
 		n = pt.defer_len[i];
-		memcpy(out, held[i], n);
+		pt_memcpy(out, held[i], n);
 		release(i, SLOT_FREE);
 		return n;
 	}

@@ -18,6 +18,8 @@
 #include <unistd.h>
 
 #include "pt-preload.h"
+#include "pt-str.h"
+#include "pt-sys.h"
 
 #define PT_SMALL_FRAME 4096             /* stack buffer, hence the size */
 #define PT_DEFLATE_MIN 1024             /* below this, deflate saves nothing */
@@ -25,13 +27,13 @@
 void pt_put32(unsigned char *p, uint32_t v)
 {
 	v = htole32(v);
-	memcpy(p, &v, 4);
+	pt_memcpy(p, &v, 4);
 }
 
 void pt_put64(unsigned char *p, uint64_t v)
 {
 	v = htole64(v);
-	memcpy(p, &v, 8);
+	pt_memcpy(p, &v, 8);
 }
 
 /*
@@ -64,7 +66,7 @@ static void enc_put(struct enc *e, const void *p, size_t n)
 			e->len = 0;
 		}
 		k = e->cap - e->len < n ? e->cap - e->len : n;
-		memcpy(e->buf + e->len, s, k);
+		pt_memcpy(e->buf + e->len, s, k);
 		e->len += k;
 		s += k;
 		n -= k;
@@ -76,11 +78,11 @@ static void enc_item(struct enc *e, enum pt_tag tag, const char *s)
 	unsigned char t = (unsigned char)tag;
 
 	enc_put(e, &t, 1);
-	enc_put(e, s, strlen(s) + 1);
+	enc_put(e, s, pt_strlen(s) + 1);
 }
 
 /*
- * The CWD item, getcwd() writing straight into the frame: a PATH_MAX
+ * The CWD item, pt_sys_getcwd() writing straight into the frame: a PATH_MAX
  * buffer of its own would take a page of stack more in every process, and
  * a page fault costs as much as a dozen system calls (doc/performance.md).
  * When it does not fit, the frame is a large one, and send_large() asks
@@ -95,8 +97,8 @@ static void enc_cwd(struct enc *e)
 		return;
 	}
 	dst = (char *)e->buf + e->len + 1;
-	if (getcwd(dst, e->cap - e->len - 1)) {
-		size_t n = strlen(dst) + 1;
+	if (pt_sys_getcwd(dst, e->cap - e->len - 1)) {
+		size_t n = pt_strlen(dst) + 1;
 
 		e->buf[e->len] = PT_TAG_CWD;
 		e->len += 1 + n;
@@ -259,7 +261,7 @@ static __attribute__((noinline)) int send_large(struct pt_chan *ch,
 
 	if (b->want_cwd && !b->cwd) {
 		full.want_cwd = 0;
-		full.cwd = getcwd(cwd, sizeof cwd);
+		full.cwd = pt_sys_getcwd(cwd, sizeof cwd);
 	}
 	emit_body(&count, &full);
 	if (count.total > PT_FRAME_MAX)

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "pt-preload.h"
+#include "pt-str.h"
 #include "pt-sys.h"
 
 static const char *const allowlist[] = { PT_ENV_ALLOWLIST };
@@ -27,16 +28,16 @@ static void note_initials(void);
 static uint16_t pool_add(const char *a, size_t n, const char *b, const char *c,
 			 size_t max)
 {
-	size_t nb = b ? strlen(b) : 0, nc = c ? strlen(c) : 0;
+	size_t nb = b ? pt_strlen(b) : 0, nc = c ? pt_strlen(c) : 0;
 	size_t at = pt.pool_used ? pt.pool_used : 1, len = n + nb + nc;
 
 	if (len >= max || at + len + 1 > sizeof pt.pool)
 		return 0;
-	memcpy(pt.pool + at, a, n);
+	pt_memcpy(pt.pool + at, a, n);
 	if (nb)                         /* memcpy from NULL, even of 0 bytes, */
-		memcpy(pt.pool + at + n, b, nb);        /* is undefined */
+		pt_memcpy(pt.pool + at + n, b, nb);        /* is undefined */
 	if (nc)
-		memcpy(pt.pool + at + n + nb, c, nc);
+		pt_memcpy(pt.pool + at + n + nb, c, nc);
 	pt.pool[at + len] = '\0';
 	pt.pool_used = at + len + 1;
 	return (uint16_t)at;
@@ -45,15 +46,15 @@ static uint16_t pool_add(const char *a, size_t n, const char *b, const char *c,
 /* "NAME=value" added to the pool, as pool_add(). */
 static uint16_t pool_entry(const char *name, const char *val, size_t max)
 {
-	return pool_add(name, strlen(name), "=", val, max);
+	return pool_add(name, pt_strlen(name), "=", val, max);
 }
 
 static const char *lookup(char *const *envp, const char *name)
 {
-	size_t n = strlen(name);
+	size_t n = pt_strlen(name);
 
 	for (; envp && *envp; envp++)
-		if (**envp == *name && !strncmp(*envp, name, n) &&
+		if (**envp == *name && !pt_strncmp(*envp, name, n) &&
 		    (*envp)[n] == '=')
 			return *envp + n + 1;
 	return NULL;
@@ -65,9 +66,9 @@ static int list_has(const char *list, const char *entry, size_t len)
 	const char *p = list;
 
 	while (*p) {
-		size_t k = strcspn(p, ": ");
+		size_t k = pt_strcspn(p, ": ");
 
-		if (k == len && !strncmp(p, entry, len))
+		if (k == len && !pt_strncmp(p, entry, len))
 			return 1;
 		p += k;
 		p += *p != '\0';
@@ -82,11 +83,11 @@ static void find_preload_entry(const char *preload)
 	Dl_info info;
 
 	while (p && *p) {
-		size_t k = strcspn(p, ": ");
-		const char *slash = memrchr(p, '/', k);
+		size_t k = pt_strcspn(p, ": ");
+		const char *slash = pt_memrchr(p, '/', k);
 		const char *base = slash ? slash + 1 : p;
 
-		if (!strncmp(base, "libproftrace", 12)) {
+		if (!pt_strncmp(base, "libproftrace", 12)) {
 			pt.preload_entry = pool_add(p, k, NULL, NULL, PATH_MAX);
 			return;
 		}
@@ -96,7 +97,7 @@ static void find_preload_entry(const char *preload)
 	/* Loaded some other way (ld.so.preload, a renamed copy): our path. */
 	if (dladdr((void *)find_preload_entry, &info) && info.dli_fname)
 		pt.preload_entry = pool_add(info.dli_fname,
-					    strlen(info.dli_fname), NULL, NULL,
+					    pt_strlen(info.dli_fname), NULL, NULL,
 					    PATH_MAX);
 }
 
@@ -113,7 +114,7 @@ void pt_env_setup(char *const *envp)
 		pt.env_preload = pool_entry("LD_PRELOAD", PT_STR(preload_entry),
 					    2 * PATH_MAX);
 	if (sock)
-		pt.socket_path = pool_add(sock, strlen(sock), NULL, NULL,
+		pt.socket_path = pool_add(sock, pt_strlen(sock), NULL, NULL,
 					  PT_SUN_PATH_MAX);
 	if (pt.socket_path) {
 		pt.env_socket = pool_entry(PT_ENV_SOCKET, sock, 2 * PATH_MAX);
@@ -124,10 +125,10 @@ void pt_env_setup(char *const *envp)
 			*--u = (char)('0' + v % 10);
 		while ((v /= 10));
 		pt.socket_path = pool_add(PT_RUNDIR_PREFIX,
-					  strlen(PT_RUNDIR_PREFIX), u,
+					  pt_strlen(PT_RUNDIR_PREFIX), u,
 					  "/" PT_SOCKET_NAME, PT_SUN_PATH_MAX);
 	}
-	if (dir && (pt.spool_dir = pool_add(dir, strlen(dir), NULL, NULL,
+	if (dir && (pt.spool_dir = pool_add(dir, pt_strlen(dir), NULL, NULL,
 					    PATH_MAX)))
 		pt.env_dir = pool_entry(PT_ENV_DIR, dir, 2 * PATH_MAX);
 	if (list)
@@ -144,10 +145,10 @@ static int secret_name(const char *name, size_t len)
 	size_t i, j;
 
 	for (i = 0; i < sizeof words / sizeof words[0]; i++) {
-		size_t w = strlen(words[i]);
+		size_t w = pt_strlen(words[i]);
 
 		for (j = 0; j + w <= len; j++)
-			if (!strncasecmp(name + j, words[i], w))
+			if (!pt_strncasecmp(name + j, words[i], w))
 				return 1;
 	}
 	return 0;
@@ -165,7 +166,7 @@ static void note_initials(void)
 		const char *p = PT_STR(env_list) + sizeof PT_ENV_LIST;
 
 		while (*p) {
-			size_t k = strcspn(p, ":, ");
+			size_t k = pt_strcspn(p, ":, ");
 
 			if (k)
 				pt.env_initials[(unsigned char)*p / 32] |=
@@ -185,24 +186,24 @@ int pt_env_recorded(const char *entry)
 	/* Most variables end here, on their first letter. */
 	if (!(pt.env_initials[c / 32] & 1u << c % 32))
 		return 0;
-	eq = strchr(entry, '=');
+	eq = pt_strchr(entry, '=');
 	if (!eq)
 		return 0;
 	len = (size_t)(eq - entry);
 	/* Membership first: the secret scan is the costly part, and every
 	 * variable of every process passes through here. */
 	for (i = 0; i < sizeof allowlist / sizeof allowlist[0]; i++)
-		if (allowlist[i][0] == entry[0] && strlen(allowlist[i]) == len &&
-		    !strncmp(entry, allowlist[i], len))
+		if (allowlist[i][0] == entry[0] && pt_strlen(allowlist[i]) == len &&
+		    !pt_strncmp(entry, allowlist[i], len))
 			return !secret_name(entry, len);
 	if (pt.env_list) {
 		const char *list = PT_STR(env_list) + sizeof PT_ENV_LIST;
 		const char *p = list;
 
 		while (*p) {
-			size_t k = strcspn(p, ":, ");
+			size_t k = pt_strcspn(p, ":, ");
 
-			if (k == len && *p == *entry && !strncmp(p, entry, len))
+			if (k == len && *p == *entry && !pt_strncmp(p, entry, len))
 				return !secret_name(entry, len);
 			p += k;
 			p += *p != '\0';
@@ -226,7 +227,7 @@ char *const *pt_env_repair(char *const *envp, size_t n, char **out,
 	static char *const empty[] = { NULL };
 	const char *pre = NULL;
 	const char *entry = PT_STR(preload_entry);
-	size_t entry_len = strlen(entry), i, j = 0;
+	size_t entry_len = pt_strlen(entry), i, j = 0;
 	int need_pre, need_sock, need_dir, need_list, have_sock = 0,
 	    have_dir = 0, have_list = 0;
 
@@ -239,13 +240,13 @@ char *const *pt_env_repair(char *const *envp, size_t n, char **out,
 		 * entries are told apart by their first letter. */
 		if (e[0] != 'L' && e[0] != 'P')      /* LD_PRELOAD, PROFTRACE_* */
 			continue;
-		if (!strncmp(e, "LD_PRELOAD=", 11))
+		if (!pt_strncmp(e, "LD_PRELOAD=", 11))
 			pre = e;
-		else if (!strncmp(e, PT_ENV_SOCKET "=", sizeof PT_ENV_SOCKET))
+		else if (!pt_strncmp(e, PT_ENV_SOCKET "=", sizeof PT_ENV_SOCKET))
 			have_sock = 1;
-		else if (!strncmp(e, PT_ENV_DIR "=", sizeof PT_ENV_DIR))
+		else if (!pt_strncmp(e, PT_ENV_DIR "=", sizeof PT_ENV_DIR))
 			have_dir = 1;
-		else if (!strncmp(e, PT_ENV_LIST "=", sizeof PT_ENV_LIST))
+		else if (!pt_strncmp(e, PT_ENV_LIST "=", sizeof PT_ENV_LIST))
 			have_list = 1;
 	}
 	need_pre = entry_len && (!pre || !list_has(pre + 11, entry,
@@ -261,11 +262,11 @@ char *const *pt_env_repair(char *const *envp, size_t n, char **out,
 
 		out[j] = envp[i];
 		if (envp[i] == pre && need_pre &&
-		    (plen = strlen(pre)) + 1 + entry_len + 1 <= scratch_len) {
+		    (plen = pt_strlen(pre)) + 1 + entry_len + 1 <= scratch_len) {
 			/* Theirs first: a library they preload keeps its place. */
-			memcpy(scratch, pre, plen);
+			pt_memcpy(scratch, pre, plen);
 			scratch[plen] = ':';
-			memcpy(scratch + plen + 1, entry, entry_len + 1);
+			pt_memcpy(scratch + plen + 1, entry, entry_len + 1);
 			out[j] = scratch;
 		}
 		j++;

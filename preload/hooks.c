@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "pt-preload.h"
+#include "pt-str.h"
 #include "pt-sys.h"
 
 extern char **environ;
@@ -240,13 +241,13 @@ static const char *fd_path(int dirfd, const char *name, char *buf, size_t cap)
 	if (n < 0) {
 		if (name && *name)
 			return name;
-		strcpy(buf, link);
+		pt_strcpy(buf, link);
 		return buf;
 	}
 	buf[n] = '\0';
-	if (name && *name && (size_t)n + 1 + strlen(name) < cap) {
+	if (name && *name && (size_t)n + 1 + pt_strlen(name) < cap) {
 		buf[n] = '/';
-		strcpy(buf + n + 1, name);
+		pt_strcpy(buf + n + 1, name);
 	}
 	return buf;
 }

@@ -1,16 +1,20 @@
 /*
- * System calls made directly, through syscall(2).
+ * System calls made directly, without libc.
  *
  * Every libc function the library imports is one more symbol the dynamic
  * loader looks up, with -z now, in every process that loads the library,
  * whether or not it ever calls it: about 600 instructions each
- * (doc/performance.md).  These calls need nothing from libc but the trap,
- * so one import (syscall) serves them all.  Each returns what the system
- * call returns, or -1 with errno set, as the libc function would.
+ * (doc/performance.md).  And every libc page the library's code runs or
+ * reads in a fork child before it execs is a page fault there, since a
+ * fork child starts without the page table entries of file mappings.
+ * These calls need nothing from libc but the trap: on x86_64 it is
+ * inline, elsewhere syscall(2).  Each returns what the system call
+ * returns, or -1 with errno set, as the libc function would.
  */
 #ifndef PT_SYS_H
 #define PT_SYS_H
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stddef.h>
 #include <sys/resource.h>
@@ -20,75 +24,110 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+static inline long pt_sc(long n, long a, long b, long c, long d, long e,
+			 long f)
+{
+#if defined(__x86_64__)
+	register long r10 __asm__("r10") = d;
+	register long r8 __asm__("r8") = e;
+	register long r9 __asm__("r9") = f;
+	long r;
+
+	__asm__ volatile ("syscall"
+			  : "=a"(r)
+			  : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8),
+			    "r"(r9)
+			  : "rcx", "r11", "memory");
+	if ((unsigned long)r > -4096ul) {
+		errno = (int)-r;
+		return -1;
+	}
+	return r;
+#else
+	return syscall(n, a, b, c, d, e, f);
+#endif
+}
+
+#define PT_SC0(n)                pt_sc((n), 0, 0, 0, 0, 0, 0)
+#define PT_SC1(n, a)             pt_sc((n), (long)(a), 0, 0, 0, 0, 0)
+#define PT_SC2(n, a, b)          pt_sc((n), (long)(a), (long)(b), 0, 0, 0, 0)
+#define PT_SC3(n, a, b, c)       pt_sc((n), (long)(a), (long)(b), (long)(c), \
+				       0, 0, 0)
+#define PT_SC5(n, a, b, c, d, e) pt_sc((n), (long)(a), (long)(b), (long)(c), \
+				       (long)(d), (long)(e), 0)
+#define PT_SC6(n, a, b, c, d, e, f) \
+	pt_sc((n), (long)(a), (long)(b), (long)(c), (long)(d), (long)(e), \
+	      (long)(f))
+
 static inline pid_t pt_sys_getpid(void)
 {
-	return (pid_t)syscall(SYS_getpid);
+	return (pid_t)PT_SC0(SYS_getpid);
 }
 
 static inline pid_t pt_sys_getppid(void)
 {
-	return (pid_t)syscall(SYS_getppid);
+	return (pid_t)PT_SC0(SYS_getppid);
 }
 
 static inline uid_t pt_sys_getuid(void)
 {
 #ifdef SYS_getuid32             /* i386: SYS_getuid is the 16-bit one */
-	return (uid_t)syscall(SYS_getuid32);
+	return (uid_t)PT_SC0(SYS_getuid32);
 #else
-	return (uid_t)syscall(SYS_getuid);
+	return (uid_t)PT_SC0(SYS_getuid);
 #endif
 }
 
 static inline int pt_sys_getrusage_self(struct rusage *ru)
 {
-	return (int)syscall(SYS_getrusage, RUSAGE_SELF, ru);
+	return (int)PT_SC2(SYS_getrusage, RUSAGE_SELF, ru);
 }
 
 static inline int pt_sys_socket(int domain, int type, int protocol)
 {
-	return (int)syscall(SYS_socket, domain, type, protocol);
+	return (int)PT_SC3(SYS_socket, domain, type, protocol);
 }
 
 static inline int pt_sys_connect(int fd, const void *addr, socklen_t len)
 {
-	return (int)syscall(SYS_connect, fd, addr, len);
+	return (int)PT_SC3(SYS_connect, fd, addr, len);
 }
 
 static inline int pt_sys_setsockopt(int fd, int level, int name,
 				    const void *val, socklen_t len)
 {
-	return (int)syscall(SYS_setsockopt, fd, level, name, val, len);
+	return (int)PT_SC5(SYS_setsockopt, fd, level, name, val, len);
 }
 
 static inline ssize_t pt_sys_send(int fd, const void *buf, size_t len,
 				  int flags)
 {
-	return (ssize_t)syscall(SYS_sendto, fd, buf, len, flags, NULL, 0);
+	return (ssize_t)PT_SC6(SYS_sendto, fd, buf, len, flags, NULL, 0);
 }
 
 static inline ssize_t pt_sys_write(int fd, const void *buf, size_t len)
 {
-	return (ssize_t)syscall(SYS_write, fd, buf, len);
+	return (ssize_t)PT_SC3(SYS_write, fd, buf, len);
 }
 
 static inline int pt_sys_open(const char *path, int flags, mode_t mode)
 {
-	return (int)syscall(SYS_openat, AT_FDCWD, path, flags, mode);
+	return (int)PT_SC5(SYS_openat, AT_FDCWD, path, flags, mode, 0);
 }
 
 static inline ssize_t pt_sys_readlink(const char *path, char *buf, size_t cap)
 {
-	return (ssize_t)syscall(SYS_readlinkat, AT_FDCWD, path, buf, cap);
+	return (ssize_t)PT_SC5(SYS_readlinkat, AT_FDCWD, path, buf, cap, 0);
 }
 
 static inline int pt_sys_close(int fd)
 {
-	return (int)syscall(SYS_close, fd);
+	return (int)PT_SC1(SYS_close, fd);
 }
 
 static inline int pt_sys_fcntl(int fd, int cmd, long arg)
 {
-	return (int)syscall(SYS_fcntl, fd, cmd, arg);
+	return (int)PT_SC3(SYS_fcntl, fd, cmd, arg);
 }
 
 /* statx: one layout on every architecture, unlike struct stat. */
@@ -96,11 +135,30 @@ static inline int pt_sys_fd_identity(int fd, dev_t *dev, ino_t *ino)
 {
 	struct statx stx;
 
-	if (syscall(SYS_statx, fd, "", AT_EMPTY_PATH, STATX_INO, &stx) < 0)
+	if (PT_SC5(SYS_statx, fd, "", AT_EMPTY_PATH, STATX_INO, &stx) < 0)
 		return -1;
 	*dev = (dev_t)stx.stx_dev_major << 32 | stx.stx_dev_minor;
 	*ino = (ino_t)stx.stx_ino;
 	return 0;
+}
+
+/*
+ * The working directory into buf (cap bytes), as getcwd(3): buf, or NULL
+ * with errno set (ERANGE: too small).  A directory outside the process's
+ * root comes back from the kernel as "(unreachable)..."; like glibc, that
+ * is ENOENT.
+ */
+static inline char *pt_sys_getcwd(char *buf, size_t cap)
+{
+	long n = PT_SC2(SYS_getcwd, buf, cap);
+
+	if (n < 0)
+		return NULL;
+	if (n == 0 || buf[0] != '/') {
+		errno = ENOENT;
+		return NULL;
+	}
+	return buf;
 }
 
 /* Wait until fd is writable, at most ms milliseconds: 1, 0 (timeout), -1. */
@@ -111,7 +169,7 @@ static inline int pt_sys_wait_writable(int fd, int ms)
 	struct { long sec, nsec; } ts = { ms / 1000, (ms % 1000) * 1000000L };
 	struct { int fd; short events, revents; } p = { fd, 0x004 /* POLLOUT */, 0 };
 
-	return (int)syscall(SYS_ppoll, &p, 1, &ts, NULL, 0);
+	return (int)PT_SC5(SYS_ppoll, &p, 1, &ts, NULL, 0);
 }
 
 #endif

@@ -1,0 +1,98 @@
+/*
+ * The string functions the library needs, in its own text.
+ *
+ * Not libc's: each import is a symbol lookup in every process that loads
+ * the library, and each libc page the code runs or reads in a fork child
+ * before its exec is a page fault there (pt-sys.h).  The strings are
+ * short (argv, environment entries, paths), so plain loops serve; the
+ * library is built with -fno-tree-loop-distribute-patterns so that the
+ * compiler does not turn them back into calls.
+ */
+#ifndef PT_STR_H
+#define PT_STR_H
+
+#include <stddef.h>
+
+static inline size_t pt_strlen(const char *s)
+{
+	const char *p = s;
+
+	while (*p)
+		p++;
+	return (size_t)(p - s);
+}
+
+static inline void *pt_memcpy(void *dst, const void *src, size_t n)
+{
+	unsigned char *d = dst;
+	const unsigned char *s = src;
+
+	while (n--)
+		*d++ = *s++;
+	return dst;
+}
+
+static inline char *pt_strcpy(char *dst, const char *src)
+{
+	return pt_memcpy(dst, src, pt_strlen(src) + 1);
+}
+
+static inline char *pt_strchr(const char *s, int c)
+{
+	for (;; s++) {
+		if (*s == (char)c)
+			return (char *)s;
+		if (!*s)
+			return NULL;
+	}
+}
+
+static inline const char *pt_memrchr(const char *s, int c, size_t n)
+{
+	while (n--)
+		if (s[n] == (char)c)
+			return s + n;
+	return NULL;
+}
+
+/* Length of the prefix of s without any byte of reject. */
+static inline size_t pt_strcspn(const char *s, const char *reject)
+{
+	size_t n = 0;
+
+	for (; s[n]; n++)
+		if (pt_strchr(reject, s[n]))
+			break;
+	return n;
+}
+
+static inline int pt_strncmp(const char *a, const char *b, size_t n)
+{
+	for (; n; n--, a++, b++) {
+		if (*a != *b)
+			return (unsigned char)*a - (unsigned char)*b;
+		if (!*a)
+			return 0;
+	}
+	return 0;
+}
+
+static inline int pt_lower(int c)
+{
+	return c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c;
+}
+
+static inline int pt_strncasecmp(const char *a, const char *b, size_t n)
+{
+	for (; n; n--, a++, b++) {
+		int x = pt_lower((unsigned char)*a), y = pt_lower((unsigned char)*b);
+
+		if (x != y)
+			return x - y;
+		if (!x)
+			return 0;
+	}
+	return 0;
+}
+
+#endif
