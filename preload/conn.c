@@ -297,6 +297,7 @@ void pt_conn_after_fork(uint64_t fork_ns)
 	pt.base_utime_us = pt.base_stime_us = 0;    /* rusage restarts at fork */
 	pt.exit_how = 0;
 	pt.exit_sent = 0;
+	pt.mbox_slot = 0;
 	pt_defer_forget();
 }
 

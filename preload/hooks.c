@@ -42,15 +42,24 @@ static void exec_announce(struct pt_chan *ch, enum pt_call call,
 			  const char *path, char *const argv[])
 {
 	struct pt_body b;
+	uint64_t now;
 
+	ch->exec_left = 0;
 	if (pt_chan_get(ch, PT_USE_EXEC, 0) < 0)
 		return;
 	pt_defer_flush(ch);     /* the new image would lose them */
+	pt_mbox_flush(ch);
 	exec_body(&b, PT_REC_EXEC, (uint32_t)pt_sys_getppid(), call);
 	b.path = path;
 	b.argv = argv;
 	b.want_cwd = 1;
-	pt_send_record(ch, &b, pt_now_ns());
+	now = pt_now_ns();
+	/* A fork child that did nothing else leaves it to its parent. */
+	if (__atomic_load_n(&pt.fork_pending, __ATOMIC_ACQUIRE) &&
+	    pt.mbox_slot && pt_mbox_put(pt.mbox_slot - 1, ch, &b, now) == 0)
+		ch->exec_left = 1;
+	else
+		pt_send_record(ch, &b, now);
 }
 
 /* The exec returned: say so, release ch, leave errno as it was. */
@@ -61,6 +70,8 @@ static void exec_failed(struct pt_chan *ch, enum pt_call call)
 
 	/* Not after the EXEC timed out (pt.off): one wait per process. */
 	if (ch->fd >= 0 && !pt.off) {
+		if (ch->exec_left)      /* the EXEC first, as it happened */
+			pt_mbox_unput(pt.mbox_slot - 1, ch);
 		exec_body(&b, PT_REC_EXEC_FAILED, (uint32_t)err, call);
 		pt_send_record(ch, &b, pt_now_ns());
 	}
@@ -477,21 +488,28 @@ static pid_t fork_common(pid_t (*real)(void), enum pt_call call)
 	pid_t self = pt.ready ? pt_sys_getpid() : 0;
 	int from_owner = self && self == pt.owner;
 	pid_t r;
-	int saved;
+	int saved, slot;
 
 	if (!real) {
 		errno = ENOSYS;
 		return -1;
 	}
+	/* Where the child's EXEC will wait for us (mailbox.c). */
+	slot = from_owner && pt.fd >= 0 && !pt.spool && !pt.off ?
+	       pt_mbox_reserve() : -1;
 	r = real();
 	saved = errno;
 	if (r == 0) {
 		/* Only a child of the owner takes the state over; a child of a
 		 * foreign process stays foreign. */
-		if (from_owner)
+		if (from_owner) {
 			pt_conn_after_fork(t);
-	} else if (r > 0) {
-		send_fork(r, call, t, self);
+			pt.mbox_slot = slot + 1;
+		}
+	} else {
+		pt_mbox_forked(slot, r);
+		if (r > 0)
+			send_fork(r, call, t, self);
 	}
 	errno = saved;
 	return r;
@@ -566,11 +584,11 @@ PT_EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
 
 static void send_reap(pid_t child, int status, const struct rusage *ru)
 {
-	unsigned char buf[PT_DEFER_BYTES + 128];
+	unsigned char buf[PT_DEFER_BYTES + PT_MBOX_BYTES + 128];
 	struct pt_chan ch;
 	struct pt_body b;
 	uint64_t now;
-	size_t held;
+	size_t held = 0;
 
 	if (pt_chan_get(&ch, PT_USE_EVENT, 0) < 0)
 		return;
@@ -588,8 +606,13 @@ static void send_reap(pid_t child, int status, const struct rusage *ru)
 		pt_put64(b.fixed + 32, (uint64_t)ru->ru_maxrss);
 	}
 	now = pt_now_ns();
-	/* The child's SPAWN, if held, goes first, in the same message. */
-	if (child > 0 && ch.owner && (held = pt_defer_take(child, buf))) {
+	/* What was held for the child goes first, in the same message: its
+	 * SPAWN or FORK, then the EXEC it left in the mailbox. */
+	if (child > 0 && ch.owner) {
+		held = pt_defer_take(child, buf);
+		held += pt_mbox_take(&ch, child, buf + held);
+	}
+	if (held) {
 		size_t n = pt_encode_record(&ch, &b, now, buf + held,
 					    sizeof buf - held);
 		int saved = errno;

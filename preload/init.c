@@ -85,6 +85,7 @@ void pt_send_exit(int status, int how, pid_t self)
 	if (pt_chan_get(&ch, PT_USE_EVENT, self) < 0)
 		goto out;
 	pt_defer_flush(&ch);    /* SPAWNs of children never reaped */
+	pt_mbox_flush(&ch);     /* and the EXECs they left */
 	memset(&ru, 0, sizeof ru);
 	pt_sys_getrusage_self(&ru);
 	if (owner) {

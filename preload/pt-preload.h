@@ -31,6 +31,8 @@
 
 #define PT_DEFER_SLOTS 8        /* SPAWN and FORK frames held (defer.c) */
 #define PT_DEFER_BYTES 1536     /* a larger frame goes at once */
+#define PT_MBOX_SLOTS 16        /* fork children's EXECs kept (mailbox.c) */
+#define PT_MBOX_BYTES 4096      /* a slot; a larger EXEC goes at once */
 
 /* Connection to the collector (or spool file) a hook sends through. */
 struct pt_chan {
@@ -39,7 +41,9 @@ struct pt_chan {
 	int temp;               /* opened for this call; pt_chan_put closes */
 	pid_t pid;              /* getpid() of the caller: taken once per */
 	int owner;              /* hook, as it costs a system call; and */
-};                              /* whether pid is pt.owner */
+				/* whether pid is pt.owner */
+	int exec_left;          /* the EXEC went to the mailbox, not sent */
+};
 
 struct pt_state {
 	pid_t owner;            /* process this state belongs to */
@@ -80,6 +84,7 @@ struct pt_state {
 	int defer_state[PT_DEFER_SLOTS];
 	pid_t defer_child[PT_DEFER_SLOTS];
 	uint32_t defer_len[PT_DEFER_SLOTS];
+	int mbox_slot;          /* fork child: 1 + the slot its EXEC goes to */
 	uint32_t env_initials[8];       /* first letters of recorded names */
 	char pool[5 * PATH_MAX];
 };
@@ -207,6 +212,34 @@ PT_HIDDEN size_t pt_defer_take(pid_t child, unsigned char *out);
 PT_HIDDEN void pt_defer_flush(const struct pt_chan *ch);
 /* Fork child: drop the parent's held frames (the parent sends them). */
 PT_HIDDEN void pt_defer_forget(void);
+
+/* ---- fork children's EXEC frames, sent by the parent (mailbox.c) ---- */
+
+/*
+ * Owner, before a fork: reserve a slot for the child's EXEC.  Returns the
+ * slot, or -1 (none: the child will send its EXEC itself).
+ */
+PT_HIDDEN int pt_mbox_reserve(void);
+/* Owner, after the fork: the slot's child, or its release if none. */
+PT_HIDDEN void pt_mbox_forked(int slot, pid_t child);
+/*
+ * Fork child, about to exec: leave the EXEC record b (stamped t) in its
+ * slot.  Returns 0, or -1 if the caller must send it (no slot, closed,
+ * too big).
+ */
+PT_HIDDEN int pt_mbox_put(int slot, const struct pt_chan *ch,
+			  const struct pt_body *b, uint64_t t);
+/* The exec failed: send the EXEC left in the slot now, before the
+ * EXEC_FAILED.  Returns pt_chan_write()'s result, or -1 if none. */
+PT_HIDDEN int pt_mbox_unput(int slot, const struct pt_chan *ch);
+/*
+ * Owner: child was reaped.  Move the EXEC it left to out (PT_MBOX_BYTES)
+ * and free its slot.  Returns the EXEC's length, or 0 if none.
+ */
+PT_HIDDEN size_t pt_mbox_take(const struct pt_chan *ch, pid_t child,
+			      unsigned char *out);
+/* Owner, before its exec or EXIT: send what is there, close the rest. */
+PT_HIDDEN void pt_mbox_flush(const struct pt_chan *ch);
 
 /* ---- connections (conn.c) ---- */
 

@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "frame.h"
@@ -394,6 +395,148 @@ static void test_defer(void)
 	close(sv[1]);
 }
 
+/* An EXEC record of pid, as a fork child announces it. */
+static void exec_rec(struct pt_body *b, char **argv)
+{
+	memset(b, 0, sizeof *b);
+	b->type = PT_REC_EXEC;
+	b->fixed_len = 8;
+	pt_put32(b->fixed, 1);
+	pt_put32(b->fixed + 4, PT_CALL_EXECVE);
+	b->path = "/bin/true";
+	b->argv = argv;
+}
+
+/* The types and pids of the frames in one message on fd, or 0 frames. */
+static size_t drain_types(int fd, unsigned *types, pid_t *pids, size_t max)
+{
+	unsigned char buf[16384];
+	const unsigned char *p;
+	unsigned char *raw;
+	struct pt_record rec;
+	size_t k = 0;
+	ssize_t r = recv(fd, buf, sizeof buf, MSG_DONTWAIT);
+
+	for (p = buf; r > 0 && p < buf + r && k < max; k++) {
+		if (decode(&p, buf + r, &rec, &raw) < 0) {
+			CHECK(0, "a frame from the mailbox does not decode");
+			break;
+		}
+		types[k] = rec.hdr.type;
+		pids[k] = (pid_t)rec.hdr.pid;
+		pt_record_free(&rec);
+		free(raw);
+	}
+	return k;
+}
+
+/*
+ * mailbox.c, across a real fork: the child leaves its EXEC in the shared
+ * slot and exits; the parent, reaping it, gets the frame back exactly.
+ * A slot closed by the parent's flush makes the child send it itself; a
+ * failed exec takes the frame back; every reservation is freed again.
+ */
+static void test_mailbox(void)
+{
+	char *argv[] = { "true", "--child", NULL };
+	unsigned char out[PT_MBOX_BYTES];
+	struct pt_chan ch = { .owner = 1 };
+	unsigned types[8];
+	pid_t pids[8], child;
+	struct pt_body b;
+	int sv[2], slot, st, i, slots[PT_MBOX_SLOTS + 1];
+	size_t n;
+
+	socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv);
+	pt.owner = getpid();
+	ch.fd = sv[0];
+	ch.pid = getpid();
+
+	/* Left by the child, taken by the parent once. */
+	slot = pt_mbox_reserve();
+	CHECK(slot >= 0, "reserve");
+	child = fork();
+	if (child == 0) {
+		struct pt_chan c = { .owner = 1, .fd = -1, .pid = getpid() };
+
+		pt.owner = c.pid;
+		exec_rec(&b, argv);
+		_exit(pt_mbox_put(slot, &c, &b, 4242) == 0 ? 0 : 1);
+	}
+	pt_mbox_forked(slot, child);
+	waitpid(child, &st, 0);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the child left its EXEC");
+	CHECK(drain_types(sv[1], types, pids, 8) == 0, "nothing sent");
+	n = pt_mbox_take(&ch, child, out);
+	CHECK(n > 32, "taken: %zu bytes", n);
+	CHECK(pt_mbox_take(&ch, child, out) == 0, "taken once");
+	send(sv[0], out, n, 0);
+	CHECK(drain_types(sv[1], types, pids, 8) == 1 &&
+	      types[0] == PT_REC_EXEC && pids[0] == child,
+	      "the child's own EXEC, with its pid");
+
+	/* Closed by the parent's flush (its exec or EXIT): the child's put
+	 * fails, and it sends the EXEC itself. */
+	slot = pt_mbox_reserve();
+	pt_mbox_forked(slot, 777);
+	pt_mbox_flush(&ch);
+	CHECK(drain_types(sv[1], types, pids, 8) == 0, "nothing to flush yet");
+	exec_rec(&b, argv);
+	ch.pid = 777;
+	pt.owner = 777;
+	CHECK(pt_mbox_put(slot, &ch, &b, 4243) == -1, "a closed slot refuses");
+	ch.pid = getpid();
+	pt.owner = getpid();
+
+	/* A READY one is sent by the flush. */
+	slot = pt_mbox_reserve();
+	CHECK(slot >= 0, "reserve again (the closed slot was freed)");
+	pt_mbox_forked(slot, 778);
+	ch.pid = 778;
+	pt.owner = 778;
+	CHECK(pt_mbox_put(slot, &ch, &b, 4244) == 0, "put");
+	/* The exec failed: the frame comes back, sent before EXEC_FAILED. */
+	CHECK(pt_mbox_unput(slot, &ch) == 0, "unput");
+	CHECK(drain_types(sv[1], types, pids, 8) == 1 && pids[0] == 778,
+	      "unput sends it");
+	CHECK(pt_mbox_put(slot, &ch, &b, 4245) == 0, "put after unput");
+	ch.pid = getpid();
+	pt.owner = getpid();
+	pt_mbox_flush(&ch);
+	CHECK(drain_types(sv[1], types, pids, 8) == 1 && pids[0] == 778,
+	      "the flush sends the ready EXEC");
+
+	/* No child after all; a child that never exec'd; a frame too big. */
+	slot = pt_mbox_reserve();
+	pt_mbox_forked(slot, -1);
+	slot = pt_mbox_reserve();
+	pt_mbox_forked(slot, 779);
+	CHECK(pt_mbox_take(&ch, 779, out) == 0, "nothing from 779");
+	{
+		static char big[PT_MBOX_BYTES];
+		char *big_argv[] = { big, NULL };
+
+		memset(big, 'x', sizeof big - 1);
+		slot = pt_mbox_reserve();
+		pt_mbox_forked(slot, 780);
+		exec_rec(&b, big_argv);
+		ch.pid = 780;
+		CHECK(pt_mbox_put(slot, &ch, &b, 4246) == -1, "too big");
+		ch.pid = getpid();
+		CHECK(pt_mbox_take(&ch, 780, out) == 0, "nothing from 780");
+	}
+	/* Every slot is free again: all of them can be reserved, no more. */
+	for (i = 0; i <= PT_MBOX_SLOTS; i++)
+		slots[i] = pt_mbox_reserve();
+	for (i = 0; i < PT_MBOX_SLOTS; i++)
+		CHECK(slots[i] >= 0, "slot %d free again", i);
+	CHECK(slots[PT_MBOX_SLOTS] == -1, "all taken");
+	for (i = 0; i < PT_MBOX_SLOTS; i++)
+		pt_mbox_forked(slots[i], -1);
+	close(sv[0]);
+	close(sv[1]);
+}
+
 static void test_damage(void)
 {
 	unsigned char f[64];
@@ -447,6 +590,7 @@ int main(void)
 	test_large(1, 1);
 	test_damage();
 	test_defer();
+	test_mailbox();
 	if (failures)
 		fprintf(stderr, "%d failures\n", failures);
 	else
