@@ -116,6 +116,20 @@ static char *append_u64(char *p, char *end, uint64_t v)
 }
 
 /*
+ * The time in a spool file's name: CLOCK_MONOTONIC through libc rather
+ * than pt_now_ns()'s system call.  The spool is the rare path, and a
+ * clock_gettime() preloaded before us can fix the name in advance, which
+ * is how rel-security plants a link at it.
+ */
+static uint64_t spool_stamp(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/*
  * A spool file of our own: O_EXCL|O_NOFOLLOW so that nothing planted at
  * the name is followed or reused.
  */
@@ -131,7 +145,7 @@ static int open_spool(pid_t self)
 	p = append(p, end, "/proftrace-");
 	p = append_u64(p, end, (uint64_t)self);
 	p = append(p, end, "-");
-	p = append_u64(p, end, pt_now_ns());
+	p = append_u64(p, end, spool_stamp());
 	p = append(p, end, ".ptspool");
 	if (p == end)
 		return -1;
