@@ -25,7 +25,9 @@ sides alike.  Stages:
   5 size    capture bytes per execution, and against the CSV
 
 The hand-written part of doc/performance.md (everything after the line
-MARKER below) is kept when the file is rewritten.
+MARKER below) is kept when the file is rewritten.  bench/floor.py runs the
+spawn loop alone with many more rounds, for ratios that eleven rounds
+leave within their noise.
 """
 
 import argparse
