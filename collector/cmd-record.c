@@ -74,7 +74,8 @@ static const char help_text[] =
 	"  -o, --output CAPTURE  the capture to write (default\n"
 	"                        proftrace-YYYYmmdd-HHMMSS.ptcap here)\n"
 	"  --csv FILE            also write FILE as CSV ('-': standard output)\n"
-	"  -q, --quiet           no status line, no summary\n"
+	"  -q, --quiet           once COMMAND runs, print nothing: no status\n"
+	"                        line, summary or collector messages\n"
 	"  --force               overwrite CAPTURE if it exists\n"
 	"  --redact REGEX        replace what REGEX (POSIX extended) matches in\n"
 	"                        command lines by *** in the CSV and summary\n"
@@ -441,6 +442,9 @@ static int run(int argc, char **argv)
 	}
 	if (r.child == 0)
 		exec_child(o.command, u.preload, u.sock, &in);
+	/* -q: from here on, only COMMAND speaks (proftrace-record.1). */
+	if (o.quiet)
+		pt_warn_mute();
 
 	if (pt_server_run(u.s, TICK_NS, on_tick, &r) < 0)
 		ok = 0;
