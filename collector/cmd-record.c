@@ -349,7 +349,7 @@ static int set_up(struct setup *u, const struct record_opts *o)
 	}
 	if (!(u->lib = pt_rundir_find_lib()) ||
 	    !(u->rundir = pt_rundir_make_run()) ||
-	    !(u->visible = pt_rundir_visible_lib(u->lib, u->rundir)))
+	    !(u->visible = pt_rundir_visible_lib(u->lib)))
 		return -1;
 	u->preload = pt_preload_value(getenv("LD_PRELOAD"), u->visible);
 	u->sock = pt_xmalloc(strlen(u->rundir) + sizeof "/" PT_SOCKET_NAME);
