@@ -10,6 +10,10 @@ the untraced run, byte for byte:
    deleted its copy of the library with its run directory);
  - a command run as another user from root: su USER -c, su - USER,
    runuser, setpriv --reuid (the copy was in a 0700 directory) (root);
+ - a sandbox that hides the copy: bwrap --tmpfs /tmp, and chroot into a
+   directory that holds a shell and its libraries but not /tmp (root):
+   no place can be seen there, so the exec hooks leave the library out
+   of LD_PRELOAD when the image to come could not open it;
 and the copy is checked before it is used (S7; root, with a uid made for
 the test): a symbolic link, a directory of another user or one open to
 others at its place is refused, a file of the wrong contents or owner at
@@ -73,6 +77,44 @@ def background(a, d):
           "record ended: output differs traced:\nuntraced: %r\ntraced:   %r"
           % (results[False], results[True]))
     log("%-40s traced = untraced" % "background exec after record ended")
+
+
+def sandboxes(a, d):
+    bwrap = ["bwrap", "--ro-bind", "/", "/", "--tmpfs", "/tmp", "--proc",
+             "/proc", "--dev", "/dev", "sh", "-c", PROBE]
+    r = ptrel.run(bwrap, env=ptrel.untraced_env())
+    if r.returncode == 2 and b"out" in r.stdout:
+        same_run(a, d, "bwrap --tmpfs /tmp", bwrap)
+        # A library of the user's own stays in LD_PRELOAD, alone (libm:
+        # it interposes nothing, unlike libc ahead of the hooks).
+        libc = [l for l in libraries("/bin/sh") if "/libc.so" in l][0]
+        own = os.path.join(os.path.dirname(libc), "libm.so.6")
+        same_run(a, d, "bwrap, LD_PRELOAD=" + own, bwrap[:-1] + [
+            PROBE + '; echo "LD_PRELOAD=$LD_PRELOAD"'],
+            env=ptrel.untraced_env({"PROFTRACE_LIB": a.lib,
+                                    "LD_PRELOAD": own}))
+    else:
+        log("SKIP bwrap: it does not run here: %r" % r.stderr)
+    if not ptrel.is_root():
+        log("SKIP chroot: needs root")
+        return
+    root = d + "/chroot"
+    for path in ["/bin/sh", "/bin/ls"] + libraries("/bin/sh", "/bin/ls"):
+        os.makedirs(root + os.path.dirname(path), exist_ok=True)
+        shutil.copy(path, root + path)
+    same_run(a, d, "chroot DIR /bin/sh", ["chroot", root, "/bin/sh", "-c",
+                                          PROBE])
+
+
+def libraries(*programs):
+    """What ldd says the programs load, ld.so included."""
+    libs = set()
+    for prog in programs:
+        out = ptrel.run(["ldd", prog], env=ptrel.untraced_env()).stdout
+        for word in out.decode().split():
+            if word.startswith("/"):
+                libs.add(word)
+    return sorted(libs)
 
 
 class User:
@@ -176,6 +218,7 @@ def main():
     d = ptrel.tmpdir("visible")
     os.chmod(d, 0o755)                  # the test user reads the probe
     background(a, d)
+    sandboxes(a, d)
     if not ptrel.is_root():
         ptrel.skip("the other users' cases need root (useradd)")
     u = User()
