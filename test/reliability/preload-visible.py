@@ -82,8 +82,8 @@ def background(a, d):
 def sandboxes(a, d):
     bwrap = ["bwrap", "--ro-bind", "/", "/", "--tmpfs", "/tmp", "--proc",
              "/proc", "--dev", "/dev", "sh", "-c", PROBE]
-    r = ptrel.run(bwrap, env=ptrel.untraced_env())
-    if r.returncode == 2 and b"out" in r.stdout:
+    r = shutil.which("bwrap") and ptrel.run(bwrap, env=ptrel.untraced_env())
+    if r and r.returncode == 2 and b"out" in r.stdout:
         same_run(a, d, "bwrap --tmpfs /tmp", bwrap)
         # A library of the user's own stays in LD_PRELOAD, alone (libm:
         # it interposes nothing, unlike libc ahead of the hooks).
@@ -94,7 +94,8 @@ def sandboxes(a, d):
             env=ptrel.untraced_env({"PROFTRACE_LIB": a.lib,
                                     "LD_PRELOAD": own}))
     else:
-        log("SKIP bwrap: it does not run here: %r" % r.stderr)
+        log("SKIP bwrap: not installed or not working here: %r"
+            % (r and r.stderr))
     if not ptrel.is_root():
         log("SKIP chroot: needs root")
         return
