@@ -292,7 +292,7 @@ char *pt_rundir_visible_lib(const char *lib)
 	unsigned char *data = NULL;
 	char name[64];
 	size_t n;
-	int dfd = -1, out;
+	int dfd = -1, out, err;
 
 	if (!strncmp(lib, "/usr/", 5))
 		return pt_xstrdup(lib);
@@ -328,7 +328,9 @@ done:
 	pt_sb_release(&tmp);
 	return pt_sb_detach(&dst, NULL);
 unlink_fail:
+	err = errno;
 	unlink(tmp.buf);
+	errno = err;
 copy_fail:
 	pt_warn("cannot copy %s to %s (where build sandboxes and other users "
 		"can read it): %s", lib, dir.buf, strerror(errno));
