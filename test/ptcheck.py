@@ -54,7 +54,9 @@ SIGNALS = {"SIGHUP": 1, "SIGINT": 2, "SIGQUIT": 3, "SIGILL": 4, "SIGTRAP": 5,
 
 STR = r'"((?:\\x[0-9a-f]{2})*)"'
 EXEC_RE = re.compile(r'^(\d+) +execve(?:at)?\((?:[^,"]+, )?' + STR + r', \[(.*?)\]')
-RET_RE = re.compile(r'= (-?\d+)(?: (\w+))?')
+# --decode-pids=pidns: a pid of another pid namespace (what fork returns
+# inside bwrap --unshare-pid) comes with strace's own pid for it.
+RET_RE = re.compile(r"= (-?\d+)(?: (\w+))?(?: /\* (\d+) in strace's PID NS \*/)?")
 CLONE_RE = re.compile(r'^(\d+) +(clone3?|vfork|fork)\(')
 RESUMED_RE = re.compile(r'^(\d+) +<\.\.\. (\w+) resumed>')
 EXITED_RE = re.compile(r'^(\d+) +\+\+\+ exited with (\d+) \+\+\+')
@@ -79,7 +81,7 @@ def parse_strace(path):
         m = RET_RE.search(text[text.rfind(")"):] if ")" in text else text)
         if not m:
             return
-        ret = int(m.group(1))
+        ret = int(m.group(3) or m.group(1))
         if call in ("clone", "clone3", "fork", "vfork"):
             if ret > 0 and "CLONE_THREAD" in text:
                 threads[ret] = threads.get(pid, pid)
@@ -184,7 +186,7 @@ def main():
         k, _, v = kv.partition("=")
         env[k] = v
     cmd = [a.proftrace, "record", "--quiet", "-o", cap, "--csv", out, "--",
-           "strace", "-f", "-q", "-v", "-xx", "-s", "16777216",
+           "strace", "-f", "-q", "-v", "-xx", "-s", "16777216", "--decode-pids=pidns",
            "-e", "trace=process", "-o", st, "--"] + a.command
     r = subprocess.run(cmd, env=env)
     if r.returncode != a.expect_rc:

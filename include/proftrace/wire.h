@@ -94,7 +94,9 @@ struct pt_rec_hello {                   /* 32 bytes */
 	uint32_t ppid;
 	uint32_t uid;                   /* 0: the collector takes SO_PEERCRED */
 	uint32_t kind;                  /* enum pt_hello_kind */
-	uint32_t reserved;
+	uint32_t pidns;                 /* inode of the sender's pid namespace
+					 * (/proc/self/ns/pid), 0 if unknown:
+					 * pids in records are in that one */
 	uint64_t realtime_ns;           /* CLOCK_REALTIME at time_ns */
 	uint64_t start_ns;              /* CLOCK_MONOTONIC when the image or the
 					 * forked child began (<= header time) */
