@@ -139,7 +139,7 @@ static void put_row(const struct pt_model *m, const struct pt_exec *e,
 		}
 		pt_quote_csv(sb, cmd->buf);
 	}
-	pt_sb_addch(sb, '\n');
+	pt_sb_addstr(sb, e->flags & PT_EXF_END_UNKNOWN ? ",1\n" : ",\n");
 }
 
 static int flush(struct pt_sb *sb, FILE *f)
@@ -248,9 +248,10 @@ void pt_model_print_summary(const struct pt_model *m, FILE *f)
 	for (i = 0; i < ntop; i++) {
 		command_of(top[i], &cmd);
 		shorten(&cmd, SUMMARY_WIDTH);
-		fprintf(f, "  %9.3f s  %s\n",
+		fprintf(f, "  %9.3f s  %s%s\n",
 			(double)(top[i]->end_ns - top[i]->start_ns) / 1e9,
-			cmd.buf);
+			cmd.buf, top[i]->flags & PT_EXF_END_UNKNOWN ?
+			"  [unfinished]" : "");
 	}
 	pt_sb_release(&cmd);
 }

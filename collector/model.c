@@ -2378,6 +2378,20 @@ static void meta_offset(struct build *b)
 	b->have_offset = 2;
 }
 
+/* The capture's end (collector's clock), if it says; else its last event. */
+static void meta_end(struct build *b)
+{
+	const char *s = meta_get(&b->p->meta[b->capture], "end_monotonic_ns");
+	char *end;
+	unsigned long long v;
+
+	if (!s)
+		return;
+	v = strtoull(s, &end, 10);
+	if (!*end && end != s)
+		note_time(b, v);
+}
+
 int pt_model_add_capture(struct pt_model *m, const char *path)
 {
 	struct pt_model_priv *p = m->priv;
@@ -2402,6 +2416,7 @@ int pt_model_add_capture(struct pt_model *m, const char *path)
 	if (rc < 0)
 		m->damaged = 1;
 	meta_offset(&b);
+	meta_end(&b);
 	resolve_ns(&b);
 	keep_eof_conns(&b);
 	run_pids(&b);
