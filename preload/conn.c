@@ -306,6 +306,7 @@ void pt_conn_start_image(char *const *argv, char *const *envp)
 {
 	struct pt_chan ch;
 	struct pt_body b;
+	char exe[PATH_MAX];
 	/* The HELLO is stamped with the image's start, not a second clock
 	 * reading a few microseconds later: start_ns then costs the capture
 	 * one byte instead of three of noise. */
@@ -329,6 +330,17 @@ void pt_conn_start_image(char *const *argv, char *const *envp)
 	hello_body(&b, PT_HELLO_IMAGE, pt.start_ns, now, pt.start_realtime_ns,
 		   pt.owner);
 	b.exe = (const char *)getauxval(AT_EXECFN);
+	/* fexecve and execveat(dirfd, ...) name the program by a descriptor
+	 * gone by now ("/dev/fd/3", "/dev/fd/3/sh"): the kernel's path is
+	 * the one to keep. */
+	if (b.exe && !pt_strncmp(b.exe, "/dev/fd/", 8)) {
+		ssize_t n = pt_sys_readlink("/proc/self/exe", exe, sizeof exe - 1);
+
+		if (n > 0) {
+			exe[n] = '\0';
+			b.exe = exe;
+		}
+	}
 	b.argv = argv;
 	b.envp = envp;
 	b.want_cwd = 1;

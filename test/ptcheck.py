@@ -290,6 +290,10 @@ def main():
             want = execs
         for r in want:
             seen.add(id(r))
+            # fexecve and execveat(dirfd) name a descriptor, not a file.
+            if r["exe"].startswith("/dev/fd/"):
+                problems.append(f"pid {pid} ({r['argv'][:1]}): exe is "
+                                f"{r['exe']!r}, not the program's path")
             if r["ppid"] != parent:
                 problems.append(f"pid {pid} ({r['argv'][:1]}): parent {parent}, "
                                 f"recorded ppid {r['ppid']}")

@@ -70,7 +70,8 @@ enum pt_rec_type {
 
 /* Tail item tags. */
 enum pt_tag {
-	PT_TAG_EXE  = 1,                /* executable path (AT_EXECFN for HELLO) */
+	PT_TAG_EXE  = 1,                /* executable path (AT_EXECFN for HELLO,
+					 * /proc/self/exe if that is /dev/fd/) */
 	PT_TAG_ARG  = 2,                /* one argv element, in order */
 	PT_TAG_CWD  = 3,                /* working directory */
 	PT_TAG_ENV  = 4,                /* NAME=value of an allowlisted variable */
