@@ -180,6 +180,7 @@ int pt_record_parse(const struct pt_frame_header *hdr,
 		case PT_TAG_ARGV_TRUNCATED:
 			rec->argv_truncated = atoi(s);
 			break;
+		case PT_TAG_CPU_BEFORE: rec->cpu_before = s; break;
 		default: break;         /* unknown tags are skipped */
 		}
 		pos += strlen(s) + 2;

@@ -597,6 +597,7 @@ struct ev {                             /* millions of these: keep it small */
 struct hello_x {                        /* what a HELLO carries beyond ev */
 	uint64_t start;
 	uint32_t exe, cwd, argv, env, conn;
+	uint32_t before;                /* cpu3 of CPU_BEFORE, or NONE */
 	uint16_t kind, trunc;
 };
 
@@ -667,6 +668,8 @@ enum img_flag {
 struct img {
 	uint64_t start, end;
 	uint32_t cpu;                   /* rusage: index in build.cpu, or NONE */
+	uint32_t fork_cpu;              /* CPU of the fork phase folded into
+					 * it, for its parent: cpu3, or NONE */
 	/* Until the images are resolved; then what emit() needs of their
 	 * process, which goes away first (see there). */
 	union { uint32_t proc; uint32_t pid; };
@@ -871,6 +874,8 @@ struct pev {
 	struct pstr exe, cwd, path;
 	const struct pstr *argv, *env;  /* rec.argc, rec.envc entries */
 	uint32_t argv_hash, env_hash;   /* vec_hash of argv, env */
+	uint64_t before_ut, before_st;  /* HELLO's CPU_BEFORE, if have_before */
+	int have_before;
 	size_t size;                    /* bytes from this event to the next */
 };
 
@@ -961,6 +966,14 @@ static int batch_add(struct batch *bt, const struct pt_cap_event *ev)
 		pe->rec = *r;
 		pe->rec.argv = pe->rec.env = NULL;
 		pe->rec.exe = pe->rec.cwd = pe->rec.path = NULL;
+		pe->rec.cpu_before = NULL;
+		if (r->cpu_before) {
+			char *end;
+
+			pe->before_ut = strtoull(r->cpu_before, &end, 10);
+			pe->before_st = strtoull(end, &end, 10);
+			pe->have_before = !*end;
+		}
 		pe->exe = exe;
 		pe->cwd = cwd;
 		pe->path = path;
@@ -1201,6 +1214,8 @@ static void add_frame(struct build *b, const struct pev *cev)
 			hx->cwd = intern_opt(b, &cev->cwd, NONE);
 		}
 		hx->trunc = r->argv_truncated != 0;
+		hx->before = cev->have_before ?
+			     new_cpu(b, cev->before_ut, cev->before_st, 0) : NONE;
 		break;
 	case PT_REC_EXEC:
 		e = new_ev(b, E_EXEC, pid, t);
@@ -1479,7 +1494,7 @@ static uint32_t new_img(struct build *b, uint32_t proc, enum img_kind kind,
 	memset(im, 0, sizeof *im);
 	im->kind = (uint8_t)kind;
 	im->start = start;
-	im->cpu = NONE;
+	im->cpu = im->fork_cpu = NONE;
 	im->exit_code = -1;
 	im->signal = -1;
 	im->proc = proc;
@@ -1690,6 +1705,7 @@ static void ev_hello(struct pidpass *pp, const struct ev *e)
 	uint64_t s = hx->start;
 	uint32_t p = pp->cur, i, pend = NONE;
 	struct img *im;
+	int after_fork = 0;
 
 	if (hx->kind != PT_HELLO_IMAGE) {
 		/* A fork child's own connection: the child the parent's FORK
@@ -1732,9 +1748,14 @@ static void ev_hello(struct pidpass *pp, const struct ev *e)
 		pend = b->img[prev].pending;
 		if (b->img[prev].kind == IK_EXEC && s < b->img[prev].start)
 			s = b->img[prev].start;
+		after_fork = b->img[prev].kind == IK_FORK;
 		i = exec_img(b, p, s);
 	}
 	im = &b->img[i];
+	/* The first image after a fork: what the process ran before it is
+	 * its fork phase, whose slot exec_img() may have given away. */
+	if (after_fork)
+		im->fork_cpu = hx->before;
 	im->exe = hx->exe;
 	im->cwd = hx->cwd;
 	im->argv = hx->argv;
@@ -2134,6 +2155,28 @@ static int64_t epoch(const struct build *b, uint64_t mono)
 	return t < 0 ? 0 : t;
 }
 
+/*
+ * A fork phase's CPU (cpu3 c) is its parent's work (a subshell's loop is
+ * the shell's code), as the parent holds its children in the tree: it
+ * counts there, or in e itself for a root.
+ */
+static void add_fork_cpu(struct build *b, struct pt_exec *e, uint32_t c)
+{
+	struct pt_exec *to = e->parent ? e->parent : e;
+	uint64_t ut = b->cpu[c].ut, st = b->cpu[c].st;
+
+	if (b->cpu[c].ut == CPU_BIG) {
+		ut = b->big[b->cpu[c].st].ut;
+		st = b->big[b->cpu[c].st].st;
+	}
+	if (to->utime_us < 0 && to->stime_us < 0)
+		to->utime_us = to->stime_us = 0;
+	if (to->utime_us >= 0)
+		to->utime_us += (int64_t)ut;
+	if (to->stime_us >= 0)
+		to->stime_us += (int64_t)st;
+}
+
 static void emit(struct build *b)
 {
 	struct pt_model_priv *p = b->p;
@@ -2217,6 +2260,9 @@ static void emit(struct build *b)
 		if (out[i])
 			out[i]->parent = par != NONE ? out[par] : NULL;
 	}
+	for (i = 0; i < b->nimg; i++)
+		if (out[i] && b->img[i].fork_cpu != NONE)
+			add_fork_cpu(b, out[i], b->img[i].fork_cpu);
 	free(out);
 	pt_sb_release(&tmp);
 }

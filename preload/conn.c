@@ -302,11 +302,20 @@ static void adopt(struct pt_chan *ch)
 	ch->temp = 0;
 }
 
+/* Decimal digits of v ending at end (exclusive); returns the first. */
+static char *put_dec(char *end, uint64_t v)
+{
+	do
+		*--end = (char)('0' + v % 10);
+	while (v /= 10);
+	return end;
+}
+
 void pt_conn_start_image(char *const *argv, char *const *envp)
 {
 	struct pt_chan ch;
 	struct pt_body b;
-	char exe[PATH_MAX];
+	char exe[PATH_MAX], cpu[48];
 	/* The HELLO is stamped with the image's start, not a second clock
 	 * reading a few microseconds later: start_ns then costs the capture
 	 * one byte instead of three of noise. */
@@ -344,6 +353,15 @@ void pt_conn_start_image(char *const *argv, char *const *envp)
 	b.argv = argv;
 	b.envp = envp;
 	b.want_cwd = 1;
+	/* What the process ran before this image (a fork child's work up to
+	 * its exec) is in its rusage now, and in no record otherwise. */
+	if (pt.base_utime_us || pt.base_stime_us) {
+		char *s = put_dec(cpu + sizeof cpu - 1, pt.base_stime_us);
+
+		cpu[sizeof cpu - 1] = '\0';
+		*--s = ' ';
+		b.cpu_before = put_dec(s, pt.base_utime_us);
+	}
 	if (pt_send_record(&ch, &b, now) < 0 && !ch.spool) {
 		pt_sys_close(pt.fd);    /* collector stalled: stop waiting */
 		pt.fd = -1;

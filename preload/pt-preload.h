@@ -171,6 +171,7 @@ struct pt_body {
 	unsigned char fixed[40];        /* fixed part, already little-endian */
 	size_t fixed_len;
 	const char *exe, *path, *cwd;   /* optional tail items */
+	const char *cpu_before;         /* HELLO: PT_TAG_CPU_BEFORE */
 	int want_cwd;                   /* no cwd: getcwd() into the frame */
 	char *const *argv;              /* optional, NULL-terminated */
 	char *const *envp;              /* HELLO: filtered through the allowlist */

@@ -77,6 +77,9 @@ enum pt_tag {
 	PT_TAG_ENV  = 4,                /* NAME=value of an allowlisted variable */
 	PT_TAG_PATH = 5,                /* path or file name given to exec/spawn */
 	PT_TAG_ARGV_TRUNCATED = 6,      /* argv was cut; value: original argc */
+	PT_TAG_CPU_BEFORE = 7,          /* HELLO IMAGE: "UTIME_US STIME_US", the
+					 * process's CPU before this image (its
+					 * fork phase, earlier images) */
 };
 
 /*
