@@ -83,12 +83,19 @@ static void put_field(struct pt_sb *sb, const char *s)
 	pt_sb_addch(sb, ',');
 }
 
+/* An empty argv (execve(path, {NULL})) stays empty: shlex.split gives
+ * back exactly [] (the summary, for people, names the program). */
 static void command_of(const struct pt_exec *e, struct pt_sb *cmd)
 {
 	pt_sb_reset(cmd);
 	if (e->argc)
 		pt_exec_quote(e, cmd);
-	else
+}
+
+static void summary_command(const struct pt_exec *e, struct pt_sb *cmd)
+{
+	command_of(e, cmd);
+	if (!e->argc)
 		pt_quote_shell(cmd, e->exe);
 }
 
@@ -246,7 +253,7 @@ void pt_model_print_summary(const struct pt_model *m, FILE *f)
 		return;
 	fprintf(f, "slowest commands:\n");
 	for (i = 0; i < ntop; i++) {
-		command_of(top[i], &cmd);
+		summary_command(top[i], &cmd);
 		shorten(&cmd, SUMMARY_WIDTH);
 		fprintf(f, "  %9.3f s  %s%s\n",
 			(double)(top[i]->end_ns - top[i]->start_ns) / 1e9,
