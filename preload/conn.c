@@ -206,10 +206,30 @@ int pt_chan_write(const struct pt_chan *ch, const void *buf, size_t len)
 	}
 }
 
+/*
+ * Inode of the caller's pid namespace, 0 if /proc is not there.  The pids
+ * a process sees are its namespace's, the collector's are its own
+ * (SO_PEERCRED): with this the collector tells apart two sandboxes whose
+ * processes have the same pids.
+ */
+static uint32_t pidns_of_self(void)
+{
+	char buf[32];
+	ssize_t n = pt_sys_readlink("/proc/self/ns/pid", buf, sizeof buf - 1);
+	uint32_t ino = 0;
+	ssize_t i;
+
+	if (n <= 5 || memcmp(buf, "pid:[", 5))
+		return 0;
+	for (i = 5; i < n && buf[i] >= '0' && buf[i] <= '9'; i++)
+		ino = ino * 10 + (uint32_t)(buf[i] - '0');
+	return ino;
+}
+
 /* realtime_ns must be read next to now: the collector takes the offset
- * between the two for the process's clock. */
+ * between the two for the process's clock.  self: the sender's pid. */
 static void hello_body(struct pt_body *b, uint32_t kind, uint64_t start_ns,
-		       uint64_t now, uint64_t realtime_ns)
+		       uint64_t now, uint64_t realtime_ns, pid_t self)
 {
 	memset(b, 0, sizeof *b);
 	b->type = PT_REC_HELLO;
@@ -217,6 +237,20 @@ static void hello_body(struct pt_body *b, uint32_t kind, uint64_t start_ns,
 	pt_put32(b->fixed + 0, (uint32_t)pt_sys_getppid());
 	/* uid (+4) stays 0: the collector has it from SO_PEERCRED. */
 	pt_put32(b->fixed + 8, kind);
+	/* A fork child changes namespace only as the first process of a new
+	 * one (unshare --fork): pid 1.  A foreign process (clone, vfork) may
+	 * be anywhere.  Only the owner keeps the value: a vfork child shares
+	 * its parent's memory. */
+	if (kind == PT_HELLO_IMAGE || kind == PT_HELLO_FOREIGN ||
+	    (self == 1 && kind == PT_HELLO_FORK)) {
+		uint32_t ns = pidns_of_self();
+
+		if (self == pt.owner)
+			pt.pidns = ns;
+		pt_put32(b->fixed + 12, ns);
+	} else {
+		pt_put32(b->fixed + 12, pt.pidns);
+	}
 	pt_put64(b->fixed + 16, realtime_ns);
 	pt_put64(b->fixed + 24, start_ns ? start_ns : now);
 }
@@ -238,7 +272,7 @@ int pt_conn_open(struct pt_chan *ch, uint32_t hello_kind, uint64_t start_ns,
 	}
 	if (ch->fd < 0)
 		return -1;
-	hello_body(&b, hello_kind, start_ns, now, realtime_ns);
+	hello_body(&b, hello_kind, start_ns, now, realtime_ns, self);
 	b.want_cwd = hello_kind != PT_HELLO_AUX;
 	if (pt_send_record(ch, &b, now) < 0) {
 		pt_chan_put(ch);
@@ -268,10 +302,20 @@ static void adopt(struct pt_chan *ch)
 	ch->temp = 0;
 }
 
+/* Decimal digits of v ending at end (exclusive); returns the first. */
+static char *put_dec(char *end, uint64_t v)
+{
+	do
+		*--end = (char)('0' + v % 10);
+	while (v /= 10);
+	return end;
+}
+
 void pt_conn_start_image(char *const *argv, char *const *envp)
 {
 	struct pt_chan ch;
 	struct pt_body b;
+	char exe[PATH_MAX], cpu[48];
 	/* The HELLO is stamped with the image's start, not a second clock
 	 * reading a few microseconds later: start_ns then costs the capture
 	 * one byte instead of three of noise. */
@@ -292,11 +336,32 @@ void pt_conn_start_image(char *const *argv, char *const *envp)
 		return;
 	}
 	adopt(&ch);
-	hello_body(&b, PT_HELLO_IMAGE, pt.start_ns, now, pt.start_realtime_ns);
+	hello_body(&b, PT_HELLO_IMAGE, pt.start_ns, now, pt.start_realtime_ns,
+		   pt.owner);
 	b.exe = (const char *)getauxval(AT_EXECFN);
+	/* fexecve and execveat(dirfd, ...) name the program by a descriptor
+	 * gone by now ("/dev/fd/3", "/dev/fd/3/sh"): the kernel's path is
+	 * the one to keep. */
+	if (b.exe && !pt_strncmp(b.exe, "/dev/fd/", 8)) {
+		ssize_t n = pt_sys_readlink("/proc/self/exe", exe, sizeof exe - 1);
+
+		if (n > 0) {
+			exe[n] = '\0';
+			b.exe = exe;
+		}
+	}
 	b.argv = argv;
 	b.envp = envp;
 	b.want_cwd = 1;
+	/* What the process ran before this image (a fork child's work up to
+	 * its exec) is in its rusage now, and in no record otherwise. */
+	if (pt.base_utime_us || pt.base_stime_us) {
+		char *s = put_dec(cpu + sizeof cpu - 1, pt.base_stime_us);
+
+		cpu[sizeof cpu - 1] = '\0';
+		*--s = ' ';
+		b.cpu_before = put_dec(s, pt.base_utime_us);
+	}
 	if (pt_send_record(&ch, &b, now) < 0 && !ch.spool) {
 		pt_sys_close(pt.fd);    /* collector stalled: stop waiting */
 		pt.fd = -1;
@@ -313,6 +378,12 @@ void pt_conn_after_fork(uint64_t fork_ns)
 	pt.exit_sent = 0;
 	pt.mbox_slot = 0;
 	pt_defer_forget();
+	/* The first process of a new pid namespace (unshare --fork): the
+	 * parent's connection speaks of the parent's pids, not of ours. */
+	if (pt.owner == 1 && pt.fd >= 0) {
+		pt_sys_close(pt.fd);
+		pt.fd = -1;
+	}
 }
 
 /*
@@ -345,8 +416,11 @@ int pt_chan_get(struct pt_chan *ch, enum pt_chan_use use, pid_t self)
 	ch->pid = self ? self : pt_sys_getpid();
 	ch->owner = ch->pid == pt.owner;
 	if (!ch->owner) {
-		/* Foreign: read-only use of pt, else a connection of our own. */
-		if (owned_fd_valid()) {
+		/* Foreign: read-only use of pt, else a connection of our own.
+		 * The owner's connection says which pid namespace its frames
+		 * are in: a copy in another one (bwrap's pid 1 and its
+		 * children) needs a connection of its own. */
+		if (owned_fd_valid() && pidns_of_self() == pt.pidns) {
 			ch->fd = pt.fd;
 			return 0;
 		}

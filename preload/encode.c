@@ -126,6 +126,8 @@ static void emit_body(struct enc *e, const struct pt_body *b)
 	for (p = b->envp; p && *p; p++)
 		if (pt_env_recorded(*p))
 			enc_item(e, PT_TAG_ENV, *p);
+	if (b->cpu_before)
+		enc_item(e, PT_TAG_CPU_BEFORE, b->cpu_before);
 }
 
 static void put_header(unsigned char *h, const struct pt_chan *ch,

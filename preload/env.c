@@ -86,6 +86,27 @@ static int is_ours(const char *p, size_t k)
 							   12);
 }
 
+/*
+ * Does LD_PRELOAD's list name a copy of the library other than ours (len
+ * bytes at entry)?  Then another collector (a `proftrace record` run
+ * under this one) set the environment up for itself.
+ */
+static int list_has_other_copy(const char *list, const char *entry,
+			       size_t len)
+{
+	const char *p = list;
+
+	while (*p) {
+		size_t k = pt_strcspn(p, ": ");
+
+		if (is_ours(p, k) && (k != len || pt_strncmp(p, entry, len)))
+			return 1;
+		p += k;
+		p += *p != '\0';
+	}
+	return 0;
+}
+
 /* Our own item of LD_PRELOAD, as written there (it may hold $LIB). */
 static void find_preload_entry(const char *preload)
 {
@@ -330,6 +351,10 @@ char *const *pt_env_repair(char *const *envp, size_t n, char **out,
 		else if (!pt_strncmp(e, PT_ENV_LIST "=", sizeof PT_ENV_LIST))
 			have_list = 1;
 	}
+	/* One library per process: the innermost collector's.  Adding ours
+	 * beside another copy would load both, each reporting every event. */
+	if (pre && list_has_other_copy(pre + 11, entry, entry_len))
+		return envp;
 	need_pre = entry_len && (!pre || !list_has(pre + 11, entry,
 						    entry_len));
 	need_sock = pt.env_socket && !have_sock;

@@ -504,7 +504,8 @@ static pid_t fork_common(pid_t (*real)(void), enum pt_call call)
 		 * foreign process stays foreign. */
 		if (from_owner) {
 			pt_conn_after_fork(t);
-			pt.mbox_slot = slot + 1;
+			/* Not from a new pid namespace (see there). */
+			pt.mbox_slot = pt.owner == 1 ? 0 : slot + 1;
 		}
 	} else {
 		pt_mbox_forked(slot, r);

@@ -143,6 +143,10 @@ __attribute__((destructor)) static void pt_fini(void)
 	if (self == pt.owner)
 		pt_send_exit(pt.exit_status,
 			     pt.exit_how ? pt.exit_how : PT_EXIT_UNKNOWN, self);
+	else if (pt.exit_how == PT_EXIT_RETURN)
+		/* A clone child that returned from main (bwrap's pid 1):
+		 * nobody traced may wait for it. */
+		pt_send_exit(pt.exit_status, PT_EXIT_RETURN, self);
 }
 
 static int pt_main(int argc, char **argv, char **envp)

@@ -54,6 +54,7 @@ struct pt_state {
 	dev_t fd_dev;           /* identity of fd, checked before each use */
 	ino_t fd_ino;           /* because programs close and reuse fds */
 	int fork_pending;       /* fork child still on its parent's fd */
+	uint32_t pidns;         /* pid namespace inode, for HELLO (conn.c) */
 	uint64_t start_ns;      /* image start, or fork time */
 	/* CLOCK_REALTIME read next to the image's start_ns: the HELLO's
 	 * realtime_ns, so that the offset between the clocks it gives is
@@ -171,6 +172,7 @@ struct pt_body {
 	unsigned char fixed[40];        /* fixed part, already little-endian */
 	size_t fixed_len;
 	const char *exe, *path, *cwd;   /* optional tail items */
+	const char *cpu_before;         /* HELLO: PT_TAG_CPU_BEFORE */
 	int want_cwd;                   /* no cwd: getcwd() into the frame */
 	char *const *argv;              /* optional, NULL-terminated */
 	char *const *envp;              /* HELLO: filtered through the allowlist */
