@@ -13,10 +13,12 @@
  * noticed before the next send (conn.c, owned_fd_valid).
  *
  * close is hot in some programs: the path for every other descriptor is
- * one comparison with pt.fd.  The real calls are glibc's exported
- * aliases (__close, the cancellation point; __dup2; __fcntl), bound by
- * the loader, not dlsym(): a fork child may close descriptors before it
- * execs, where the loader's lock may be held (pitfall 13).
+ * one comparison with pt.fd.  The real calls are system calls where
+ * glibc's are nothing more (dup2, dup3, close_range), else glibc's
+ * exported aliases (__close, the cancellation point; __fcntl, which
+ * adjusts some commands), bound by the loader, not dlsym() into pt_real:
+ * a fork child may close descriptors before it execs, where the loader's
+ * lock may be held (pitfall 13).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -30,7 +32,6 @@
 #include "pt-sys.h"
 
 extern int __close(int);
-extern int __dup2(int, int);
 extern int __fcntl(int, int, ...);
 
 /* A call on fd would touch the library's connection. */
@@ -61,7 +62,7 @@ PT_EXPORT int dup2(int old, int new)
 	if (OURS(old))
 		return ebadf();
 	make_way(new);
-	return __dup2(old, new);
+	return pt_sys_dup2(old, new);
 }
 
 PT_EXPORT int dup3(int old, int new, int flags)

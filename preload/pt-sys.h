@@ -150,6 +150,16 @@ static inline int pt_sys_fcntl(int fd, int cmd, long arg)
 	return (int)PT_SC3(SYS_fcntl, fd, cmd, arg);
 }
 
+/* dup2(2) where the system call exists (not on every ABI), else libc's. */
+static inline int pt_sys_dup2(int old, int new)
+{
+#ifdef SYS_dup2
+	return (int)PT_SC2(SYS_dup2, old, new);
+#else
+	return dup2(old, new);
+#endif
+}
+
 static inline int pt_sys_dup3(int old, int new, int flags)
 {
 	return (int)PT_SC3(SYS_dup3, old, new, flags);

@@ -171,9 +171,12 @@ def main():
                   "bash exec 56>f (traced %s): exit %d, %r %r, f holds %r"
                   % (traced, rc, out, err, got))
 
-        # dup2 onto the library's number; closing every descriptor.
+        # dup2 and F_DUPFD onto the library's number; closing every
+        # descriptor.
         check_end(run, [fdview, "dup2", "56"], fdview, "dup2 onto 56",
                   "file holds 'x'\n")
+        check_end(run, [fdview, "dupfd", "56"], fdview,
+                  "fcntl(F_DUPFD) onto 56", "F_DUPFD gave 56, file holds 'y'\n")
         check_end(run, [fdview, "close-range"], fdview, "close_range(3, ~0U)",
                   "close_range 0\n")
         check_end(run, [fdview, "closefrom"], fdview, "closefrom(3)", "")

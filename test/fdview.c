@@ -9,6 +9,10 @@
  *   fdview count         how many descriptors open() gets before EMFILE
  *   fdview dup2 N        put a new file on fd N, write "x" through it,
  *                        print what the file holds; sleep 0.3 s, exit 7
+ *   fdview dupfd N       fill fds 3 to N-1, put a new file on the next
+ *                        one with fcntl(F_DUPFD, 3), print its number and
+ *                        what a write through it put in the file; then
+ *                        as dup2
  *   fdview close-range   close_range(3, ~0U, 0), burn CPU, sleep 0.3 s,
  *                        exit 7
  *   fdview closefrom     the same with closefrom(3)
@@ -92,6 +96,19 @@ int main(int argc, char **argv)
 		unlink(name);
 		printf("file holds '%s'\n", buf);
 		burn_and_exit();
+	} else if (!strcmp(mode, "dupfd") && argc > 2) {
+		char name[] = "/tmp/fdview-XXXXXX", buf[16] = "";
+		int f = mkstemp(name), n = atoi(argv[2]), r;
+
+		while (f >= 0 && (r = dup(f)) >= 0 && r < n - 1)
+			;
+		r = fcntl(f, F_DUPFD, 3);
+		if (f < 0 || r < 0 || write(r, "y", 1) != 1 ||
+		    pread(f, buf, sizeof buf - 1, 0) < 0)
+			return 1;
+		unlink(name);
+		printf("F_DUPFD gave %d, file holds '%s'\n", r, buf);
+		burn_and_exit();
 	} else if (!strcmp(mode, "close-range")) {
 		printf("close_range %d\n", close_range(3, ~0u, 0));
 		burn_and_exit();
@@ -106,7 +123,7 @@ int main(int argc, char **argv)
 		printf("closed %d\n", ok);
 		burn_and_exit();
 	} else {
-		fprintf(stderr, "usage: fdview list|count|dup2 N|close-range|closefrom|close-all\n");
+		fprintf(stderr, "usage: fdview list|count|dup2 N|dupfd N|close-range|closefrom|close-all\n");
 		return 2;
 	}
 	return 0;
