@@ -141,6 +141,23 @@ def main():
         check_list(run, fdview, "ulimit -Sn 60;", {56})
         check_list(run, fdview, "exec 0<&- 1>&- 2>&-; ulimit -Sn 5;", {5})
 
+        # A fork child that starts a program has a connection of its
+        # own, on the number its parent's had.
+        py = os.path.realpath(sys.executable)
+        child = ("import os, subprocess\n"
+                 "if os.fork() == 0:\n"
+                 "    subprocess.run(['/bin/true'])\n"
+                 "    print(' '.join(sorted(os.listdir('/proc/self/fd'))))\n"
+                 "    os._exit(0)\n"
+                 "os.wait()\n")
+        u = run.run([py, "-c", child], False)
+        t = run.run([py, "-c", child], True)
+        extra = set(t[1].split()) - set(u[1].split())
+        check(t[0] == u[0] == 0 and extra == {"56"} and
+              set(u[1].split()) <= set(t[1].split()),
+              "fork child's descriptors: traced %r, untraced %r"
+              % (t[:3], u[:3]))
+
         # As many descriptors as untraced, under a soft limit of 56 or
         # less; one fewer above (doc/reliability.md).
         for lim in (4, 20, 56, 57, 1024):
@@ -181,7 +198,6 @@ def main():
                   "close_range 0\n")
         check_end(run, [fdview, "closefrom"], fdview, "closefrom(3)", "")
         check_end(run, [fdview, "close-all"], fdview, "close() of 3-1023")
-        py = os.path.realpath(sys.executable)
         check_end(run, [py, "-c",
                         "import os, sys, time\n"
                         "os.closerange(3, 65536)\n"
