@@ -6,7 +6,10 @@
  * is all most fork children do, and opens its own only for anything else:
  * that keeps fork+exec at one connection per program.  A child that shares
  * memory with its parent (vfork, clone) writes no global state, so it uses
- * the inherited connection, or one it opens and closes itself.
+ * the inherited connection, or one it opens and closes itself.  Under a
+ * hard open-file limit of PT_HIGH_FD or less, where every fd is one the
+ * program could open, the image keeps none (pt.transient): each event
+ * opens a connection of its own (doc/reliability.md, D1).
  *
  * Sends are bounded: a stalled collector holds a process at most
  * PT_SEND_TIMEOUT_MS per connect() or send() (a non-blocking socket and
@@ -82,12 +85,12 @@ static int dup_above_limit(int fd, const struct pt_nofile *l)
 
 /*
  * Copy fd, close-on-exec, to from or the first free fd above it; under a
- * soft limit that leaves no room there, above the limit, or else to the
- * highest free fd below it (one the program could have opened: see
- * doc/reliability.md).  Never to 0-2.  Returns the copy, or -1; fd stays
- * open either way.
+ * soft limit that leaves no room there, above the limit, or else, if
+ * low, to the highest free fd below it (one the program could have
+ * opened).  Never to 0-2.  Returns the copy, or -1; fd stays open either
+ * way.
  */
-static int place_fd(int fd, int from)
+static int place_fd(int fd, int from, int low)
 {
 	struct pt_nofile l;
 	int hi = pt_sys_fcntl(fd, F_DUPFD_CLOEXEC, from);
@@ -95,7 +98,7 @@ static int place_fd(int fd, int from)
 
 	if (hi >= 0 || pt_sys_get_nofile(&l) < 0)
 		return hi;
-	if ((hi = dup_above_limit(fd, &l)) >= 0)
+	if ((hi = dup_above_limit(fd, &l)) >= 0 || !low)
 		return hi;
 	top = l.cur < (unsigned long long)from ? (long)l.cur : from;
 	for (long t = top - 1; hi < 0 && t >= 3; t--)
@@ -103,10 +106,13 @@ static int place_fd(int fd, int from)
 	return hi;
 }
 
-/* Move fd out of the program's way (place_fd); -1 (fd closed) if no room. */
+/*
+ * Move fd out of the program's way (place_fd), not onto one it could
+ * open; -1 (fd closed) if there is no such room.
+ */
 static int move_high(int fd)
 {
-	int hi = place_fd(fd, PT_HIGH_FD);
+	int hi = place_fd(fd, PT_HIGH_FD, 0);
 
 	pt_sys_close(fd);
 	return hi;
@@ -121,7 +127,7 @@ int pt_conn_step_aside(void)
 	 * refuses its dup2 there as it would untraced. */
 	if (pt_sys_get_nofile(&l) == 0 && (unsigned long long)pt.fd >= l.cur)
 		return 0;
-	hi = place_fd(pt.fd, pt.fd + 1);
+	hi = place_fd(pt.fd, pt.fd + 1, 1);
 	if (hi >= 0) {
 		pt_sys_close(pt.fd);
 		pt.fd = hi;
@@ -325,10 +331,9 @@ void pt_chan_put(struct pt_chan *ch)
 	ch->temp = 0;
 }
 
-/* Make ch the process's own connection (owner context only). */
-static void adopt(struct pt_chan *ch)
+/* Make ch, placed already, the process's own connection (owner only). */
+static void adopt_placed(struct pt_chan *ch)
 {
-	ch->fd = move_high(ch->fd);
 	if (ch->fd >= 0 &&
 	    pt_sys_fd_identity(ch->fd, &pt.fd_dev, &pt.fd_ino) < 0) {
 		pt_sys_close(ch->fd);
@@ -339,6 +344,13 @@ static void adopt(struct pt_chan *ch)
 	ch->temp = 0;
 }
 
+/* Make ch the process's own connection (owner context only). */
+static void adopt(struct pt_chan *ch)
+{
+	ch->fd = move_high(ch->fd);
+	adopt_placed(ch);
+}
+
 void pt_conn_start_image(char *const *argv, char *const *envp)
 {
 	struct pt_chan ch;
@@ -347,6 +359,7 @@ void pt_conn_start_image(char *const *argv, char *const *envp)
 	 * reading a few microseconds later: start_ns then costs the capture
 	 * one byte instead of three of noise. */
 	uint64_t now = pt.start_ns;
+	int hi;
 
 	pt.fd = -1;
 	ch.temp = 0;
@@ -362,20 +375,38 @@ void pt_conn_start_image(char *const *argv, char *const *envp)
 		pt.off = 1;     /* nobody listening: stay out of the way */
 		return;
 	}
-	adopt(&ch);
-	if (pt.fd < 0) {
-		pt.off = 1;     /* no room for it out of the program's way */
-		return;
+	hi = place_fd(ch.fd, PT_HIGH_FD, 0);
+	if (hi < 0 && !ch.spool) {
+		/* Under a hard limit of 56 or less, no descriptor is out of the
+		 * program's reach: one connection per event, this one first,
+		 * each opened by a HELLO of kind AUX, so that its end means
+		 * nothing (the image's end is its EXIT, or its parent's REAP). */
+		pt.transient = 1;
+		hello_body(&b, PT_HELLO_AUX, 0, now, pt.start_realtime_ns);
+		ch.temp = 1;
+		if (pt_send_record(&ch, &b, now) < 0) {
+			pt_chan_put(&ch);
+			return;
+		}
+	} else {
+		pt_sys_close(ch.fd);
+		ch.fd = hi;
+		adopt_placed(&ch);
+		if (pt.fd < 0) {
+			pt.off = 1;     /* no room for it out of the program's way */
+			return;
+		}
 	}
 	hello_body(&b, PT_HELLO_IMAGE, pt.start_ns, now, pt.start_realtime_ns);
 	b.exe = (const char *)getauxval(AT_EXECFN);
 	b.argv = argv;
 	b.envp = envp;
 	b.want_cwd = 1;
-	if (pt_send_record(&ch, &b, now) < 0 && !ch.spool) {
+	if (pt_send_record(&ch, &b, now) < 0 && !ch.spool && !ch.temp) {
 		pt_sys_close(pt.fd);    /* collector stalled: stop waiting */
 		pt.fd = -1;
 	}
+	pt_chan_put(&ch);
 }
 
 void pt_conn_after_fork(uint64_t fork_ns)
@@ -432,6 +463,8 @@ int pt_chan_get(struct pt_chan *ch, enum pt_chan_use use, pid_t self)
 		ch->fd = pt.fd;
 		return 0;
 	}
+	if (pt.transient)       /* a connection for this event alone */
+		return pt_conn_open(ch, PT_HELLO_AUX, pt.start_ns, ch->pid);
 	/*
 	 * The program closed our fd (or a fork child's inherited one is
 	 * gone): open a replacement.  AUX, because this process already said

@@ -51,6 +51,7 @@ struct pt_state {
 	int off;                /* no collector, no spool: record nothing */
 	int fd;                 /* connection or spool file, -1 if none */
 	int spool;
+	int transient;          /* no room for fd: a connection per event */
 	dev_t fd_dev;           /* identity of fd, checked before each use */
 	ino_t fd_ino;           /* because programs close and reuse fds */
 	int fork_pending;       /* fork child still on its parent's fd */

@@ -65,7 +65,7 @@ static void burn_and_exit(void)
 	struct timespec t = { 0, 300 * 1000 * 1000 };
 	volatile unsigned long x = 0;
 
-	for (unsigned long i = 0; i < 30000000ul; i++)
+	for (unsigned long i = 0; i < 100000000ul; i++)
 		x += i;
 	nanosleep(&t, NULL);
 	fflush(stdout);
