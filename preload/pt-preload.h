@@ -51,6 +51,7 @@ struct pt_state {
 	int off;                /* no collector, no spool: record nothing */
 	int fd;                 /* connection or spool file, -1 if none */
 	int spool;
+	int transient;          /* no room for fd: a connection per event */
 	dev_t fd_dev;           /* identity of fd, checked before each use */
 	ino_t fd_ino;           /* because programs close and reuse fds */
 	int fork_pending;       /* fork child still on its parent's fd */
@@ -273,6 +274,19 @@ PT_HIDDEN void pt_conn_start_image(char *const *argv, char *const *envp);
 
 /* Fork child: forget the parent's state, remember the fork time. */
 PT_HIDDEN void pt_conn_after_fork(uint64_t fork_ns);
+
+/*
+ * Is fd the process's own connection (or spool file), still the file it
+ * opened?  errno is preserved.
+ */
+PT_HIDDEN int pt_conn_owns(int fd);
+
+/*
+ * Owner only: move the connection to another fd out of the program's
+ * way, for a program about to put a file on its number.  Returns 0, or
+ * -1 if there was no room (it stays).  errno is preserved.
+ */
+PT_HIDDEN int pt_conn_step_aside(void);
 
 /* Write one message to the channel.  Returns 0 or -1. */
 PT_HIDDEN int pt_chan_write(const struct pt_chan *ch, const void *buf,

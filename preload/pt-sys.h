@@ -150,6 +150,47 @@ static inline int pt_sys_fcntl(int fd, int cmd, long arg)
 	return (int)PT_SC3(SYS_fcntl, fd, cmd, arg);
 }
 
+/* dup2(2) where the system call exists (not on every ABI), else libc's. */
+static inline int pt_sys_dup2(int old, int new)
+{
+#ifdef SYS_dup2
+	return (int)PT_SC2(SYS_dup2, old, new);
+#else
+	return dup2(old, new);
+#endif
+}
+
+static inline int pt_sys_dup3(int old, int new, int flags)
+{
+	return (int)PT_SC3(SYS_dup3, old, new, flags);
+}
+
+static inline int pt_sys_close_range(unsigned first, unsigned last,
+				     unsigned flags)
+{
+	return (int)PT_SC3(SYS_close_range, first, last, flags);
+}
+
+static inline int pt_sys_unshare(int flags)
+{
+	return (int)PT_SC1(SYS_unshare, flags);
+}
+
+/* RLIMIT_NOFILE as the kernel keeps it (prlimit64's layout on every ABI). */
+struct pt_nofile {
+	unsigned long long cur, max;
+};
+
+static inline int pt_sys_get_nofile(struct pt_nofile *l)
+{
+	return (int)PT_SC5(SYS_prlimit64, 0, RLIMIT_NOFILE, NULL, l, 0);
+}
+
+static inline int pt_sys_set_nofile(const struct pt_nofile *l)
+{
+	return (int)PT_SC5(SYS_prlimit64, 0, RLIMIT_NOFILE, l, NULL, 0);
+}
+
 /*
  * clock_gettime(2) as a system call where it takes a 64-bit struct
  * timespec.  The vDSO is faster per read (20 against 130 ns here), but a
