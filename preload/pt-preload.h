@@ -54,6 +54,7 @@ struct pt_state {
 	dev_t fd_dev;           /* identity of fd, checked before each use */
 	ino_t fd_ino;           /* because programs close and reuse fds */
 	int fork_pending;       /* fork child still on its parent's fd */
+	int forked;             /* a fork child (until exec): no dlopen */
 	uint64_t start_ns;      /* image start, or fork time */
 	/* CLOCK_REALTIME read next to the image's start_ns: the HELLO's
 	 * realtime_ns, so that the offset between the clocks it gives is
@@ -181,7 +182,9 @@ PT_HIDDEN void pt_put64(unsigned char *p, uint64_t v);
 /*
  * Send one record with header pid ch->pid and time t through ch.
  * Small frames go as one message; a frame too large for one message goes
- * deflated (owner context only) over a connection of its own.  Returns 0,
+ * over a connection of its own, deflated only in an owner that is not a
+ * fork child (dlopen there could wait for ever on a loader lock inherited
+ * from another thread).  Returns 0,
  * or -1 if it could not be delivered.  errno is preserved.
  */
 PT_HIDDEN int pt_send_record(struct pt_chan *ch, const struct pt_body *b,
