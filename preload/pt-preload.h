@@ -17,6 +17,7 @@
 
 #include <dlfcn.h>
 #include <limits.h>
+#include <link.h>
 #include <spawn.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -117,6 +118,8 @@ struct pt_real {
 	void (*_exit)(int) __attribute__((noreturn));
 	void (*_Exit)(int) __attribute__((noreturn));
 	void (*quick_exit)(int) __attribute__((noreturn));
+	int (*dl_iterate_phdr)(int (*)(struct dl_phdr_info *, size_t, void *),
+			       void *);
 	int (*libc_start_main)(int (*)(int, char **, char **), int, char **,
 			       void (*)(void), void (*)(void), void (*)(void),
 			       void *);
