@@ -271,8 +271,8 @@ PT_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 
 	pt_resolve();
 	REPAIRED_ENV(env, envp);
-	exec_announce(&ch, PT_CALL_FEXECVE, fd_path(fd, NULL, path, sizeof path),
-		      argv);
+	exec_announce(&ch, PT_CALL_FEXECVE, pt.quiet ? NULL :
+		      fd_path(fd, NULL, path, sizeof path), argv);
 	errno = saved;
 	pt_real.fexecve(fd, argv, env);
 	exec_failed(&ch, PT_CALL_FEXECVE);
@@ -293,7 +293,7 @@ PT_EXPORT int execveat(int dirfd, const char *pathname, char *const argv[],
 		return -1;
 	}
 	REPAIRED_ENV(env, envp);
-	if (opaque(pathname) && pathname[0] != '/' &&
+	if (!pt.quiet && opaque(pathname) && pathname[0] != '/' &&
 	    (dirfd != AT_FDCWD || !*pathname))
 		shown = fd_path(dirfd, pathname, path, sizeof path);
 	exec_announce(&ch, PT_CALL_EXECVEAT, shown, argv);
@@ -386,7 +386,7 @@ static void env_lend(struct env_loan *l)
 	char *const *use;
 
 	l->saved = l->lent = NULL;
-	if (!pt.ready || !pt_is_owner() || n > PT_ENV_MAX)
+	if (!pt.ready || pt.quiet || !pt_is_owner() || n > PT_ENV_MAX)
 		return;
 	buf = malloc((n + PT_ENV_EXTRA + 1) * sizeof *buf + PATH_MAX * 2);
 	if (!buf)
@@ -484,9 +484,9 @@ static void send_fork(pid_t child, enum pt_call call, uint64_t t, pid_t self)
 
 static pid_t fork_common(pid_t (*real)(void), enum pt_call call)
 {
-	uint64_t t = pt_now_ns();
-	pid_t self = pt.ready ? pt_sys_getpid() : 0;
-	int from_owner = self && self == pt.owner;
+	uint64_t t;
+	pid_t self;
+	int from_owner;
 	pid_t r;
 	int saved, slot;
 
@@ -494,6 +494,11 @@ static pid_t fork_common(pid_t (*real)(void), enum pt_call call)
 		errno = ENOSYS;
 		return -1;
 	}
+	if (pt.quiet)
+		return real();
+	t = pt_now_ns();
+	self = pt.ready ? pt_sys_getpid() : 0;
+	from_owner = self && self == pt.owner;
 	/* Where the child's EXEC will wait for us (mailbox.c). */
 	slot = from_owner && pt.fd >= 0 && !pt.spool && !pt.off ?
 	       pt_mbox_reserve() : -1;
@@ -566,7 +571,7 @@ PT_EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
 	ctid = va_arg(ap, pid_t *);
 	va_end(ap);
 	pt_resolve();
-	if (!pt.ready || (flags & CLONE_THREAD) || !fn || !stack)
+	if (!pt.ready || pt.quiet || (flags & CLONE_THREAD) || !fn || !stack)
 		return PT_REAL_LAZY(clone)(fn, stack, flags, arg, ptid, tls, ctid);
 	t = (struct clone_tramp *)(((uintptr_t)stack - sizeof *t) & ~(uintptr_t)15);
 	t->fn = fn;

@@ -50,6 +50,7 @@ struct pt_state {
 	pid_t owner;            /* process this state belongs to */
 	int ready;              /* constructor finished */
 	int off;                /* no collector, no spool: record nothing */
+	int quiet;              /* under seccomp: no system call of ours */
 	int fd;                 /* connection or spool file, -1 if none */
 	int spool;
 	dev_t fd_dev;           /* identity of fd, checked before each use */
@@ -118,6 +119,8 @@ struct pt_real {
 	void (*_exit)(int) __attribute__((noreturn));
 	void (*_Exit)(int) __attribute__((noreturn));
 	void (*quick_exit)(int) __attribute__((noreturn));
+	int (*prctl)(int, ...);
+	long (*syscall)(long, ...);
 	int (*dl_iterate_phdr)(int (*)(struct dl_phdr_info *, size_t, void *),
 			       void *);
 	int (*libc_start_main)(int (*)(int, char **, char **), int, char **,
