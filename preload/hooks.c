@@ -80,6 +80,13 @@ static void exec_failed(struct pt_chan *ch, enum pt_call call)
 }
 
 /*
+ * Under seccomp, or without room on this stack for what the hook does
+ * (pt_stack_fits): the call goes through untouched.
+ */
+#define PASS_THROUGH(envp) \
+	(pt.quiet || !pt_stack_fits(PT_EXEC_NEED(pt_env_count(envp))))
+
+/*
  * Declare `use`: envp, or a repaired copy on this stack frame.  A macro
  * because the copy must live in the caller's frame (no allocation).
  */
@@ -98,6 +105,8 @@ static int do_execve(enum pt_call call, const char *path, char *const argv[],
 	int saved = errno;
 
 	pt_resolve();
+	if (PASS_THROUGH(envp))
+		return pt_real.execve(path, argv, envp);
 	REPAIRED_ENV(env, envp);
 	exec_announce(&ch, call, path, argv);
 	errno = saved;
@@ -113,6 +122,8 @@ static int do_execvpe(enum pt_call call, const char *file, char *const argv[],
 	int saved = errno;
 
 	pt_resolve();
+	if (PASS_THROUGH(envp))
+		return pt_real.execvpe(file, argv, envp);
 	REPAIRED_ENV(env, envp);
 	exec_announce(&ch, call, file, argv);
 	errno = saved;
@@ -270,6 +281,8 @@ PT_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 	int saved = errno;
 
 	pt_resolve();
+	if (PASS_THROUGH(envp))
+		return pt_real.fexecve(fd, argv, envp);
 	REPAIRED_ENV(env, envp);
 	exec_announce(&ch, PT_CALL_FEXECVE, pt.quiet ? NULL :
 		      fd_path(fd, NULL, path, sizeof path), argv);
@@ -292,6 +305,8 @@ PT_EXPORT int execveat(int dirfd, const char *pathname, char *const argv[],
 		errno = ENOSYS;
 		return -1;
 	}
+	if (PASS_THROUGH(envp))
+		return pt_real.execveat(dirfd, pathname, argv, envp, flags);
 	REPAIRED_ENV(env, envp);
 	if (!pt.quiet && opaque(pathname) && pathname[0] != '/' &&
 	    (dirfd != AT_FDCWD || !*pathname))
@@ -577,8 +592,13 @@ PT_EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
 	t->fn = fn;
 	t->arg = arg;
 	now = pt_now_ns();      /* before: a CLONE_VFORK child runs first */
+	/* A child on this stack has no room the hooks can know of. */
+	if (flags & CLONE_VM)
+		__atomic_store_n(&pt.clone_top, (uintptr_t)stack, __ATOMIC_RELAXED);
 	r = PT_REAL_LAZY(clone)(clone_trampoline, t, flags, t, ptid, tls, ctid);
 	saved = errno;
+	if ((flags & (CLONE_VM | CLONE_VFORK)) == (CLONE_VM | CLONE_VFORK))
+		__atomic_store_n(&pt.clone_top, 0, __ATOMIC_RELAXED);
 	if (r > 0)
 		send_fork(r, PT_CALL_CLONE, now, 0);
 	errno = saved;

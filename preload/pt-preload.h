@@ -51,6 +51,7 @@ struct pt_state {
 	int ready;              /* constructor finished */
 	int off;                /* no collector, no spool: record nothing */
 	int quiet;              /* under seccomp: no system call of ours */
+	uintptr_t clone_top;    /* stack handed to a clone(CLONE_VM) child */
 	int fd;                 /* connection or spool file, -1 if none */
 	int spool;
 	dev_t fd_dev;           /* identity of fd, checked before each use */
@@ -304,6 +305,20 @@ PT_HIDDEN size_t pt_env_count(char *const *envp);
 #define PT_ENV_MAX   16384      /* larger environments are passed as they are */
 PT_HIDDEN char *const *pt_env_repair(char *const *envp, size_t n, char **out,
 				     char *scratch, size_t scratch_len);
+
+/* ---- stack room (stack.c) ---- */
+
+/*
+ * The most stack an exec hook takes beyond its repaired environment's
+ * pointers (doc/design.md, "The stack the hooks use"), and the exec hooks'
+ * whole need for an environment of n entries.
+ */
+#define PT_EXEC_STACK 32768u
+#define PT_EXEC_NEED(n) (PT_EXEC_STACK + ((n) + PT_ENV_EXTRA + 1) * sizeof(char *))
+
+/* Does this stack have need bytes left below the caller?  1 or 0; errno
+ * preserved.  A clone() child's stack never does (its size is unknown). */
+PT_HIDDEN int pt_stack_fits(size_t need);
 
 /*
  * Send an EXIT record now (for _exit and friends, and the destructor) for
