@@ -348,6 +348,8 @@ PT_EXPORT int posix_spawn(pid_t *pid, const char *path,
 	int saved = errno, rc;
 
 	pt_resolve();
+	if (PASS_THROUGH(envp))
+		return PT_REAL_LAZY(posix_spawn)(pid, path, fa, attr, argv, envp);
 	REPAIRED_ENV(env, envp);
 	errno = saved;
 	rc = PT_REAL_LAZY(posix_spawn)(&child, path, fa, attr, argv, env);
@@ -369,6 +371,8 @@ PT_EXPORT int posix_spawnp(pid_t *pid, const char *file,
 	int saved = errno, rc;
 
 	pt_resolve();
+	if (PASS_THROUGH(envp))
+		return PT_REAL_LAZY(posix_spawnp)(pid, file, fa, attr, argv, envp);
 	REPAIRED_ENV(env, envp);
 	errno = saved;
 	rc = PT_REAL_LAZY(posix_spawnp)(&child, file, fa, attr, argv, env);

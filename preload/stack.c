@@ -5,7 +5,7 @@
  * A vfork or clone(CLONE_VM) child runs on its parent's or a caller-given
  * stack, and threads may have 16 KiB: a hook that needs more than is left
  * passes the call through untouched rather than crash the program.  Asked
- * on the exec paths only, without allocation or lock, in three ways:
+ * on the exec and posix_spawn paths only, without allocation or lock, in three ways:
  *  - the stack of a clone() child: its size is the caller's secret, and
  *    the memory below it may be anything (a malloc'd block): never room;
  *  - the main thread's stack: its bound is RLIMIT_STACK below the top
