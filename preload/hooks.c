@@ -513,6 +513,10 @@ static pid_t fork_common(pid_t (*real)(void), enum pt_call call)
 		errno = ENOSYS;
 		return -1;
 	}
+	/* The child may call these before it execs (PR_SET_PDEATHSIG...),
+	 * where a first dlsym could wait on a loader lock it inherited. */
+	(void)PT_REAL_LAZY(prctl);
+	(void)PT_REAL_LAZY(syscall);
 	if (pt.quiet)
 		return real();
 	t = pt_now_ns();
