@@ -479,6 +479,7 @@ void pt_conn_after_fork(uint64_t fork_ns)
 {
 	pt.owner = pt_sys_getpid();
 	pt.fork_pending = pt.fd >= 0;
+	pt.forked = 1;
 	pt.start_ns = fork_ns;
 	pt.base_utime_us = pt.base_stime_us = 0;    /* rusage restarts at fork */
 	pt.exit_how = 0;

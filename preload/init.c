@@ -149,6 +149,12 @@ __attribute__((destructor)) static void pt_fini(void)
 		pt_send_exit(pt.exit_status, PT_EXIT_RETURN, self);
 }
 
+/*
+ * With a frame pointer: frame-pointer unwinders (ASan's reports, perf)
+ * walk through this frame to the program's callers as they would without
+ * us, instead of stopping short of __libc_start_call_main.
+ */
+__attribute__((optimize("no-omit-frame-pointer")))
 static int pt_main(int argc, char **argv, char **envp)
 {
 	int status = pt_real.main(argc, argv, envp);

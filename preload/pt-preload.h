@@ -17,6 +17,7 @@
 
 #include <dlfcn.h>
 #include <limits.h>
+#include <link.h>
 #include <spawn.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -49,6 +50,8 @@ struct pt_state {
 	pid_t owner;            /* process this state belongs to */
 	int ready;              /* constructor finished */
 	int off;                /* no collector, no spool: record nothing */
+	int quiet;              /* under seccomp: no system call of ours */
+	uintptr_t clone_top;    /* stack handed to a clone(CLONE_VM) child */
 	int fd;                 /* connection or spool file, -1 if none */
 	int spool;
 	int transient;          /* no room for fd: a connection per event */
@@ -56,6 +59,7 @@ struct pt_state {
 	ino_t fd_ino;           /* because programs close and reuse fds */
 	int fork_pending;       /* fork child still on its parent's fd */
 	uint32_t pidns;         /* pid namespace inode, for HELLO (conn.c) */
+	int forked;             /* a fork child (until exec): no dlopen */
 	uint64_t start_ns;      /* image start, or fork time */
 	/* CLOCK_REALTIME read next to the image's start_ns: the HELLO's
 	 * realtime_ns, so that the offset between the clocks it gives is
@@ -119,6 +123,10 @@ struct pt_real {
 	void (*_exit)(int) __attribute__((noreturn));
 	void (*_Exit)(int) __attribute__((noreturn));
 	void (*quick_exit)(int) __attribute__((noreturn));
+	int (*prctl)(int, ...);
+	long (*syscall)(long, ...);
+	int (*dl_iterate_phdr)(int (*)(struct dl_phdr_info *, size_t, void *),
+			       void *);
 	int (*libc_start_main)(int (*)(int, char **, char **), int, char **,
 			       void (*)(void), void (*)(void), void (*)(void),
 			       void *);
@@ -185,7 +193,9 @@ PT_HIDDEN void pt_put64(unsigned char *p, uint64_t v);
 /*
  * Send one record with header pid ch->pid and time t through ch.
  * Small frames go as one message; a frame too large for one message goes
- * deflated (owner context only) over a connection of its own.  Returns 0,
+ * over a connection of its own, deflated only in an owner that is not a
+ * fork child (dlopen there could wait for ever on a loader lock inherited
+ * from another thread).  Returns 0,
  * or -1 if it could not be delivered.  errno is preserved.
  */
 PT_HIDDEN int pt_send_record(struct pt_chan *ch, const struct pt_body *b,
@@ -315,6 +325,20 @@ PT_HIDDEN size_t pt_env_count(char *const *envp);
 #define PT_ENV_MAX   16384      /* larger environments are passed as they are */
 PT_HIDDEN char *const *pt_env_repair(char *const *envp, size_t n, char **out,
 				     char *scratch, size_t scratch_len);
+
+/* ---- stack room (stack.c) ---- */
+
+/*
+ * The most stack an exec hook takes beyond its repaired environment's
+ * pointers (doc/design.md, "The stack the hooks use"), and the exec hooks'
+ * whole need for an environment of n entries.
+ */
+#define PT_EXEC_STACK 32768u
+#define PT_EXEC_NEED(n) (PT_EXEC_STACK + ((n) + PT_ENV_EXTRA + 1) * sizeof(char *))
+
+/* Does this stack have need bytes left below the caller?  1 or 0; errno
+ * preserved.  A clone() child's stack never does (its size is unknown). */
+PT_HIDDEN int pt_stack_fits(size_t need);
 
 /*
  * Send an EXIT record now (for _exit and friends, and the destructor) for
