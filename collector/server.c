@@ -51,7 +51,8 @@
 #define ROUND_ACCEPTS 256
 #define DRAIN_MSGS    4096
 /* How often the processes we cannot hear from are looked at (watch.h):
- * a child that starts and ends between two looks is not seen. */
+ * a child that starts and ends between two looks is not seen.  The
+ * environment's PROFTRACE_WATCH_MS (1 to 1000) overrides it. */
 #define WATCH_TICK_NS (5 * 1000000ull)
 
 enum watch_kind { W_LISTEN, W_CONN, W_USER, W_PIDFD };
@@ -106,6 +107,7 @@ struct pt_server {
 	struct pt_expect expect;        /* announced, not heard from yet */
 	struct pt_watch *watch;         /* processes seen from outside */
 	struct conn synth;              /* the connection watch frames are on */
+	uint64_t watch_tick_ns;
 	struct pollfd *pfd;             /* batch_sleep()'s, one per user watch */
 	size_t npfd;
 };
@@ -757,6 +759,7 @@ struct pt_server *pt_server_new(const char *path)
 {
 	struct pt_server *s = pt_xcalloc(1, sizeof *s);
 	struct epoll_event ev;
+	const char *ms;
 	unsigned i;
 
 	s->listen.fd = -1;
@@ -786,6 +789,10 @@ struct pt_server *pt_server_new(const char *path)
 	}
 	raise_fd_limit();
 	s->last_activity = pt_mono_ns();
+	s->watch_tick_ns = WATCH_TICK_NS;
+	if ((ms = getenv("PROFTRACE_WATCH_MS")) && atoi(ms) >= 1 &&
+	    atoi(ms) <= 1000)
+		s->watch_tick_ns = (uint64_t)atoi(ms) * 1000000;
 	s->watch = pt_watch_new(&(struct pt_watch_ops){
 		.put = synth_put, .watch = synth_watch, .arg = s });
 	return s;
@@ -857,7 +864,10 @@ static void batch_sleep(struct pt_server *s)
 		s->pfd[n++] = (struct pollfd){ .fd = u->w.fd,
 					       .events = POLLIN };
 	if (n)
-		poll(s->pfd, n, (int)(BATCH_SLEEP_NS / 1000000));
+		poll(s->pfd, n, pt_watch_busy(s->watch) &&
+				s->watch_tick_ns < BATCH_SLEEP_NS ?
+				(int)(s->watch_tick_ns / 1000000) :
+				(int)(BATCH_SLEEP_NS / 1000000));
 	else
 		nanosleep(&batch, NULL);
 }
@@ -867,14 +877,14 @@ int pt_server_run(struct pt_server *s, uint64_t tick_ns,
 {
 	struct epoll_event ev[MAX_EVENTS];
 	uint64_t now = pt_mono_ns(), next_tick = now + tick_ns;
-	uint64_t next_watch = now + WATCH_TICK_NS;
+	uint64_t next_watch = now + s->watch_tick_ns;
 	int n, i, timeout;
 
 	while (!s->stop) {
 		timeout = FLUSH_MS;
 		/* Never sleep through a watch tick, when there is one. */
 		if (pt_watch_busy(s->watch))
-			timeout = (int)(WATCH_TICK_NS / 1000000) + 1;
+			timeout = (int)(s->watch_tick_ns / 1000000) + 1;
 		if (tick) {
 			now = pt_mono_ns();
 			if (next_tick <= now)
@@ -901,7 +911,7 @@ int pt_server_run(struct pt_server *s, uint64_t tick_ns,
 		now = pt_mono_ns();
 		if (now >= next_watch) {
 			pt_watch_tick(s->watch);
-			next_watch = now + WATCH_TICK_NS;
+			next_watch = now + s->watch_tick_ns;
 		}
 		if (tick && (now >= next_tick || s->busy_until == UINT64_MAX)) {
 			tick(s, arg);

@@ -21,6 +21,14 @@
 #define GO_CACHE   256                  /* executables remembered */
 #define CMDLINE_MAX (256u << 10)        /* what we read of a command line */
 #define STATUS_UNKNOWN (-1)
+/*
+ * A watched process's thread list is read again every TASKS_EVERY scans;
+ * in between, the children files of the threads it had stay open and are
+ * read again from offset 0 (a seq_file starts over): one system call per
+ * thread and tick instead of three, and a scan of `go build`'s twenty
+ * threads is most of what watching costs.
+ */
+#define TASKS_EVERY 20
 
 enum {
 	WS_WATCH = 1u << 0,             /* scan its children */
@@ -39,6 +47,9 @@ struct wproc {
 	uint64_t ut_us, st_us, rss_kb;  /* last seen while it ran */
 	unsigned gen;                   /* last scan that listed it */
 	int gone;                       /* no pidfd, and /proc has no entry */
+	int *tfd;                       /* its threads' children files */
+	size_t ntask;
+	unsigned scans;
 };
 
 struct gocache {
@@ -95,6 +106,29 @@ static ssize_t slurp(struct pt_watch *w, const char *path, size_t max)
 			break;
 	}
 	close(fd);
+	if (r < 0)
+		return -1;
+	pt_sb_grow(&w->buf, 1);
+	w->buf.buf[w->buf.len] = 0;
+	return (ssize_t)w->buf.len;
+}
+
+/* Read fd from offset 0 into w->buf (NUL-terminated).  Returns length,
+ * -1. */
+static ssize_t reread(struct pt_watch *w, int fd, size_t max)
+{
+	ssize_t r;
+
+	pt_sb_reset(&w->buf);
+	for (;;) {
+		pt_sb_grow(&w->buf, 4096);
+		r = pread(fd, w->buf.buf + w->buf.len, 4096,
+			  (off_t)w->buf.len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0 || (w->buf.len += (size_t)r) >= max)
+			break;
+	}
 	if (r < 0)
 		return -1;
 	pt_sb_grow(&w->buf, 1);
@@ -259,10 +293,22 @@ static struct wproc *add_proc(struct pt_watch *w, pid_t pid, unsigned state)
 	return e;
 }
 
+static void close_tasks(struct wproc *e)
+{
+	size_t i;
+
+	for (i = 0; i < e->ntask; i++)
+		close(e->tfd[i]);
+	free(e->tfd);
+	e->tfd = NULL;
+	e->ntask = 0;
+}
+
 static void remove_at(struct pt_watch *w, size_t i)
 {
 	struct wproc *e = w->p[i];
 
+	close_tasks(e);
 	if (e->pidfd >= 0) {
 		w->ops.watch(w->ops.arg, e->pidfd, 0);
 		close(e->pidfd);
@@ -595,26 +641,50 @@ static void consider(struct pt_watch *w, const struct wproc *pe,
 
 /* List pid's children (of all its threads) and consider each.  Returns
  * -1 if pid is gone. */
-static int scan(struct pt_watch *w, const struct wproc *pe, uint64_t now)
+/* Open the children files of pe's threads.  Returns -1 if pe is gone. */
+static int open_tasks(struct wproc *pe)
 {
-	pid_t pid = pe->pid;
 	char path[320];
 	struct dirent *d;
 	DIR *dir;
+	size_t cap = 0;
 
-	snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+	close_tasks(pe);
+	snprintf(path, sizeof path, "/proc/%d/task", (int)pe->pid);
 	dir = opendir(path);
 	if (!dir)
 		return errno == ENOENT ? -1 : 0;
-	w->st.scans++;
 	while ((d = readdir(dir))) {
-		char *p, *end;
+		int fd;
 
 		if (d->d_name[0] < '0' || d->d_name[0] > '9')
 			continue;
 		snprintf(path, sizeof path, "/proc/%d/task/%s/children",
-			 (int)pid, d->d_name);
-		if (slurp(w, path, 1u << 20) <= 0)
+			 (int)pe->pid, d->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (pe->ntask == cap) {
+			cap = cap ? 2 * cap : 8;
+			pe->tfd = pt_xrealloc(pe->tfd, cap * sizeof *pe->tfd);
+		}
+		pe->tfd[pe->ntask++] = fd;
+	}
+	closedir(dir);
+	return 0;
+}
+
+static int scan(struct pt_watch *w, struct wproc *pe, uint64_t now)
+{
+	size_t t;
+
+	if (pe->scans++ % TASKS_EVERY == 0 && open_tasks(pe) < 0)
+		return -1;
+	w->st.scans++;
+	for (t = 0; t < pe->ntask; t++) {
+		char *p, *end;
+
+		if (reread(w, pe->tfd[t], 1u << 20) <= 0)
 			continue;
 		/* consider() reuses w->buf: take the list out first. */
 		p = pt_xmalloc(w->buf.len + 1);
@@ -629,7 +699,6 @@ static int scan(struct pt_watch *w, const struct wproc *pe, uint64_t now)
 		}
 		free(p);
 	}
-	closedir(dir);
 	return 0;
 }
 
