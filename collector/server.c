@@ -316,7 +316,6 @@ static int account(struct pt_server *s, struct conn *c,
 {
 	s->st.frames++;
 	pt_expect_frame(&s->expect, rec, now);
-	pt_watch_frame(s->watch, rec);
 	switch (rec->hdr.type) {
 	case PT_REC_HELLO:
 		if (!c->said_hello) {
@@ -366,6 +365,8 @@ static int handle_frame(struct pt_server *s, struct conn *c,
 		return -1;
 	}
 	keep = account(s, c, &rec, now);
+	if (keep)
+		pt_watch_frame(s->watch, &rec, payload, h->raw_length);
 	if (keep && inflated)
 		put_inflated(s, c, h, payload, now);
 	else if (keep)
@@ -864,7 +865,7 @@ static void batch_sleep(struct pt_server *s)
 		s->pfd[n++] = (struct pollfd){ .fd = u->w.fd,
 					       .events = POLLIN };
 	if (n)
-		poll(s->pfd, n, pt_watch_busy(s->watch) &&
+		poll(s->pfd, n, pt_watch_busy(s->watch) == 2 &&
 				s->watch_tick_ns < BATCH_SLEEP_NS ?
 				(int)(s->watch_tick_ns / 1000000) :
 				(int)(BATCH_SLEEP_NS / 1000000));
@@ -883,7 +884,7 @@ int pt_server_run(struct pt_server *s, uint64_t tick_ns,
 	while (!s->stop) {
 		timeout = FLUSH_MS;
 		/* Never sleep through a watch tick, when there is one. */
-		if (pt_watch_busy(s->watch))
+		if (pt_watch_busy(s->watch) == 2)
 			timeout = (int)(s->watch_tick_ns / 1000000) + 1;
 		if (tick) {
 			now = pt_mono_ns();

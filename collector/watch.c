@@ -29,6 +29,9 @@
  * threads is most of what watching costs.
  */
 #define TASKS_EVERY 20
+/* Paths of executables already judged, so that most frames cost no
+ * system call; a power of two. */
+#define PATH_CACHE 1024
 
 enum {
 	WS_WATCH = 1u << 0,             /* scan its children */
@@ -59,8 +62,14 @@ struct gocache {
 	int go;
 };
 
+struct pathcache {
+	char *path;                     /* NULL: empty slot */
+	int watch;                      /* Go, setuid or setgid */
+};
+
 struct pt_watch {
 	struct pt_watch_ops ops;
+	struct pathcache paths[PATH_CACHE];
 	struct wproc **p;
 	size_t n, cap;
 	pid_t *chk;                     /* pids to check on the next tick */
@@ -419,8 +428,66 @@ static void check_later(struct pt_watch *w, pid_t pid)
 	w->chk[w->nchk++] = pid;
 }
 
-void pt_watch_frame(struct pt_watch *w, const struct pt_record *rec)
+/* 1 if the program at path (absolute) is to be watched, 0 if not, -1 if
+ * it cannot be told from the path. */
+static int path_verdict(struct pt_watch *w, const char *path)
 {
+	uint32_t h = pt_hash_bytes(path, strlen(path)) & (PATH_CACHE - 1);
+	struct pathcache *c = &w->paths[h];
+	struct stat st;
+	int fd, v;
+
+	if (c->path && !strcmp(c->path, path))
+		return c->watch;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	v = (st.st_mode & (S_ISUID | S_ISGID)) || elf_is_go(fd);
+	close(fd);
+	free(c->path);
+	c->path = pt_xstrdup(path);
+	c->watch = v;
+	return v;
+}
+
+/* Queue pid for check_pid() unless exe (relative to cwd) is known to be
+ * a program that needs no watching. */
+static void check_exe(struct pt_watch *w, pid_t pid, const char *exe,
+		      const char *cwd)
+{
+	char full[4096];
+
+	if (exe && exe[0] != '/' && strchr(exe, '/') && cwd &&
+	    snprintf(full, sizeof full, "%s/%s", cwd, exe) < (int)sizeof full)
+		exe = full;
+	if (exe && exe[0] == '/' && path_verdict(w, exe) == 0)
+		return;
+	check_later(w, pid);
+}
+
+/* The first item of tag in a checked tail, or NULL. */
+static const char *tail_item(const unsigned char *p, size_t n, size_t off,
+			     enum pt_tag tag)
+{
+	while (off < n) {
+		const unsigned char *z = memchr(p + off + 1, 0, n - off - 1);
+
+		if (!z)
+			return NULL;
+		if (p[off] == tag)
+			return (const char *)p + off + 1;
+		off = (size_t)(z - p) + 1;
+	}
+	return NULL;
+}
+
+void pt_watch_frame(struct pt_watch *w, const struct pt_record *rec,
+		    const unsigned char *payload, size_t n)
+{
+	size_t fixed = rec->hdr.type == PT_REC_HELLO ? 32 : 8;
 	struct wproc *e;
 
 	switch (rec->hdr.type) {
@@ -432,13 +499,19 @@ void pt_watch_frame(struct pt_watch *w, const struct pt_record *rec)
 		e = find_pid(w, (pid_t)rec->hdr.pid);
 		if (e && e->state & WS_ROOT)
 			e->state &= ~(unsigned)WS_WATCH;
-		check_later(w, (pid_t)rec->hdr.pid);
+		check_exe(w, (pid_t)rec->hdr.pid,
+			  tail_item(payload, n, fixed, PT_TAG_EXE),
+			  tail_item(payload, n, fixed, PT_TAG_CWD));
 		break;
 	case PT_REC_EXEC:
-		check_later(w, (pid_t)rec->hdr.pid);
+		check_exe(w, (pid_t)rec->hdr.pid,
+			  tail_item(payload, n, fixed, PT_TAG_PATH),
+			  tail_item(payload, n, fixed, PT_TAG_CWD));
 		break;
 	case PT_REC_SPAWN:
-		check_later(w, (pid_t)rec->u.spawn.child_pid);
+		/* A bare name was searched in PATH: not known here. */
+		check_exe(w, (pid_t)rec->u.spawn.child_pid,
+			  tail_item(payload, n, fixed, PT_TAG_PATH), NULL);
 		break;
 	}
 }
@@ -531,7 +604,8 @@ static void check_pid(struct pt_watch *w, pid_t pid)
 }
 
 /* Has child, forked by parent, run an exec yet?  Not while it runs the
- * same file with the same command line (Go forks, then execs). */
+ * same file with the same command line (Go forks, then execs); of
+ * another user's processes, only the command lines can be compared. */
 static int has_execed(struct pt_watch *w, pid_t parent, pid_t child)
 {
 	char pe[4096], ce[4096], path[48];
@@ -539,8 +613,8 @@ static int has_execed(struct pt_watch *w, pid_t parent, pid_t child)
 	size_t plen;
 	int same;
 
-	if (proc_link(parent, "exe", pe, sizeof pe) < 0 ||
-	    proc_link(child, "exe", ce, sizeof ce) < 0 || strcmp(pe, ce))
+	if (proc_link(parent, "exe", pe, sizeof pe) == 0 &&
+	    proc_link(child, "exe", ce, sizeof ce) == 0 && strcmp(pe, ce))
 		return 1;
 	snprintf(path, sizeof path, "/proc/%d/cmdline", (int)parent);
 	if (slurp(w, path, CMDLINE_MAX) < 0)
@@ -622,6 +696,7 @@ static void consider(struct pt_watch *w, const struct wproc *pe,
 	pid_t parent = pe->pid;
 	struct wproc *e = find_pid(w, child);
 	struct pstat ps;
+	char path[48];
 
 	if (e) {
 		e->gen = w->gen;
@@ -631,6 +706,11 @@ static void consider(struct pt_watch *w, const struct wproc *pe,
 	if (read_stat(w, child, &ps) < 0 || ps.ppid != parent ||
 	    ps.state == 'Z' || ps.state == 'X' ||
 	    !has_execed(w, parent, child))
+		return;
+	/* In the middle of its exec, its exe may be the new file while its
+	 * new command line is not there yet: look again next time. */
+	snprintf(path, sizeof path, "/proc/%d/cmdline", (int)child);
+	if (slurp(w, path, 64) <= 0)
 		return;
 	if (has_library(w, child)) {
 		add_proc(w, child, WS_SKIP)->start_ticks = ps.start;
@@ -751,7 +831,12 @@ void pt_watch_tick(struct pt_watch *w)
 
 int pt_watch_busy(const struct pt_watch *w)
 {
-	return w->n || w->nchk;
+	size_t i;
+
+	for (i = 0; i < w->n; i++)
+		if (w->p[i]->state & WS_WATCH)
+			return 2;
+	return w->nchk ? 1 : 0;
 }
 
 void pt_watch_ready(struct pt_watch *w, int fd)
@@ -804,6 +889,8 @@ void pt_watch_free(struct pt_watch *w)
 		remove_at(w, w->n - 1);
 	free(w->p);
 	free(w->chk);
+	for (size_t i = 0; i < PATH_CACHE; i++)
+		free(w->paths[i].path);
 	pt_sb_release(&w->frame);
 	pt_sb_release(&w->buf);
 	free(w);

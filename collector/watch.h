@@ -48,9 +48,12 @@ struct pt_watch_ops {
 
 struct pt_watch *pt_watch_new(const struct pt_watch_ops *ops);
 
-/* Look at a frame the collector received: HELLO, EXEC and SPAWN name
- * processes to check on the next tick. */
-void pt_watch_frame(struct pt_watch *w, const struct pt_record *rec);
+/* Look at a frame the collector received (rec as pt_record_check() fills
+ * it, payload its n checked bytes): HELLO, EXEC and SPAWN name processes
+ * to check on the next tick, unless their executable is known to need
+ * no watching. */
+void pt_watch_frame(struct pt_watch *w, const struct pt_record *rec,
+		    const unsigned char *payload, size_t n);
 
 /*
  * `record` started its command as pid (a fork at start_ns, monotonic, by
@@ -67,7 +70,8 @@ void pt_watch_root_end(struct pt_watch *w, pid_t pid, int wait_status,
 /* Scan the watched processes' children.  Cheap when nothing is watched. */
 void pt_watch_tick(struct pt_watch *w);
 
-/* Is anything watched or to be checked (then tick it)? */
+/* 2: a process is watched (tick on time); 1: only frames' pids wait to
+ * be checked (tick at the next round); 0: nothing. */
 int pt_watch_busy(const struct pt_watch *w);
 
 /* The pidfd fd is readable: its process ended. */
