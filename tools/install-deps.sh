@@ -3,7 +3,7 @@
 # Only packages that are missing are installed; needs root (or sudo).
 set -eu
 pkgs="gcc make meson ninja-build pkg-config zlib1g-dev libc6-dev python3 strace binutils
-	bubblewrap nodejs perl"
+	bubblewrap nodejs perl golang-go busybox-static"
 missing=
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
