@@ -66,7 +66,8 @@ static void help(void)
 	       "  --redact REGEX       replace what REGEX (POSIX extended) "
 	       "matches in command\n"
 	       "                       lines by *** (repeatable)\n"
-	       "  -h, --help           show this help\n");
+	       "  -h, --help           show this help\n\n"
+	       "The full page: man proftrace-convert (proftrace-convert(1)).\n");
 }
 
 static const struct format *find_format(const char *name)

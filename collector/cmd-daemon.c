@@ -45,9 +45,11 @@ static const char help_text[] =
 	"  --force               overwrite CAPTURE if it exists\n"
 	"  --redact REGEX        replace what REGEX (POSIX extended) matches in\n"
 	"                        command lines by *** in the CSV (repeatable;\n"
-	"                        the capture keeps them whole)\n\n"
+	"                        the capture keeps them whole)\n"
+	"  -h, --help            show this help\n\n"
 	"example: eval \"$(proftrace daemon -o ci.ptcap --detach)\"; make; "
-	"proftrace stop\n";
+	"proftrace stop\n"
+	"The full page: man proftrace-daemon (proftrace-daemon(1)).\n";
 
 /* Absolute form of path: a detached daemon leaves the directory. */
 static char *absolute(const char *path)

@@ -62,7 +62,8 @@ static const char help_text[] =
 	"                      $COLUMNS, else 100)\n"
 	"  --redact REGEX      replace what REGEX (POSIX extended) matches in\n"
 	"                      any argument by *** (may be repeated)\n"
-	"  -h, --help          show this help\n";
+	"  -h, --help          show this help\n\n"
+	"The full page: man proftrace-diff (proftrace-diff(1)).\n";
 
 /* Print the line cut to the width (UTF-8 characters), control chars as ?. */
 static void emit(struct diff *d)

@@ -53,7 +53,8 @@ static const char help_text[] =
 	"                      $COLUMNS, else 100)\n"
 	"  --redact REGEX      replace what REGEX (POSIX extended) matches in\n"
 	"                      any argument by *** (may be repeated)\n"
-	"  -h, --help          show this help\n";
+	"  -h, --help          show this help\n\n"
+	"The full page: man proftrace-report (proftrace-report(1)).\n";
 
 /* ---- output helpers ---- */
 

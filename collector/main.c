@@ -32,7 +32,8 @@ static void help(FILE *f)
 	for (i = 0; i < N_COMMANDS; i++)
 		fprintf(f, "  %-8s %s\n", commands[i]->name, commands[i]->summary);
 	fprintf(f, "\n'proftrace COMMAND --help' shows a command's options; "
-		   "the manual is doc/manual.md.\n");
+		   "the manual is\n'man proftrace' (proftrace(1)), "
+		   "'man proftrace-COMMAND' for each command.\n");
 }
 
 /* Resolve argv[1] exactly, or as the unique prefix of one command. */

@@ -2,7 +2,9 @@
 # Install what building and testing proftrace needs on Debian or Ubuntu.
 # Only packages that are missing are installed; needs root (or sudo).
 set -eu
-pkgs="gcc make meson ninja-build pkg-config zlib1g-dev libc6-dev python3 strace binutils"
+# pandoc builds the man pages; man-db renders them in the tests.
+pkgs="gcc make meson ninja-build pkg-config zlib1g-dev libc6-dev python3 strace binutils
+pandoc man-db"
 missing=
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
