@@ -2,9 +2,10 @@
 # Install what building and testing proftrace needs on Debian or Ubuntu.
 # Only packages that are missing are installed; needs root (or sudo).
 set -eu
-# pandoc builds the man pages; man-db renders them in the tests.
+# pandoc builds the man pages; man-db renders them in the tests;
+# debhelper, dpkg-dev and lintian build and check the Debian package.
 pkgs="gcc make meson ninja-build pkg-config zlib1g-dev libc6-dev python3 strace binutils
-pandoc man-db"
+pandoc man-db debhelper dpkg-dev lintian"
 missing=
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||

@@ -13,32 +13,21 @@
 # usage: loader.sh SOURCE_DIR
 set -eu
 src=$(cd "$1" && pwd)
-tmp=$(mktemp -d /tmp/pt-install.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
-
+. "$src/test/install/ns.sh"
 if [ "${PT_IN_NS:-}" != 1 ]; then
-	if [ "$(id -u)" -eq 0 ]; then ns="unshare -m"; else ns="unshare -rm"; fi
-	if ! $ns sh -c "mkdir $tmp/u $tmp/w && mount -t overlay overlay \
-		-o lowerdir=/etc,upperdir=$tmp/u,workdir=$tmp/w /etc" 2>"$tmp/err"; then
-		echo "SKIP: cannot mount an overlay in a private mount namespace" \
-		     "($ns): $(cat "$tmp/err")"
-		exit 77
-	fi
-	rm -rf "$tmp"/u "$tmp"/w
+	tmp=$(mktemp -d /tmp/pt-install.XXXXXX)
+	trap 'rm -rf "$tmp"' EXIT
+	pt_ns_check "$tmp"
 	meson setup "$tmp/build" "$src" --prefix /usr/local --libdir lib64 \
 		-Dtests=false >"$tmp/setup.log" 2>&1 || { cat "$tmp/setup.log"; exit 1; }
 	ninja -C "$tmp/build" >"$tmp/ninja.log" 2>&1 || { cat "$tmp/ninja.log"; exit 1; }
-	PT_IN_NS=1 PT_TMP=$tmp exec $ns sh "$0" "$src"
+	PT_IN_NS=1 PT_TMP=$tmp $(pt_ns_cmd) sh "$0" "$src"
+	exit
 fi
 
 # In the namespace.
-trap - EXIT
 tmp=$PT_TMP
-for d in etc usr/local; do
-	mkdir -p "$tmp/ov/$d/u" "$tmp/ov/$d/w"
-	mount -t overlay overlay \
-		-o "lowerdir=/$d,upperdir=$tmp/ov/$d/u,workdir=$tmp/ov/$d/w" "/$d"
-done
+pt_ns_mount etc usr/local
 meson install -C "$tmp/build" --no-rebuild >"$tmp/install.log" 2>&1 ||
 	{ cat "$tmp/install.log"; exit 1; }
 echo "installed:"; grep -E 'Installing .*(libproftrace|proftrace to)' "$tmp/install.log"
@@ -60,4 +49,3 @@ fi
 echo "recorded:"; cut -d, -f4,5 "$tmp/run.csv"
 grep -q ',exec,/bin/echo two,' "$tmp/run.csv" ||
 	{ echo "FAIL: /bin/echo was not recorded"; exit 1; }
-rm -rf "$tmp"
