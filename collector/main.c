@@ -12,6 +12,7 @@ static const struct pt_cmd *const commands[] = {
 	&pt_cmd_convert,
 	&pt_cmd_report,
 	&pt_cmd_diff,
+	&pt_cmd_info,
 };
 
 #define N_COMMANDS (sizeof commands / sizeof commands[0])

@@ -19,6 +19,7 @@
 #include "expect.h"
 #include "frame.h"
 #include "pt-config.h"
+#include "runinfo.h"
 #include "strbuf.h"
 #include "util.h"
 
@@ -126,7 +127,8 @@ static void write_meta(struct pt_server *s, const char *command)
 		"GITHUB_RUN_ID", "GITHUB_JOB",
 	};
 	char cpus[24], real[24], mono[24];
-	const char *kv[2 * 16];
+	const char *kv[2 * 24];
+	struct pt_runinfo ri;
 	struct utsname u;
 	uint64_t m1, r, m2;
 	size_t n = 0, i;
@@ -151,6 +153,14 @@ static void write_meta(struct pt_server *s, const char *command)
 	KV("start_monotonic_ns", mono);
 	if (command)
 		KV("command", command);
+	pt_runinfo_get(&ri);
+#define KV_SET(k, v) do { if ((v)[0]) KV(k, v); } while (0)
+	KV_SET("cpu_model", ri.cpu_model);
+	KV_SET("mem_total_kb", ri.mem_total_kb);
+	KV_SET("glibc_version", ri.glibc_version);
+	KV_SET("cwd", ri.cwd);
+	KV_SET("git_commit", ri.git_commit);
+#undef KV_SET
 	for (i = 0; i < sizeof ci_vars / sizeof ci_vars[0]; i++) {
 		const char *v = getenv(ci_vars[i]);
 
@@ -892,8 +902,15 @@ void pt_server_shutdown(struct pt_server *s)
 		next = c->next;         /* read_conn may free c */
 		read_conn(s, c, DRAIN_MSGS);
 	}
-	if (s->w)
+	if (s->w) {
+		char end[24];
+		const char *kv[2] = { "end_realtime_ns", end };
+
+		snprintf(end, sizeof end, "%llu",
+			 (unsigned long long)pt_real_ns());
+		pt_writer_meta(s->w, kv, 1);
 		pt_writer_flush(s->w, 1);
+	}
 	s->w = NULL;                    /* the caller closes it next */
 }
 
