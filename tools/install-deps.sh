@@ -15,6 +15,15 @@ done
 [ -z "$missing" ] && exit 0
 echo "proftrace: installing:$missing" >&2
 if [ "$(id -u)" -eq 0 ]; then sudo=; else sudo=sudo; fi
-$sudo apt-get update -qq
+# apt's own chatter (warnings about its CLI, debconf, dpkg's progress)
+# goes to a log, shown only when the installation fails.
+log=$(mktemp "${TMPDIR:-/tmp}/proftrace-install-deps.XXXXXX")
+trap 'rm -f "$log"' EXIT
 # shellcheck disable=SC2086
-DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends $missing >/dev/null
+if ! { $sudo apt-get update -qq &&
+       DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq \
+		--no-install-recommends $missing; } >"$log" 2>&1; then
+	cat "$log" >&2
+	echo "proftrace: installing$missing failed" >&2
+	exit 1
+fi
