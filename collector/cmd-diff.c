@@ -284,9 +284,9 @@ static void only(struct diff *d, int side)
 			runs += d->rows[i].n[side];
 		}
 	qsort(rows, n, sizeof *rows, side ? cmp_b : cmp_a);
-	printf("\nOnly in %c: %zu %ss, %zu executions, %.3f s of %s\n",
-	       side ? 'B' : 'A', n, pt_group_name(&d->group), runs,
-	       secs(total), weight_name(d->weight));
+	printf("\nOnly in %c: %zu %s%s, %zu execution%s, %.3f s of %s\n",
+	       side ? 'B' : 'A', n, pt_group_name(&d->group), n == 1 ? "" : "s",
+	       runs, runs == 1 ? "" : "s", secs(total), weight_name(d->weight));
 	for (i = 0; i < n && i < (size_t)d->top; i++) {
 		pt_sb_addf(&d->line, "  %10.3f %6zu  %s", secs(rows[i].t[side]),
 			   rows[i].n[side],

@@ -151,9 +151,10 @@ static void captures(struct report *r)
 			pt_sb_add_iso8601(&iso, first[c]);
 		else
 			pt_sb_addstr(&iso, "-");
-		pt_sb_addf(&r->line, "  #%zu  %s  %s  %9.3f s  %zu executions",
+		pt_sb_addf(&r->line, "  #%zu  %s  %s  %9.3f s  %zu execution%s",
 			   c + 1, host ? host : "?", iso.buf,
-			   count[c] ? secs(last[c] - first[c]) : 0.0, count[c]);
+			   count[c] ? secs(last[c] - first[c]) : 0.0, count[c],
+			   count[c] == 1 ? "" : "s");
 		if (job)
 			pt_sb_addf(&r->line, "  job %s", job);
 		if (cmd)
