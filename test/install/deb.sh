@@ -3,7 +3,7 @@
 # source tree builds proftrace_*.deb, lintian finds no error in it, and
 # once it is installed (dpkg -i, in a private mount namespace whose /etc,
 # /usr and /var are overlays: the machine is left as it was), `man
-# proftrace-record` opens and a small make build run with a bare-name
+# proftrace-record` opens, the bash completion is there, and a small make build run with a bare-name
 # LD_PRELOAD=libproftrace.so against the installed daemon is recorded.
 # Needs root or unprivileged user namespaces for the install; skips it
 # otherwise.
@@ -41,6 +41,8 @@ pt_ns_mount etc usr var
 dpkg -i "$PT_DEB" >"$tmp/dpkg.log" 2>&1 || { cat "$tmp/dpkg.log"; exit 1; }
 man -w proftrace-record >/dev/null ||
 	{ echo "FAIL: man proftrace-record: no page"; exit 1; }
+[ -f /usr/share/bash-completion/completions/proftrace ] ||
+	{ echo "FAIL: no bash completion installed"; exit 1; }
 unset PROFTRACE_LIB
 
 mkdir "$tmp/proj"
