@@ -523,6 +523,13 @@ LABELS = [
     (["x86_64-linux-gnu-gcc-12", "-c", "-o", "foo.o", "/home/u/foo.c"],
      "x86_64-linux-gnu-gcc-12 foo.c"),
     (["as", "--64", "-o", "foo.o", "/tmp/ccX.s"], "as foo.o"),
+    # What gcc -MD passes cc1: the dependency file (.d, also D's source
+    # extension) is not the source.
+    (["/usr/lib/gcc/x86_64-linux-gnu/12/cc1", "-quiet", "-I", "lib", "-MD",
+      "lib/quotearg.d", "-MF", "lib/.deps/quotearg.Tpo", "-MT", "lib/q.d",
+      "lib/quotearg.c", "-o", "/tmp/cc1.s"], "cc1 lib/quotearg.c"),
+    (["gcc", "-MD", "-c", "lib/quotearg.c"], "gcc lib/quotearg.c"),
+    (["gdc", "-c", "app.d"], "gdc app.d"),
     (["ocamlfind", "ocamlopt", "-c", "src/a.ml"], "ocamlfind src/a.ml"),
     (["ocamlopt.opt", "-c", "-I", "lib", "lib/b.mli"], "ocamlopt.opt lib/b.mli"),
     (["ar", "rcs", "libx.a", "a.o"], "ar libx.a"),
