@@ -3,10 +3,11 @@
 # source tree builds proftrace_*.deb, lintian finds no error in it, and
 # once it is installed (dpkg -i, in a private mount namespace whose /etc,
 # /usr and /var are overlays: the machine is left as it was), `man
-# proftrace-record` opens, the bash completion is there, and a small make build run with a bare-name
-# LD_PRELOAD=libproftrace.so against the installed daemon is recorded.
-# Needs root or unprivileged user namespaces for the install; skips it
-# otherwise.
+# proftrace-record` opens, the bash completion is there, and a small make
+# build run with a bare-name LD_PRELOAD=libproftrace.so against the
+# installed daemon is recorded.
+# Needs root for the install (see ns.sh); as another user it builds and
+# checks the package, then skips the install.
 #
 # usage: deb.sh SOURCE_DIR
 set -eu

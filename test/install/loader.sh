@@ -8,7 +8,7 @@
 # directories), so this one is real, inside a private mount namespace in
 # which /usr/local and /etc are overlays on a scratch directory: the
 # install, its ldconfig and the ld.so.cache it writes are seen by nothing
-# outside.  Needs root or unprivileged user namespaces; skips otherwise.
+# outside.  Needs root (see ns.sh); skips otherwise.
 #
 # usage: loader.sh SOURCE_DIR
 set -eu
