@@ -77,6 +77,7 @@ struct pt_state {
 	uint16_t env_dir;
 	uint16_t env_list;
 	uint16_t preload_entry; /* our entry in LD_PRELOAD */
+	uint16_t lib_path;      /* the file it names here ($LIB expanded) */
 	size_t pool_used;
 	/* defer.c's slots, here because every process reads them (at exec,
 	 * exit and fork) and this page is touched anyway; the frames they
@@ -289,7 +290,10 @@ PT_HIDDEN size_t pt_env_count(char *const *envp);
 /*
  * Return envp itself when it already keeps children traced, else a
  * repaired copy built in out[] (room for n + PT_ENV_EXTRA pointers) and
- * scratch.  Allocation-free, for vfork children.
+ * scratch.  When this process cannot read the library (after chroot, a
+ * change of user, a sandbox's mounts), the copy instead leaves
+ * libproftrace out of LD_PRELOAD, so that ld.so in the image to come
+ * has nothing to complain about.  Allocation-free, for vfork children.
  */
 #define PT_ENV_EXTRA 5
 #define PT_ENV_MAX   16384      /* larger environments are passed as they are */

@@ -116,6 +116,25 @@ static inline int pt_sys_open(const char *path, int flags, mode_t mode)
 	return (int)PT_SC5(SYS_openat, AT_FDCWD, path, flags, mode, 0);
 }
 
+#ifndef SYS_faccessat2
+#define SYS_faccessat2 439      /* the same number on every architecture */
+#endif
+
+/*
+ * Could this process open path for reading, with the ids it opens files
+ * with (those ld.so of an image exec'd now would use)?  faccessat2 with
+ * AT_EACCESS; on kernels before 5.8, faccessat with the real ids.
+ */
+static inline int pt_sys_readable(const char *path)
+{
+	int r = (int)PT_SC5(SYS_faccessat2, AT_FDCWD, path, R_OK, AT_EACCESS,
+			    0);
+
+	if (r < 0 && errno == ENOSYS)
+		r = (int)PT_SC3(SYS_faccessat, AT_FDCWD, path, R_OK);
+	return r;
+}
+
 static inline ssize_t pt_sys_readlink(const char *path, char *buf, size_t cap)
 {
 	return (ssize_t)PT_SC5(SYS_readlinkat, AT_FDCWD, path, buf, cap, 0);
