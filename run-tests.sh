@@ -9,7 +9,7 @@ if [ ! -f build/build.ninja ]; then   # none yet, or a setup that failed
 fi
 if [ $# -eq 0 ]; then
 	cat >&2 <<'EOF'
-proftrace: the whole suite takes about 6 minutes on two cores (the slow,
+proftrace: the whole suite takes 3 to 6 minutes on two shared cores (the slow,
   sanitize and install suites most of it).
   A quick subset (under a minute):  ./run-tests.sh --suite unit --suite e2e
   Suites: unit e2e probes views reliability sanitize slow bench install;
