@@ -80,7 +80,9 @@ static const char help_text[] =
 	"  --force               overwrite CAPTURE if it exists\n"
 	"  --redact REGEX        replace what REGEX (POSIX extended) matches in\n"
 	"                        command lines by *** in the CSV and summary\n"
-	"                        (repeatable; the capture keeps them whole)\n";
+	"                        (repeatable; the capture keeps them whole)\n"
+	"  -h, --help            show this help\n\n"
+	"The full page: man proftrace-record (proftrace-record(1)).\n";
 
 static char *default_output(void)
 {

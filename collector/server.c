@@ -19,6 +19,7 @@
 #include "expect.h"
 #include "frame.h"
 #include "pt-config.h"
+#include "runinfo.h"
 #include "strbuf.h"
 #include "util.h"
 #include "watch.h"
@@ -136,7 +137,8 @@ static void write_meta(struct pt_server *s, const char *command)
 		"GITHUB_RUN_ID", "GITHUB_JOB",
 	};
 	char cpus[24], real[24], mono[24];
-	const char *kv[2 * 16];
+	const char *kv[2 * 24];
+	struct pt_runinfo ri;
 	struct utsname u;
 	uint64_t m1, r, m2;
 	size_t n = 0, i;
@@ -161,6 +163,14 @@ static void write_meta(struct pt_server *s, const char *command)
 	KV("start_monotonic_ns", mono);
 	if (command)
 		KV("command", command);
+	pt_runinfo_get(&ri);
+#define KV_SET(k, v) do { if ((v)[0]) KV(k, v); } while (0)
+	KV_SET("cpu_model", ri.cpu_model);
+	KV_SET("mem_total_kb", ri.mem_total_kb);
+	KV_SET("glibc_version", ri.glibc_version);
+	KV_SET("cwd", ri.cwd);
+	KV_SET("git_commit", ri.git_commit);
+#undef KV_SET
 	for (i = 0; i < sizeof ci_vars / sizeof ci_vars[0]; i++) {
 		const char *v = getenv(ci_vars[i]);
 
@@ -986,13 +996,17 @@ void pt_server_shutdown(struct pt_server *s)
 	pt_watch_tick(s->watch);
 	if (s->w) {
 		/* Where the capture ends: what is still running then has no
-		 * end of its own, and ends here in the views. */
-		char mono[24];
-		const char *kv[2] = { "end_monotonic_ns", mono };
+		 * end of its own, and ends here in the views; info shows the
+		 * wall-clock end. */
+		char mono[24], real[24];
+		const char *kv[4] = { "end_monotonic_ns", mono,
+				      "end_realtime_ns", real };
 
 		snprintf(mono, sizeof mono, "%llu",
 			 (unsigned long long)pt_mono_ns());
-		pt_writer_meta(s->w, kv, 1);
+		snprintf(real, sizeof real, "%llu",
+			 (unsigned long long)pt_real_ns());
+		pt_writer_meta(s->w, kv, 2);
 		pt_writer_flush(s->w, 1);
 	}
 	s->w = NULL;                    /* the caller closes it next */
