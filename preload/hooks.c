@@ -745,6 +745,9 @@ PT_EXPORT void exit(int status)
 			pt.exit_status = status;
 			pt.exit_how = PT_EXIT_EXIT;     /* EXIT: the destructor */
 		} else {
+			/* By pid, not a flag: a vfork child calling exit()
+			 * writes into its parent's memory. */
+			pt.foreign_exit = self;
 			pt_send_exit(status, PT_EXIT_EXIT, self);
 		}
 	}

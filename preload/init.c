@@ -118,7 +118,7 @@ static void image_end(void)
 	if (self == pt.owner)
 		pt_send_exit(pt.exit_status,
 			     pt.exit_how ? pt.exit_how : PT_EXIT_UNKNOWN, self);
-	else if (pt.exit_how == PT_EXIT_RETURN)
+	else if (pt.exit_how == PT_EXIT_RETURN && pt.foreign_exit != self)
 		/* A clone child that returned from main (bwrap's pid 1):
 		 * nobody traced may wait for it. */
 		pt_send_exit(pt.exit_status, PT_EXIT_RETURN, self);

@@ -71,6 +71,8 @@ struct pt_state {
 	int exit_how;           /* enum pt_exit_how, 0 = not known */
 	int exit_sent;
 	int at_exit;             /* pt_on_exit ends the image (init.c) */
+	pid_t foreign_exit;     /* a copy of the process whose exit() hook
+				 * sent its EXIT already */
 	/*
 	 * Strings pt_env_setup() sets once, as offsets into pool (0 is "",
 	 * also before setup): kept together, they dirty one page of .bss in
