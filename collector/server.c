@@ -376,7 +376,8 @@ static int handle_frame(struct pt_server *s, struct conn *c,
 	}
 	keep = account(s, c, &rec, now);
 	if (keep)
-		pt_watch_frame(s->watch, &rec, payload, h->raw_length);
+		pt_watch_frame(s->watch, &rec, (pid_t)c->pid, payload,
+			       h->raw_length);
 	if (keep && inflated)
 		put_inflated(s, c, h, payload, now);
 	else if (keep)

@@ -485,10 +485,18 @@ static const char *tail_item(const unsigned char *p, size_t n, size_t off,
 }
 
 void pt_watch_frame(struct pt_watch *w, const struct pt_record *rec,
-		    const unsigned char *payload, size_t n)
+		    pid_t peer, const unsigned char *payload, size_t n)
 {
 	size_t fixed = rec->hdr.type == PT_REC_HELLO ? 32 : 8;
 	struct wproc *e;
+
+	/* /proc is read with the collector's pids.  A sender in another pid
+	 * namespace (its own pid is not the one SO_PEERCRED gives) names
+	 * pids of that namespace, which mean nothing here: its own image is
+	 * checked by its peer pid, the children it names are not. */
+	if ((pid_t)rec->hdr.pid != peer && rec->hdr.type != PT_REC_HELLO &&
+	    rec->hdr.type != PT_REC_EXEC)
+		return;
 
 	switch (rec->hdr.type) {
 	case PT_REC_HELLO:
@@ -496,15 +504,15 @@ void pt_watch_frame(struct pt_watch *w, const struct pt_record *rec,
 			break;
 		/* A root that loads the library speaks for its children,
 		 * unless it is Go (the check decides). */
-		e = find_pid(w, (pid_t)rec->hdr.pid);
+		e = find_pid(w, peer);
 		if (e && e->state & WS_ROOT)
 			e->state &= ~(unsigned)WS_WATCH;
-		check_exe(w, (pid_t)rec->hdr.pid,
+		check_exe(w, peer,
 			  tail_item(payload, n, fixed, PT_TAG_EXE),
 			  tail_item(payload, n, fixed, PT_TAG_CWD));
 		break;
 	case PT_REC_EXEC:
-		check_exe(w, (pid_t)rec->hdr.pid,
+		check_exe(w, peer,
 			  tail_item(payload, n, fixed, PT_TAG_PATH),
 			  tail_item(payload, n, fixed, PT_TAG_CWD));
 		break;

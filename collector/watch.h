@@ -53,7 +53,7 @@ struct pt_watch *pt_watch_new(const struct pt_watch_ops *ops);
  * to check on the next tick, unless their executable is known to need
  * no watching. */
 void pt_watch_frame(struct pt_watch *w, const struct pt_record *rec,
-		    const unsigned char *payload, size_t n);
+		    pid_t peer, const unsigned char *payload, size_t n);
 
 /*
  * `record` started its command as pid (a fork at start_ns, monotonic, by
