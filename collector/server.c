@@ -994,7 +994,8 @@ void pt_server_shutdown(struct pt_server *s)
 		next = c->next;         /* read_conn may free c */
 		read_conn(s, c, DRAIN_MSGS);
 	}
-	pt_watch_tick(s->watch);
+	if (s->watch)
+		pt_watch_tick(s->watch);
 	if (s->w) {
 		/* Where the capture ends: what is still running then has no
 		 * end of its own, and ends here in the views; info shows the
