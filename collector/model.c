@@ -1612,11 +1612,28 @@ struct pidpass {
 	uint32_t pid;                   /* raw */
 	uint32_t first_img;             /* this pid's images start here */
 	uint32_t cur;                   /* current process, NONE */
+	const struct ev *adopted;       /* cur's first REAP by another */
 };
+
+static void reap_apply(struct build *b, uint32_t proc, const struct ev *e);
+
+/*
+ * The current process's end was not reaped by its parent: take the REAP
+ * of whoever else waited for it.  A process whose parent died was
+ * reparented (to a subreaper, or init) and reaped there; a tracer's
+ * wait reports the same status.
+ */
+static void pp_adopt(struct pidpass *pp)
+{
+	if (pp->adopted && pp->cur != NONE && !pp->b->proc[pp->cur].reaped)
+		reap_apply(pp->b, pp->cur, pp->adopted);
+	pp->adopted = NULL;
+}
 
 static uint32_t pp_new_proc(struct pidpass *pp, uint32_t ppid, uint64_t birth,
 			    int has_birth)
 {
+	pp_adopt(pp);
 	if (pp->cur != NONE)
 		close_proc(pp->b, pp->cur, birth);
 	pp->cur = new_proc(pp->b, pp->pid, ppid, birth, has_birth);
@@ -1831,7 +1848,6 @@ static void ev_reap(struct pidpass *pp, const struct ev *e)
 {
 	struct build *b = pp->b;
 	struct proc *pr;
-	struct img *im;
 
 	/* A REAP alone makes no execution: under ptrace the tracer's wait
 	 * reports threads and other processes' children too.  A second REAP
@@ -1839,17 +1855,31 @@ static void ev_reap(struct pidpass *pp, const struct ev *e)
 	if (pp->cur == NONE || b->proc[pp->cur].reaped)
 		return;
 	pr = &b->proc[pp->cur];
-	/* Only the parent's REAP ends a process: a tracer's wait (strace,
-	 * gdb) collects processes that are not its children, and may do so
-	 * before the parent's SPAWN for the same process has arrived. */
-	if (pr->ppid && pr->ppid != e->other)
+	/* The parent's REAP ends a process: a tracer's wait (strace, gdb)
+	 * collects processes that are not its children, and may do so
+	 * before the parent's SPAWN for the same process has arrived.
+	 * Another's counts only if the parent's never comes (pp_adopt). */
+	if (pr->ppid && pr->ppid != e->other) {
+		if (!pp->adopted)
+			pp->adopted = e;
 		return;
-	pr->reaped = 1;
+	}
 	if (!pr->ppid)
 		pr->ppid = e->other;
+	pp->adopted = NULL;
+	reap_apply(b, pp->cur, e);
+}
+
+/* Process proc was reaped with e's status (and rusage). */
+static void reap_apply(struct build *b, uint32_t proc, const struct ev *e)
+{
+	struct proc *pr = &b->proc[proc];
+	struct img *im;
+
+	pr->reaped = 1;
 	im = &b->img[pr->cur];
 	if (im->pending != NONE) {
-		uint32_t u = untraced(b, pp->cur);
+		uint32_t u = untraced(b, proc);
 
 		im = &b->img[u];
 		im->end = e->time > im->start ? e->time : im->start;
@@ -2009,6 +2039,7 @@ static void run_pids(struct build *b)
 			case E_EOF:         ev_eof(&pp, e); break;
 			}
 		}
+		pp_adopt(&pp);
 		if (pp.cur != NONE)
 			close_proc(b, pp.cur, b->last_ns);
 	}

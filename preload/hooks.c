@@ -54,9 +54,13 @@ static void exec_announce(struct pt_chan *ch, enum pt_call call,
 	b.argv = argv;
 	b.want_cwd = 1;
 	now = pt_now_ns();
-	/* A fork child that did nothing else leaves it to its parent. */
+	/* A fork child that did nothing else leaves it to its parent, if
+	 * the new image will report itself should the parent be killed. */
 	if (__atomic_load_n(&pt.fork_pending, __ATOMIC_ACQUIRE) &&
-	    pt.mbox_slot && pt_mbox_put(pt.mbox_slot - 1, ch, &b, now) == 0)
+	    pt.mbox_slot && ch->owner &&
+	    pt_target_loads(path, call == PT_CALL_EXECVP ||
+			    call == PT_CALL_EXECVPE || call == PT_CALL_EXECLP) &&
+	    pt_mbox_put(pt.mbox_slot - 1, ch, &b, now) == 0)
 		ch->exec_left = 1;
 	else
 		pt_send_record(ch, &b, now);

@@ -255,6 +255,15 @@ PT_HIDDEN size_t pt_mbox_take(const struct pt_chan *ch, pid_t child,
 /* Owner, before its exec or EXIT: send what is there, close the rest. */
 PT_HIDDEN void pt_mbox_flush(const struct pt_chan *ch);
 
+/* ---- the image about to be exec'd (target.c) ---- */
+
+/*
+ * Fork child: does the image file (searched in PATH like execvp if search
+ * and it has no slash) load the library, so that it reports itself?  1,
+ * or 0 if not or unknown.  errno preserved.
+ */
+PT_HIDDEN int pt_target_loads(const char *file, int search);
+
 /* ---- connections (conn.c) ---- */
 
 enum pt_chan_use {
