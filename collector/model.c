@@ -663,6 +663,7 @@ enum img_flag {
 	IF_RESOLVING = 1 << 9,
 	IF_NOCONN = 1 << 10,            /* HELLO came on an AUX connection */
 	IF_CONN = 1 << 11,              /* has a connection of its own */
+	IF_HIDDEN = 1 << 12,            /* `proftrace stop`: not shown */
 };
 
 struct img {
@@ -2240,7 +2241,7 @@ static void emit(struct build *b)
 		struct pt_exec *e;
 		uint32_t av, ev;
 
-		if (im->flags & IF_FOLDED || im->kind == IK_SPAWN)
+		if (im->flags & (IF_FOLDED | IF_HIDDEN) || im->kind == IK_SPAWN)
 			continue;
 		e = arena_alloc(&p->execs, sizeof *e, _Alignof(struct pt_exec));
 		memset(e, 0, sizeof *e);
@@ -2469,6 +2470,30 @@ static void meta_end(struct build *b)
 		note_time(b, v);
 }
 
+/*
+ * The `proftrace stop` that ended the capture is the user's request, not
+ * part of what was traced: hide its execution, the last image of the pid
+ * that sent STOP, still running when the capture ended.
+ */
+static void hide_stopper(struct build *b)
+{
+	const char *s = meta_get(&b->p->meta[b->capture], "stopped_by");
+	unsigned long v;
+	uint32_t d, i;
+	char *end;
+
+	if (!s)
+		return;
+	v = strtoul(s, &end, 10);
+	if (*end || end == s || v == 0 || v > UINT32_MAX ||
+	    (d = pid_find(b, (uint32_t)v)) == NONE ||
+	    b->pid_img[d + 1] == b->pid_img[d])
+		return;
+	i = b->pid_img[d + 1] - 1;
+	if (b->img[i].kind == IK_EXEC && b->img[i].flags & IF_END_UNKNOWN)
+		b->img[i].flags |= IF_HIDDEN;
+}
+
 int pt_model_add_capture(struct pt_model *m, const char *path)
 {
 	struct pt_model_priv *p = m->priv;
@@ -2497,6 +2522,7 @@ int pt_model_add_capture(struct pt_model *m, const char *path)
 	resolve_ns(&b);
 	keep_eof_conns(&b);
 	run_pids(&b);
+	hide_stopper(&b);
 	free_events(&b);
 	first = p->nlist;
 	emit(&b);

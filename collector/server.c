@@ -895,12 +895,15 @@ void pt_server_shutdown(struct pt_server *s)
 	if (s->w) {
 		/* Where the capture ends: what is still running then has no
 		 * end of its own, and ends here in the views. */
-		char mono[24];
-		const char *kv[2] = { "end_monotonic_ns", mono };
+		char mono[24], by[12];
+		const char *kv[4] = { "end_monotonic_ns", mono,
+				      "stopped_by", by };
 
 		snprintf(mono, sizeof mono, "%llu",
 			 (unsigned long long)pt_mono_ns());
-		pt_writer_meta(s->w, kv, 1);
+		/* Who sent STOP, so that the views can leave it out. */
+		snprintf(by, sizeof by, "%u", (unsigned)s->stopped_by);
+		pt_writer_meta(s->w, kv, s->stopped_by ? 2 : 1);
 		pt_writer_flush(s->w, 1);
 	}
 	s->w = NULL;                    /* the caller closes it next */
