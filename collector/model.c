@@ -576,6 +576,7 @@ enum ev_type {
 enum ev_flag {
 	EVF_TRUNC = 1,                  /* argv was cut by the library */
 	EVF_UNBOUND = 2,                /* EOF of a connection without HELLO */
+	EVF_FAILED = 4,                 /* SPAWN of a posix_spawn that failed */
 };
 
 /* Dense pid indices fit in the event's 24-bit field. */
@@ -664,6 +665,7 @@ enum img_flag {
 	IF_NOCONN = 1 << 10,            /* HELLO came on an AUX connection */
 	IF_CONN = 1 << 11,              /* has a connection of its own */
 	IF_HIDDEN = 1 << 12,            /* `proftrace stop`: not shown */
+	IF_SPAWN_FAILED = 1 << 13,      /* posix_spawn's child that failed */
 };
 
 struct img {
@@ -736,6 +738,12 @@ struct build {
 		uint64_t time;
 	} *anon;
 	size_t nanon, canon;
+
+	struct spawn_err {              /* images of failed spawns (rare) */
+		uint32_t img;
+		int err;
+	} *serr;
+	size_t nserr, cserr;
 
 	struct pt_pidns ns;             /* pids of other namespaces */
 
@@ -1235,6 +1243,19 @@ static void add_frame(struct build *b, const struct pev *cev)
 		new_ev(b, E_EXEC_FAILED, pid, t);
 		break;
 	case PT_REC_SPAWN:
+		if (!r->u.spawn.child_pid && r->spawn_errno > 0) {
+			/* A failed posix_spawn's child, pid unknown: each is a
+			 * process of pid 0, ended as its error follows. */
+			e = new_ev(b, E_SPAWN, 0, t);
+			e->other = pid;
+			e->a = intern_argv(b, cev->argv, r->argc, cev->argv_hash);
+			e->b = intern_opt(b, &cev->path, 0);
+			e->flags = EVF_FAILED | (r->argv_truncated ? EVF_TRUNC : 0);
+			e = new_ev(b, E_EXEC_FAILED, 0, t);
+			e->other = pid;
+			e->a = (uint32_t)r->spawn_errno;
+			break;
+		}
 		if (!r->u.spawn.child_pid)
 			break;
 		e = new_ev(b, E_SPAWN, xpid(b, c, r->u.spawn.child_pid, 0), t);
@@ -1802,7 +1823,31 @@ static void ev_exec(struct pidpass *pp, uint32_t ei)
 	b->img[b->proc[p].cur].pending = ei;
 }
 
-static void ev_exec_failed(struct pidpass *pp)
+/*
+ * The child of a posix_spawn that failed (ev_spawn made it, pid 0): it
+ * ran the file actions and tried the exec inside glibc, and _exited 127
+ * there at once.  It is shown as a fork child with the command it tried.
+ */
+static void spawn_failed(struct build *b, uint32_t i, const struct ev *e)
+{
+	struct img *im = &b->img[i];
+	const struct ev *s = &b->ev[im->pending];
+
+	im->kind = IK_FORK;
+	im->exe = s->b;
+	im->argv = s->a;
+	im->pending = NONE;
+	im->end = im->start;
+	im->flags |= IF_ENDED | IF_UNTRACED | IF_SPAWN_FAILED |
+		     (s->flags & EVF_TRUNC ? IF_TRUNC : 0);
+	im->exit_code = 127;
+	im->signal = 0;
+	GROW(b->serr, b->nserr, b->cserr);
+	b->serr[b->nserr].img = i;
+	b->serr[b->nserr++].err = (int)e->a;
+}
+
+static void ev_exec_failed(struct pidpass *pp, const struct ev *e)
 {
 	struct build *b = pp->b;
 	struct img *im;
@@ -1810,6 +1855,11 @@ static void ev_exec_failed(struct pidpass *pp)
 	if (pp->cur == NONE)
 		return;
 	im = &b->img[b->proc[pp->cur].cur];
+	if (im->kind == IK_SPAWN && im->pending != NONE &&
+	    b->ev[im->pending].flags & EVF_FAILED) {
+		spawn_failed(b, b->proc[pp->cur].cur, e);
+		return;
+	}
 	if (im->pending != NONE && b->ev[im->pending].type == E_EXEC)
 		im->pending = NONE;
 }
@@ -2032,7 +2082,7 @@ static void run_pids(struct build *b)
 			switch (e->type) {
 			case E_HELLO:       ev_hello(&pp, e); break;
 			case E_EXEC:        ev_exec(&pp, o[i]); break;
-			case E_EXEC_FAILED: ev_exec_failed(&pp); break;
+			case E_EXEC_FAILED: ev_exec_failed(&pp, e); break;
 			case E_SPAWN:       ev_spawn(&pp, o[i]); break;
 			case E_FORK:        ev_fork(&pp, e); break;
 			case E_REAP:        ev_reap(&pp, e); break;
@@ -2295,6 +2345,11 @@ static void emit(struct build *b)
 	for (i = 0; i < b->nimg; i++)
 		if (out[i] && b->img[i].fork_cpu != NONE)
 			add_fork_cpu(b, out[i], b->img[i].fork_cpu);
+	for (i = 0; i < b->nserr; i++)
+		if (out[b->serr[i].img]) {
+			out[b->serr[i].img]->flags |= PT_EXF_SPAWN_FAILED;
+			out[b->serr[i].img]->spawn_errno = b->serr[i].err;
+		}
 	free(out);
 	pt_sb_release(&tmp);
 }
@@ -2403,6 +2458,7 @@ static void build_free(struct build *b)
 	free(b->cpu);
 	free(b->big);
 	free(b->anon);
+	free(b->serr);
 	free_events(b);
 	free(b->pid_raw);
 	itab_free(&b->pid_t);

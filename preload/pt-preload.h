@@ -182,6 +182,7 @@ struct pt_body {
 	size_t fixed_len;
 	const char *exe, *path, *cwd;   /* optional tail items */
 	const char *cpu_before;         /* HELLO: PT_TAG_CPU_BEFORE */
+	const char *err;                /* SPAWN of child 0: PT_TAG_ERRNO */
 	int want_cwd;                   /* no cwd: getcwd() into the frame */
 	char *const *argv;              /* optional, NULL-terminated */
 	char *const *envp;              /* HELLO: filtered through the allowlist */
