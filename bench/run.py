@@ -723,8 +723,8 @@ class Suite:
         outs = {"csv": cap + ".csv", "json": cap + ".json", "report": cap + ".report.txt"}
         cmds = {
             "read only (bench/capcount)": ([self.capcount, cap], None),
-            "convert -f csv": ([self.proftrace, "convert", "-f", "csv", "-o", outs["csv"], cap], "csv"),
-            "convert -f json": ([self.proftrace, "convert", "-f", "json", "-o", outs["json"], cap], "json"),
+            "convert -f csv": ([self.proftrace, "convert", "-f", "csv", "--force", "-o", outs["csv"], cap], "csv"),
+            "convert -f json": ([self.proftrace, "convert", "-f", "json", "--force", "-o", outs["json"], cap], "json"),
             "report": ([self.proftrace, "report", cap], "report"),
         }
         res = {c: [] for c in cmds}

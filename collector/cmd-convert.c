@@ -45,7 +45,7 @@ static int run(int argc, char **argv);
 
 const struct pt_cmd pt_cmd_convert = {
 	.name = "convert",
-	.usage = "[-f FORMAT] [-o FILE] [--redact REGEX]... CAPTURE...",
+	.usage = "[-f FORMAT] [-o FILE] [--force] [--redact REGEX]... CAPTURE...",
 	.summary = "convert captures (or spool directories) to csv, json or folded stacks",
 	.run = run,
 };
@@ -63,10 +63,12 @@ static void help(void)
 		printf(" %s", formats[i].name);
 	printf(")\n"
 	       "  -o, --output FILE    write to FILE instead of standard output\n"
+	       "  --force              overwrite FILE if it exists\n"
 	       "  --redact REGEX       replace what REGEX (POSIX extended) "
 	       "matches in command\n"
 	       "                       lines by *** (repeatable)\n"
-	       "  -h, --help           show this help\n");
+	       "  -h, --help           show this help\n\n"
+	       "The full page: man proftrace-convert (proftrace-convert(1)).\n");
 }
 
 static const struct format *find_format(const char *name)
@@ -179,7 +181,8 @@ static int run(int argc, char **argv)
 	const struct format *fmt;
 	struct pt_model m;
 	char **inputs;
-	int i, n = 0, missing = 0, status = 0, only_inputs = 0, rc;
+	int i, n = 0, missing = 0, status = 0, only_inputs = 0, force = 0, rc;
+	struct stat st;
 	struct pt_redact *red = pt_redact_new();
 
 	inputs = pt_xcalloc((size_t)argc, sizeof *inputs);
@@ -190,6 +193,8 @@ static int run(int argc, char **argv)
 			inputs[n++] = argv[i];
 		} else if (!strcmp(a, "--")) {
 			only_inputs = 1;
+		} else if (!strcmp(a, "--force")) {
+			force = 1;
 		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			help();
 			free(inputs);
@@ -229,6 +234,14 @@ static int run(int argc, char **argv)
 		free(inputs);
 		pt_redact_free(red);
 		return 2;
+	}
+	/* As record and daemon do: an existing file is not replaced unless
+	 * asked.  A device or FIFO (/dev/stdout) is written, not replaced. */
+	if (out && !force && stat(out, &st) == 0 && S_ISREG(st.st_mode)) {
+		pt_warn("%s already exists (--force overwrites it)", out);
+		free(inputs);
+		pt_redact_free(red);
+		return 1;
 	}
 	rc = pt_model_load(&m, inputs, n, red);
 	if (rc < 0) {

@@ -62,7 +62,8 @@ static const char help_text[] =
 	"                      $COLUMNS, else 100)\n"
 	"  --redact REGEX      replace what REGEX (POSIX extended) matches in\n"
 	"                      any argument by *** (may be repeated)\n"
-	"  -h, --help          show this help\n";
+	"  -h, --help          show this help\n\n"
+	"The full page: man proftrace-diff (proftrace-diff(1)).\n";
 
 /* Print the line cut to the width (UTF-8 characters), control chars as ?. */
 static void emit(struct diff *d)
@@ -283,9 +284,9 @@ static void only(struct diff *d, int side)
 			runs += d->rows[i].n[side];
 		}
 	qsort(rows, n, sizeof *rows, side ? cmp_b : cmp_a);
-	printf("\nOnly in %c: %zu %ss, %zu executions, %.3f s of %s\n",
-	       side ? 'B' : 'A', n, pt_group_name(&d->group), runs,
-	       secs(total), weight_name(d->weight));
+	printf("\nOnly in %c: %zu %s%s, %zu execution%s, %.3f s of %s\n",
+	       side ? 'B' : 'A', n, pt_group_name(&d->group), n == 1 ? "" : "s",
+	       runs, runs == 1 ? "" : "s", secs(total), weight_name(d->weight));
 	for (i = 0; i < n && i < (size_t)d->top; i++) {
 		pt_sb_addf(&d->line, "  %10.3f %6zu  %s", secs(rows[i].t[side]),
 			   rows[i].n[side],

@@ -53,7 +53,8 @@ static const char help_text[] =
 	"                      $COLUMNS, else 100)\n"
 	"  --redact REGEX      replace what REGEX (POSIX extended) matches in\n"
 	"                      any argument by *** (may be repeated)\n"
-	"  -h, --help          show this help\n";
+	"  -h, --help          show this help\n\n"
+	"The full page: man proftrace-report (proftrace-report(1)).\n";
 
 /* ---- output helpers ---- */
 
@@ -150,9 +151,10 @@ static void captures(struct report *r)
 			pt_sb_add_iso8601(&iso, first[c]);
 		else
 			pt_sb_addstr(&iso, "-");
-		pt_sb_addf(&r->line, "  #%zu  %s  %s  %9.3f s  %zu executions",
+		pt_sb_addf(&r->line, "  #%zu  %s  %s  %9.3f s  %zu execution%s",
 			   c + 1, host ? host : "?", iso.buf,
-			   count[c] ? secs(last[c] - first[c]) : 0.0, count[c]);
+			   count[c] ? secs(last[c] - first[c]) : 0.0, count[c],
+			   count[c] == 1 ? "" : "s");
 		if (job)
 			pt_sb_addf(&r->line, "  job %s", job);
 		if (cmd)
