@@ -576,6 +576,7 @@ enum ev_type {
 enum ev_flag {
 	EVF_TRUNC = 1,                  /* argv was cut by the library */
 	EVF_UNBOUND = 2,                /* EOF of a connection without HELLO */
+	EVF_FAILED = 4,                 /* SPAWN of a posix_spawn that failed */
 };
 
 /* Dense pid indices fit in the event's 24-bit field. */
@@ -663,6 +664,8 @@ enum img_flag {
 	IF_RESOLVING = 1 << 9,
 	IF_NOCONN = 1 << 10,            /* HELLO came on an AUX connection */
 	IF_CONN = 1 << 11,              /* has a connection of its own */
+	IF_HIDDEN = 1 << 12,            /* `proftrace stop`: not shown */
+	IF_SPAWN_FAILED = 1 << 13,      /* posix_spawn's child that failed */
 };
 
 struct img {
@@ -735,6 +738,12 @@ struct build {
 		uint64_t time;
 	} *anon;
 	size_t nanon, canon;
+
+	struct spawn_err {              /* images of failed spawns (rare) */
+		uint32_t img;
+		int err;
+	} *serr;
+	size_t nserr, cserr;
 
 	struct pt_pidns ns;             /* pids of other namespaces */
 
@@ -1234,6 +1243,19 @@ static void add_frame(struct build *b, const struct pev *cev)
 		new_ev(b, E_EXEC_FAILED, pid, t);
 		break;
 	case PT_REC_SPAWN:
+		if (!r->u.spawn.child_pid && r->spawn_errno > 0) {
+			/* A failed posix_spawn's child, pid unknown: each is a
+			 * process of pid 0, ended as its error follows. */
+			e = new_ev(b, E_SPAWN, 0, t);
+			e->other = pid;
+			e->a = intern_argv(b, cev->argv, r->argc, cev->argv_hash);
+			e->b = intern_opt(b, &cev->path, 0);
+			e->flags = EVF_FAILED | (r->argv_truncated ? EVF_TRUNC : 0);
+			e = new_ev(b, E_EXEC_FAILED, 0, t);
+			e->other = pid;
+			e->a = (uint32_t)r->spawn_errno;
+			break;
+		}
 		if (!r->u.spawn.child_pid)
 			break;
 		e = new_ev(b, E_SPAWN, xpid(b, c, r->u.spawn.child_pid, 0), t);
@@ -1612,11 +1634,28 @@ struct pidpass {
 	uint32_t pid;                   /* raw */
 	uint32_t first_img;             /* this pid's images start here */
 	uint32_t cur;                   /* current process, NONE */
+	const struct ev *adopted;       /* cur's first REAP by another */
 };
+
+static void reap_apply(struct build *b, uint32_t proc, const struct ev *e);
+
+/*
+ * The current process's end was not reaped by its parent: take the REAP
+ * of whoever else waited for it.  A process whose parent died was
+ * reparented (to a subreaper, or init) and reaped there; a tracer's
+ * wait reports the same status.
+ */
+static void pp_adopt(struct pidpass *pp)
+{
+	if (pp->adopted && pp->cur != NONE && !pp->b->proc[pp->cur].reaped)
+		reap_apply(pp->b, pp->cur, pp->adopted);
+	pp->adopted = NULL;
+}
 
 static uint32_t pp_new_proc(struct pidpass *pp, uint32_t ppid, uint64_t birth,
 			    int has_birth)
 {
+	pp_adopt(pp);
 	if (pp->cur != NONE)
 		close_proc(pp->b, pp->cur, birth);
 	pp->cur = new_proc(pp->b, pp->pid, ppid, birth, has_birth);
@@ -1784,7 +1823,31 @@ static void ev_exec(struct pidpass *pp, uint32_t ei)
 	b->img[b->proc[p].cur].pending = ei;
 }
 
-static void ev_exec_failed(struct pidpass *pp)
+/*
+ * The child of a posix_spawn that failed (ev_spawn made it, pid 0): it
+ * ran the file actions and tried the exec inside glibc, and _exited 127
+ * there at once.  It is shown as a fork child with the command it tried.
+ */
+static void spawn_failed(struct build *b, uint32_t i, const struct ev *e)
+{
+	struct img *im = &b->img[i];
+	const struct ev *s = &b->ev[im->pending];
+
+	im->kind = IK_FORK;
+	im->exe = s->b;
+	im->argv = s->a;
+	im->pending = NONE;
+	im->end = im->start;
+	im->flags |= IF_ENDED | IF_UNTRACED | IF_SPAWN_FAILED |
+		     (s->flags & EVF_TRUNC ? IF_TRUNC : 0);
+	im->exit_code = 127;
+	im->signal = 0;
+	GROW(b->serr, b->nserr, b->cserr);
+	b->serr[b->nserr].img = i;
+	b->serr[b->nserr++].err = (int)e->a;
+}
+
+static void ev_exec_failed(struct pidpass *pp, const struct ev *e)
 {
 	struct build *b = pp->b;
 	struct img *im;
@@ -1792,6 +1855,11 @@ static void ev_exec_failed(struct pidpass *pp)
 	if (pp->cur == NONE)
 		return;
 	im = &b->img[b->proc[pp->cur].cur];
+	if (im->kind == IK_SPAWN && im->pending != NONE &&
+	    b->ev[im->pending].flags & EVF_FAILED) {
+		spawn_failed(b, b->proc[pp->cur].cur, e);
+		return;
+	}
 	if (im->pending != NONE && b->ev[im->pending].type == E_EXEC)
 		im->pending = NONE;
 }
@@ -1831,7 +1899,6 @@ static void ev_reap(struct pidpass *pp, const struct ev *e)
 {
 	struct build *b = pp->b;
 	struct proc *pr;
-	struct img *im;
 
 	/* A REAP alone makes no execution: under ptrace the tracer's wait
 	 * reports threads and other processes' children too.  A second REAP
@@ -1839,17 +1906,31 @@ static void ev_reap(struct pidpass *pp, const struct ev *e)
 	if (pp->cur == NONE || b->proc[pp->cur].reaped)
 		return;
 	pr = &b->proc[pp->cur];
-	/* Only the parent's REAP ends a process: a tracer's wait (strace,
-	 * gdb) collects processes that are not its children, and may do so
-	 * before the parent's SPAWN for the same process has arrived. */
-	if (pr->ppid && pr->ppid != e->other)
+	/* The parent's REAP ends a process: a tracer's wait (strace, gdb)
+	 * collects processes that are not its children, and may do so
+	 * before the parent's SPAWN for the same process has arrived.
+	 * Another's counts only if the parent's never comes (pp_adopt). */
+	if (pr->ppid && pr->ppid != e->other) {
+		if (!pp->adopted)
+			pp->adopted = e;
 		return;
-	pr->reaped = 1;
+	}
 	if (!pr->ppid)
 		pr->ppid = e->other;
+	pp->adopted = NULL;
+	reap_apply(b, pp->cur, e);
+}
+
+/* Process proc was reaped with e's status (and rusage). */
+static void reap_apply(struct build *b, uint32_t proc, const struct ev *e)
+{
+	struct proc *pr = &b->proc[proc];
+	struct img *im;
+
+	pr->reaped = 1;
 	im = &b->img[pr->cur];
 	if (im->pending != NONE) {
-		uint32_t u = untraced(b, pp->cur);
+		uint32_t u = untraced(b, proc);
 
 		im = &b->img[u];
 		im->end = e->time > im->start ? e->time : im->start;
@@ -2001,7 +2082,7 @@ static void run_pids(struct build *b)
 			switch (e->type) {
 			case E_HELLO:       ev_hello(&pp, e); break;
 			case E_EXEC:        ev_exec(&pp, o[i]); break;
-			case E_EXEC_FAILED: ev_exec_failed(&pp); break;
+			case E_EXEC_FAILED: ev_exec_failed(&pp, e); break;
 			case E_SPAWN:       ev_spawn(&pp, o[i]); break;
 			case E_FORK:        ev_fork(&pp, e); break;
 			case E_REAP:        ev_reap(&pp, e); break;
@@ -2009,6 +2090,7 @@ static void run_pids(struct build *b)
 			case E_EOF:         ev_eof(&pp, e); break;
 			}
 		}
+		pp_adopt(&pp);
 		if (pp.cur != NONE)
 			close_proc(b, pp.cur, b->last_ns);
 	}
@@ -2209,7 +2291,7 @@ static void emit(struct build *b)
 		struct pt_exec *e;
 		uint32_t av, ev;
 
-		if (im->flags & IF_FOLDED || im->kind == IK_SPAWN)
+		if (im->flags & (IF_FOLDED | IF_HIDDEN) || im->kind == IK_SPAWN)
 			continue;
 		e = arena_alloc(&p->execs, sizeof *e, _Alignof(struct pt_exec));
 		memset(e, 0, sizeof *e);
@@ -2263,6 +2345,11 @@ static void emit(struct build *b)
 	for (i = 0; i < b->nimg; i++)
 		if (out[i] && b->img[i].fork_cpu != NONE)
 			add_fork_cpu(b, out[i], b->img[i].fork_cpu);
+	for (i = 0; i < b->nserr; i++)
+		if (out[b->serr[i].img]) {
+			out[b->serr[i].img]->flags |= PT_EXF_SPAWN_FAILED;
+			out[b->serr[i].img]->spawn_errno = b->serr[i].err;
+		}
 	free(out);
 	pt_sb_release(&tmp);
 }
@@ -2371,6 +2458,7 @@ static void build_free(struct build *b)
 	free(b->cpu);
 	free(b->big);
 	free(b->anon);
+	free(b->serr);
 	free_events(b);
 	free(b->pid_raw);
 	itab_free(&b->pid_t);
@@ -2438,6 +2526,30 @@ static void meta_end(struct build *b)
 		note_time(b, v);
 }
 
+/*
+ * The `proftrace stop` that ended the capture is the user's request, not
+ * part of what was traced: hide its execution, the last image of the pid
+ * that sent STOP, still running when the capture ended.
+ */
+static void hide_stopper(struct build *b)
+{
+	const char *s = meta_get(&b->p->meta[b->capture], "stopped_by");
+	unsigned long v;
+	uint32_t d, i;
+	char *end;
+
+	if (!s)
+		return;
+	v = strtoul(s, &end, 10);
+	if (*end || end == s || v == 0 || v > UINT32_MAX ||
+	    (d = pid_find(b, (uint32_t)v)) == NONE ||
+	    b->pid_img[d + 1] == b->pid_img[d])
+		return;
+	i = b->pid_img[d + 1] - 1;
+	if (b->img[i].kind == IK_EXEC && b->img[i].flags & IF_END_UNKNOWN)
+		b->img[i].flags |= IF_HIDDEN;
+}
+
 int pt_model_add_capture(struct pt_model *m, const char *path)
 {
 	struct pt_model_priv *p = m->priv;
@@ -2466,6 +2578,7 @@ int pt_model_add_capture(struct pt_model *m, const char *path)
 	resolve_ns(&b);
 	keep_eof_conns(&b);
 	run_pids(&b);
+	hide_stopper(&b);
 	free_events(&b);
 	first = p->nlist;
 	emit(&b);

@@ -26,6 +26,8 @@ enum pt_exec_flag {
 	PT_EXF_END_UNKNOWN  = 1u << 1,  /* end time is a best guess */
 	PT_EXF_KILLED       = 1u << 2,  /* ended without EXIT (EOF or signal) */
 	PT_EXF_ARGV_TRUNC   = 1u << 3,
+	PT_EXF_SPAWN_FAILED = 1u << 4,  /* a failed posix_spawn's child: pid
+					 * unknown (0), spawn_errno says why */
 };
 
 struct pt_model_priv;
@@ -39,6 +41,7 @@ struct pt_exec {
 	int64_t start_ns, end_ns;       /* Unix epoch ns */
 	int exit_code;                  /* -1: unknown */
 	int signal;                     /* 0: none, -1: unknown */
+	int spawn_errno;                /* PT_EXF_SPAWN_FAILED: its error */
 	int64_t utime_us, stime_us;     /* -1: unknown */
 	int64_t maxrss_kb;              /* -1: unknown */
 	const char *exe, *cwd;          /* never NULL ("" when unknown) */

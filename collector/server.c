@@ -1000,15 +1000,18 @@ void pt_server_shutdown(struct pt_server *s)
 		/* Where the capture ends: what is still running then has no
 		 * end of its own, and ends here in the views; info shows the
 		 * wall-clock end. */
-		char mono[24], real[24];
-		const char *kv[4] = { "end_monotonic_ns", mono,
-				      "end_realtime_ns", real };
+		char mono[24], real[24], by[12];
+		const char *kv[6] = { "end_monotonic_ns", mono,
+				      "end_realtime_ns", real,
+				      "stopped_by", by };
 
 		snprintf(mono, sizeof mono, "%llu",
 			 (unsigned long long)pt_mono_ns());
 		snprintf(real, sizeof real, "%llu",
 			 (unsigned long long)pt_real_ns());
-		pt_writer_meta(s->w, kv, 2);
+		/* Who sent STOP, so that the views can leave it out. */
+		snprintf(by, sizeof by, "%u", (unsigned)s->stopped_by);
+		pt_writer_meta(s->w, kv, s->stopped_by ? 3 : 2);
 		pt_writer_flush(s->w, 1);
 	}
 	s->w = NULL;                    /* the caller closes it next */

@@ -131,6 +131,8 @@ static void emit_body(struct enc *e, const struct pt_body *b)
 			enc_item(e, PT_TAG_ENV, *p);
 	if (b->cpu_before)
 		enc_item(e, PT_TAG_CPU_BEFORE, b->cpu_before);
+	if (b->err)
+		enc_item(e, PT_TAG_ERRNO, b->err);
 }
 
 static void put_header(unsigned char *h, const struct pt_chan *ch,

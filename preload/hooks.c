@@ -54,9 +54,13 @@ static void exec_announce(struct pt_chan *ch, enum pt_call call,
 	b.argv = argv;
 	b.want_cwd = 1;
 	now = pt_now_ns();
-	/* A fork child that did nothing else leaves it to its parent. */
+	/* A fork child that did nothing else leaves it to its parent, if
+	 * the new image will report itself should the parent be killed. */
 	if (__atomic_load_n(&pt.fork_pending, __ATOMIC_ACQUIRE) &&
-	    pt.mbox_slot && pt_mbox_put(pt.mbox_slot - 1, ch, &b, now) == 0)
+	    pt.mbox_slot && ch->owner &&
+	    pt_target_loads(path, call == PT_CALL_EXECVP ||
+			    call == PT_CALL_EXECVPE || call == PT_CALL_EXECLP) &&
+	    pt_mbox_put(pt.mbox_slot - 1, ch, &b, now) == 0)
 		ch->exec_left = 1;
 	else
 		pt_send_record(ch, &b, now);
@@ -339,6 +343,34 @@ static void send_spawn(enum pt_call call, pid_t child, const char *path,
 	pt_chan_put(&ch);
 }
 
+/*
+ * posix_spawn failed with rc.  Unless it failed before making a child
+ * (no memory, no process), glibc made one that tried the file actions and
+ * the exec, _exited 127 and was reaped inside posix_spawn: say so, with
+ * child 0, as its pid is not returned (doc/format.md, SPAWN).
+ */
+static void send_spawn_failed(enum pt_call call, int rc, const char *path,
+			      char *const argv[])
+{
+	struct pt_chan ch;
+	struct pt_body b;
+	char err[12], *p = err + sizeof err;
+	unsigned v = (unsigned)rc;
+
+	if (rc == ENOMEM || rc == EAGAIN || pt_chan_get(&ch, PT_USE_EVENT, 0) < 0)
+		return;
+	*--p = '\0';
+	do
+		*--p = (char)('0' + v % 10);
+	while ((v /= 10));
+	exec_body(&b, PT_REC_SPAWN, 0, call);
+	b.path = path;
+	b.argv = argv;
+	b.err = p;
+	pt_send_record(&ch, &b, pt_now_ns());
+	pt_chan_put(&ch);
+}
+
 PT_EXPORT int posix_spawn(pid_t *pid, const char *path,
 			  const posix_spawn_file_actions_t *fa,
 			  const posix_spawnattr_t *attr, char *const argv[],
@@ -358,6 +390,8 @@ PT_EXPORT int posix_spawn(pid_t *pid, const char *path,
 		*pid = child;
 	if (rc == 0)
 		send_spawn(PT_CALL_POSIX_SPAWN, child, path, argv);
+	else
+		send_spawn_failed(PT_CALL_POSIX_SPAWN, rc, path, argv);
 	errno = saved;
 	return rc;
 }
@@ -381,6 +415,8 @@ PT_EXPORT int posix_spawnp(pid_t *pid, const char *file,
 		*pid = child;
 	if (rc == 0)
 		send_spawn(PT_CALL_POSIX_SPAWNP, child, file, argv);
+	else
+		send_spawn_failed(PT_CALL_POSIX_SPAWNP, rc, file, argv);
 	errno = saved;
 	return rc;
 }

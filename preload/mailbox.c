@@ -18,8 +18,9 @@
  * exec'd yet, so a slot changes hands only by atomic operations on its
  * state, and carries the pid that reserved it.  A vfork child never
  * touches it (it is not the owner).  What a parent killed outright
- * (SIGKILL) had in its slots is lost, as are its held FORKs; the image
- * the child exec'd, if it loads the library, reports itself all the same.
+ * (SIGKILL) had in its slots is lost, as are its held FORKs; so only the
+ * EXEC of an image that loads the library, and reports itself all the
+ * same, is left here (target.c).
  */
 #include <sys/mman.h>
 

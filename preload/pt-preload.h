@@ -177,6 +177,7 @@ struct pt_body {
 	size_t fixed_len;
 	const char *exe, *path, *cwd;   /* optional tail items */
 	const char *cpu_before;         /* HELLO: PT_TAG_CPU_BEFORE */
+	const char *err;                /* SPAWN of child 0: PT_TAG_ERRNO */
 	int want_cwd;                   /* no cwd: getcwd() into the frame */
 	char *const *argv;              /* optional, NULL-terminated */
 	char *const *envp;              /* HELLO: filtered through the allowlist */
@@ -249,6 +250,15 @@ PT_HIDDEN size_t pt_mbox_take(const struct pt_chan *ch, pid_t child,
 			      unsigned char *out);
 /* Owner, before its exec or EXIT: send what is there, close the rest. */
 PT_HIDDEN void pt_mbox_flush(const struct pt_chan *ch);
+
+/* ---- the image about to be exec'd (target.c) ---- */
+
+/*
+ * Fork child: does the image file (searched in PATH like execvp if search
+ * and it has no slash) load the library, so that it reports itself?  1,
+ * or 0 if not or unknown.  errno preserved.
+ */
+PT_HIDDEN int pt_target_loads(const char *file, int search);
 
 /* ---- connections (conn.c) ---- */
 

@@ -52,6 +52,7 @@ class Proc:
         self.paths = []        # the path each exec was given
         self.exit = None       # ("exit", code) or ("signal", signo)
         self.spawn_child = False
+        self.failed_argv = None  # argv of its last failed exec
 
 
 SIGNALS = {"SIGHUP": 1, "SIGINT": 2, "SIGQUIT": 3, "SIGILL": 4, "SIGTRAP": 5,
@@ -85,7 +86,11 @@ def parse_strace(path):
         return procs[pid]
 
     def finish(pid, call, text):
-        m = RET_RE.search(text[text.rfind(")"):] if ")" in text else text)
+        # After the call's closing parenthesis (not a failure's
+        # "(No such file or directory)").
+        k = text.rfind(") = ")
+        m = RET_RE.search(text[k + 1:] if k >= 0 else
+                          text[text.rfind(")"):] if ")" in text else text)
         if not m:
             return
         ret = int(m.group(3) or m.group(1))
@@ -97,12 +102,15 @@ def parse_strace(path):
                 # posix_spawn's own child: CLONE_VM|CLONE_VFORK via clone3
                 proc(ret).spawn_child = (call == "clone3" and
                                          "CLONE_VFORK" in text)
-        elif call in ("execve", "execveat") and ret == 0:
+        elif call in ("execve", "execveat"):
             em = EXEC_RE.match(text)
             if em:
                 argv = [unhex(a) for a in re.findall(STR, em.group(3))]
                 # An exec in a thread makes the thread the process.
                 p = proc(threads.get(pid, pid))
+                if ret != 0:
+                    p.failed_argv = argv
+                    return
                 p.execs.append(argv)
                 p.paths.append(unhex(em.group(2)))
 
@@ -254,8 +262,11 @@ def main():
             not (r["ppid"] == strace_pid and r["pid"] not in procs)]
 
     by_pid = {}
+    failed_spawns = {}         # ppid -> rows of failed posix_spawn children
     for r in rows:
         by_pid.setdefault(r["pid"], []).append(r)
+        if r["pid"] == 0:
+            failed_spawns.setdefault(r["ppid"], []).append(r)
 
     problems = []
     seen = set()
@@ -270,10 +281,30 @@ def main():
         execs = [r for r in recs if r["type"] == "exec"]
         forks = [r for r in recs if r["type"] == "fork"]
         if not p.execs:
-            # The child of a posix_spawn whose exec failed ends inside
-            # glibc, which reaps it: the caller only sees the error.
-            if in_static or p.spawn_child:
+            if in_static:
                 seen.update(id(r) for r in recs)
+                continue
+            # The child of a posix_spawn whose exec (or file action)
+            # failed ends inside glibc, which reaps it and does not
+            # return its pid: a fork row of pid 0 with the argv tried.
+            if p.spawn_child:
+                cand = failed_spawns.get(parent, [])
+                if not cand:
+                    problems.append(f"pid {pid}: failed posix_spawn child "
+                                    f"(tried {p.failed_argv}) not recorded")
+                    continue
+                r = cand.pop(0)
+                seen.add(id(r))
+                if r["type"] != "fork" or (p.failed_argv is not None and
+                                           r["argv"] != p.failed_argv):
+                    problems.append(f"pid {pid}: failed posix_spawn child "
+                                    f"tried {p.failed_argv}, recorded "
+                                    f"{r['type']} {r['argv']}")
+                if p.exit and (not r["exit_code"] or
+                               ("exit", int(r["exit_code"])) != p.exit):
+                    problems.append(f"pid {pid}: failed posix_spawn child "
+                                    f"ended {p.exit}, recorded "
+                                    f"{r['exit_code']!r}")
                 continue
             if len(forks) != 1 or execs:
                 problems.append(f"pid {pid}: forked, never exec'd: expected one "

@@ -80,6 +80,8 @@ enum pt_tag {
 	PT_TAG_CPU_BEFORE = 7,          /* HELLO IMAGE: "UTIME_US STIME_US", the
 					 * process's CPU before this image (its
 					 * fork phase, earlier images) */
+	PT_TAG_ERRNO = 8,               /* SPAWN of child 0: the error, decimal,
+					 * that the failed posix_spawn returned */
 };
 
 /*

@@ -7,14 +7,17 @@
  *  1. posix_spawn("/nonexistent/probe-spawn-fail")     -> returns ENOENT
  *  2. posix_spawnp("probe-spawn-fail-no-such-command") -> returns ENOENT
  *  3. posix_spawn(FILE mode 0644)                      -> returns EACCES
- *  4. posix_spawn with a file action that fails (addopen of a missing
+ *  4. posix_spawnp(FILE mode 0644, a path)             -> returns EACCES
+ *  5. posix_spawn with a file action that fails (addopen of a missing
  *     file) for /bin/true                              -> returns ENOENT
  * After each: wait() fails with ECHILD.  (errno is not checked: glibc's
  * CLONE_VM child leaves the exec's errno in it.)
  * Then a successful posix_spawn of /bin/true, to show the program goes on.
  *
- * Processes: 5 children (clone for posix_spawn); 1-4 never exec
- * successfully (each tries and _exits 127 inside glibc), 5 execs /bin/true.
+ * Processes: 6 children (clone for posix_spawn); 1-5 never exec
+ * successfully (each tries and _exits 127 inside glibc), 6 execs /bin/true.
+ * A tracer that cannot learn their pids (glibc does not return them)
+ * must still list them, with the command each tried.
  * Expected exit status: 0.
  */
 #define PROBE_NAME "spawn-fail"
@@ -68,6 +71,10 @@ int main(void)
 	rc = posix_spawn(&pid, file, NULL, NULL,
 			 (char *[]){ "probe-spawn-fail-noexec", NULL }, environ);
 	expect_fail(rc, EACCES, "posix_spawn of a non-executable file");
+
+	rc = posix_spawnp(&pid, file, NULL, NULL,
+			  (char *[]){ "probe-spawn-fail-noexec-p", NULL }, environ);
+	expect_fail(rc, EACCES, "posix_spawnp of a non-executable file");
 
 	if (posix_spawn_file_actions_init(&fa) != 0 ||
 	    posix_spawn_file_actions_addopen(&fa, 0, "/nonexistent/probe-spawn-fail",

@@ -1,0 +1,179 @@
+/*
+ * Will the image a fork child is about to exec load the library?
+ *
+ * A fork child leaves its EXEC in the mailbox (mailbox.c), and the parent
+ * sends it when it reaps the child.  A parent killed outright (SIGKILL)
+ * sends nothing: for an image that loads the library that costs little,
+ * as its HELLO carries the same command line; for one that does not (a
+ * static or setuid program) the EXEC was the whole record.  So before
+ * leaving its EXEC there, the child looks at the file it is about to
+ * exec, as the kernel will: an ELF file with an interpreter (PT_INTERP)
+ * and without a set-id bit loads the library; a `#!` script, if its
+ * interpreter does.  Anything else, or anything it cannot tell, is sent
+ * at once, as before the mailbox.  A wrong guess costs a message or,
+ * only if the parent is then SIGKILLed, the record of an image that
+ * would have reported itself anyway.
+ *
+ * Four system calls (open, statx, pread, close) on a file the exec reads
+ * next; no allocation, bounded stack, fork children only.
+ */
+#include <elf.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/stat.h>
+
+#include "pt-preload.h"
+#include "pt-str.h"
+#include "pt-sys.h"
+
+extern char **environ;
+
+#if __SIZEOF_POINTER__ == 8
+typedef Elf64_Ehdr ehdr_t;
+typedef Elf64_Phdr phdr_t;
+#else
+typedef Elf32_Ehdr ehdr_t;
+typedef Elf32_Phdr phdr_t;
+#endif
+
+#define HEAD 512        /* the ELF header and, usually, every program header */
+
+enum { LOADS, NOT, SCRIPT, MISSING };
+
+static ssize_t pread_at(int fd, void *buf, size_t n, off_t off)
+{
+	return (ssize_t)PT_SC6(SYS_pread64, fd, buf, n, off, 0, 0);
+}
+
+/* Does fd's ELF image ask for an interpreter?  buf holds its first got bytes. */
+static int has_interp(int fd, const unsigned char *buf, size_t got)
+{
+	const ehdr_t *eh = (const void *)buf;
+	unsigned char more[8 * sizeof(phdr_t)];
+	size_t i;
+
+	if (got < sizeof *eh || eh->e_ident[EI_CLASS] !=
+	    (sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32) ||
+	    eh->e_phentsize != sizeof(phdr_t) || eh->e_phnum > 256)
+		return 0;
+	for (i = 0; i < eh->e_phnum; i++) {
+		size_t at = eh->e_phoff + i * sizeof(phdr_t);
+		const phdr_t *ph;
+
+		if (at + sizeof *ph <= got) {
+			ph = (const void *)(buf + at);
+		} else {
+			size_t k = i % 8;
+
+			if (k == 0 && pread_at(fd, more, sizeof more,
+					       (off_t)at) < (ssize_t)sizeof *ph)
+				return 0;
+			ph = (const void *)(more + k * sizeof *ph);
+		}
+		if (ph->p_type == PT_INTERP)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * LOADS, NOT, SCRIPT with its interpreter's path in interp (cap bytes),
+ * or MISSING (cannot be opened).
+ */
+static int classify(const char *path, char *interp, size_t cap)
+{
+	unsigned char buf[HEAD];
+	struct statx stx;
+	ssize_t got;
+	int fd, r = NOT;
+
+	fd = pt_sys_open(path, O_RDONLY | O_CLOEXEC, 0);
+	if (fd < 0)
+		return MISSING;
+	if (PT_SC5(SYS_statx, fd, "", AT_EMPTY_PATH, STATX_MODE, &stx) < 0 ||
+	    (stx.stx_mode & (S_ISUID | S_ISGID)))
+		goto out;
+	got = pread_at(fd, buf, sizeof buf, 0);
+	if (got >= 4 && buf[0] == ELFMAG0 && buf[1] == ELFMAG1 &&
+	    buf[2] == ELFMAG2 && buf[3] == ELFMAG3) {
+		r = has_interp(fd, buf, (size_t)got) ? LOADS : NOT;
+	} else if (got > 2 && buf[0] == '#' && buf[1] == '!') {
+		ssize_t i = 2;
+		size_t n = 0;
+
+		while (i < got && (buf[i] == ' ' || buf[i] == '\t'))
+			i++;
+		while (i < got && buf[i] != ' ' && buf[i] != '\t' &&
+		       buf[i] != '\n' && n + 1 < cap)
+			interp[n++] = (char)buf[i++];
+		interp[n] = '\0';
+		if (n && i < got && n + 1 < cap)
+			r = SCRIPT;
+	}
+out:
+	pt_sys_close(fd);
+	return r;
+}
+
+/* 1 if path's image loads the library, 0 if not, -1 if path is missing. */
+static int loads(const char *path)
+{
+	char interp[256];
+
+	switch (classify(path, interp, sizeof interp)) {
+	case LOADS:
+		return 1;
+	case SCRIPT:    /* the kernel goes one level deeper; so do we */
+		return classify(interp, interp, sizeof interp) == LOADS;
+	case MISSING:
+		return -1;
+	default:
+		return 0;
+	}
+}
+
+/* execvp's search: the first PATH entry where the file can be opened. */
+static int loads_searched(const char *file)
+{
+	const char *path = "/bin:/usr/bin", *p;
+	char full[PATH_MAX];
+	size_t flen = pt_strlen(file);
+	char **e;
+
+	for (e = environ; e && *e; e++)
+		if (pt_strncmp(*e, "PATH=", 5) == 0) {
+			path = *e + 5;
+			break;
+		}
+	for (p = path;; p++) {
+		size_t dlen = pt_strcspn(p, ":");
+
+		if (dlen + flen + 2 <= sizeof full) {
+			int r;
+
+			pt_memcpy(full, p, dlen);
+			full[dlen] = '/';
+			pt_memcpy(full + dlen + 1, file, flen + 1);
+			r = loads(dlen ? full : file);
+			if (r >= 0)
+				return r;
+		}
+		p += dlen;
+		if (!*p)
+			return 0;
+	}
+}
+
+int pt_target_loads(const char *file, int search)
+{
+	int saved = errno, r;
+
+	if (!file || !*file)
+		r = 0;
+	else if (search && !pt_strchr(file, '/'))
+		r = loads_searched(file);
+	else
+		r = loads(file) > 0;
+	errno = saved;
+	return r;
+}
