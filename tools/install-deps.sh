@@ -3,6 +3,9 @@
 # Only packages that are missing are installed; needs root (or sudo).
 set -eu
 pkgs="gcc make meson ninja-build pkg-config zlib1g-dev libc6-dev python3 strace binutils"
+# The tests of the SVG and Markdown views: a browser, ImageMagick to look
+# at its screenshots, a CommonMark parser with GitHub's tables.
+pkgs="$pkgs chromium imagemagick cmark-gfm"
 missing=
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
