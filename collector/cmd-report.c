@@ -1,8 +1,10 @@
 /*
  * proftrace report: where the time of a run went, as text for a terminal
- * or a CI log.  Sections: the captures, a summary, programs by self and
- * by total time, the process tree, the critical path, the parallelism
- * profile.  doc/proftrace-report.1.md defines every number.
+ * or a CI log (or, with --format markdown, views/report-md.c).  Sections:
+ * the captures, a summary, programs by self and by total time, the
+ * process tree, the critical path, the parallelism profile, the failed
+ * executions.  The figures are report.c's; doc/proftrace-report.1.md
+ * defines every number.
  *
  * Exit status: 0; 1 if an input was damaged (the report covers what was
  * intact) or unreadable; 2 for bad usage.
@@ -21,6 +23,7 @@
 #include "report.h"
 #include "strbuf.h"
 #include "util.h"
+#include "views/report-md.h"
 
 #define NONE UINT32_MAX
 #define MIN_WIDTH 60
@@ -30,6 +33,7 @@
 struct opts {
 	struct pt_group_by group;
 	int depth, top, width;
+	int markdown;                   /* --format markdown */
 };
 
 struct report {
@@ -44,6 +48,8 @@ static const char help_text[] =
 	"Print where the time of the recorded run(s) went: a summary, the\n"
 	"programs that took the most time, the process tree, the critical\n"
 	"path and how parallel the run was.\n\n"
+	"  -f, --format F      text (default) or markdown (GitHub-flavoured,\n"
+	"                      for a CI job summary or a merge request)\n"
 	"  -g, --group-by KEY  group programs by exe (default), package, cwd\n"
 	"                      or env:NAME (a recorded variable)\n"
 	"  -d, --depth N       process tree depth (default 6)\n"
@@ -537,6 +543,40 @@ static void parallelism(struct report *r)
 	}
 }
 
+/* ---- failures ---- */
+
+static void failures(struct report *r)
+{
+	const struct pt_report *d = r->d;
+	size_t i;
+
+	if (!d->nfailures)
+		return;
+	heading(r, "Failed executions (in start order)");
+	pt_sb_addf(&r->line, "  %10s %10s  %-10s  %s", "at s", "wall s",
+		   "status", "execution");
+	emit(r);
+	for (i = 0; i < d->nfailures && i < (size_t)r->o.top; i++) {
+		const struct pt_exec *e = r->m->execs[d->failures[i]];
+		char status[32];
+
+		if (e->signal > 0)
+			snprintf(status, sizeof status, "signal %d", e->signal);
+		else
+			snprintf(status, sizeof status, "exit %d", e->exit_code);
+		pt_sb_addf(&r->line, "  %10.3f %10.3f  %-10s  ",
+			   secs(e->start_ns - d->a.t0),
+			   secs(e->end_ns - e->start_ns), status);
+		pt_sb_addstr(&r->line, label(r, e->id));
+		emit(r);
+	}
+	if (d->nfailures > (size_t)r->o.top) {
+		pt_sb_addf(&r->line, "  ... %zu more",
+			   d->nfailures - (size_t)r->o.top);
+		emit(r);
+	}
+}
+
 /* ---- the command ---- */
 
 static int parse_int(const char *s, int min, int *out)
@@ -553,6 +593,7 @@ static int parse_int(const char *s, int min, int *out)
 static int run(int argc, char **argv)
 {
 	static const struct option long_opts[] = {
+		{ "format", required_argument, NULL, 'f' },
 		{ "group-by", required_argument, NULL, 'g' },
 		{ "depth", required_argument, NULL, 'd' },
 		{ "top", required_argument, NULL, 'n' },
@@ -573,11 +614,21 @@ static int run(int argc, char **argv)
 	r.o.top = 10;
 	r.o.width = 0;
 	red = pt_redact_new();
-	while ((c = getopt_long(argc, argv, "g:d:n:w:h", long_opts,
+	while ((c = getopt_long(argc, argv, "f:g:d:n:w:h", long_opts,
 				NULL)) != -1) {
 		switch (c) {
 		case 'R':
 			if (pt_redact_add(red, optarg) < 0) {
+				pt_redact_free(red);
+				return 2;
+			}
+			break;
+		case 'f':
+			if (!strcmp(optarg, "markdown"))
+				r.o.markdown = 1;
+			else if (strcmp(optarg, "text")) {
+				pt_warn("--format: expected text or markdown, "
+					"not '%s'", optarg);
 				pt_redact_free(red);
 				return 2;
 			}
@@ -626,6 +677,9 @@ static int run(int argc, char **argv)
 		return 1;
 	}
 
+	/* Markdown keeps to its row cap, so its figures do too. */
+	if (r.o.markdown && r.o.top > PT_MD_MAX_ROWS)
+		r.o.top = PT_MD_MAX_ROWS;
 	pt_report_compute(&d, &m, &r.o.group, (size_t)r.o.top);
 	r.m = &m;
 	r.d = &d;
@@ -633,17 +687,22 @@ static int run(int argc, char **argv)
 	pt_sb_init(&r.line);
 	pt_sb_init(&r.tmp);
 
-	pt_sb_addstr(&r.line, "proftrace report:");
-	for (i = optind; i < argc; i++)
-		pt_sb_addf(&r.line, " %s", argv[i]);
-	emit(&r);
-	captures(&r);
-	summary(&r);
-	if (m.n) {
-		programs(&r);
-		tree(&r);
-		critical(&r);
-		parallelism(&r);
+	if (r.o.markdown) {
+		pt_report_md_write(&d, stdout);
+	} else {
+		pt_sb_addstr(&r.line, "proftrace report:");
+		for (i = optind; i < argc; i++)
+			pt_sb_addf(&r.line, " %s", argv[i]);
+		emit(&r);
+		captures(&r);
+		summary(&r);
+		if (m.n) {
+			programs(&r);
+			tree(&r);
+			critical(&r);
+			parallelism(&r);
+			failures(&r);
+		}
 	}
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		pt_warn("writing standard output failed");
@@ -663,8 +722,9 @@ usage:
 
 const struct pt_cmd pt_cmd_report = {
 	.name = "report",
-	.usage = "[--group-by exe|package|cwd|env:NAME] [--depth N] [--top N] "
-		 "[--width N] [--redact REGEX]... CAPTURE...",
+	.usage = "[--format text|markdown] [--group-by exe|package|cwd|env:NAME] "
+		 "[--depth N] [--top N] [--width N] [--redact REGEX]... "
+		 "CAPTURE...",
 	.summary = "print where the time went: summary, programs, tree, "
 		   "critical path, parallelism",
 	.run = run,

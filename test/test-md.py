@@ -1,0 +1,485 @@
+#!/usr/bin/env python3
+"""`proftrace report --format markdown`, read by a CommonMark parser.
+
+    test-md.py --proftrace BIN [--gencapture BIN] [--lib LIBPROFTRACE]
+               [--sample DIR] [-k NAME]
+
+The Markdown goes through cmark-gfm (GitHub's parser, with its table
+extension; tools/install-deps.sh installs it) as XML: each table must
+come out with every row as wide as its header, and every raw table line
+must split into exactly that many cells by GFM's rule (a '|' not escaped
+by a backslash), so that no command line breaks a cell.  The numbers of
+every table are compared with those of the text report of the same
+capture, parsed from its columns; the command cells of failed executions
+give back their exact argv through shlex.  A 100,000-execution synthetic
+capture (bench/gencapture) and a capture of long, failing, piped command
+lines stay under 1 MiB with every table at its largest.
+
+The last line counts the results: "N passed, N failed".
+"""
+
+import argparse
+import os
+import re
+import shlex
+import subprocess
+import sys
+import tempfile
+import traceback
+import xml.etree.ElementTree as ET
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from mkcapture import Capture  # noqa: E402
+
+ARGS = None
+TMP = None
+CM = "{http://commonmark.org/xml/1.0}"
+MIB = 1 << 20
+
+
+class Failed(Exception):
+    pass
+
+
+def check(cond, msg):
+    if not cond:
+        raise Failed(msg)
+
+
+def eq(got, want, what):
+    if got != want:
+        raise Failed(f"{what}: got {got!r}, want {want!r}")
+
+
+def run(*args):
+    p = subprocess.run([ARGS.proftrace] + list(args), capture_output=True)
+    if p.returncode != 0:
+        raise Failed(f"proftrace {' '.join(args)}: exit {p.returncode}, "
+                     f"stderr: {p.stderr.decode(errors='replace')}")
+    return p.stdout
+
+
+def capture(name, build):
+    path = os.path.join(TMP, name + ".ptcap")
+    build().write(path)
+    return path
+
+
+# ---- the Markdown, as a parser reads it ----
+
+def inline_text(el):
+    """The text of a cell or heading: its text and code descendants."""
+    out = []
+    for x in el.iter():
+        if x.tag in (CM + "text", CM + "code"):
+            out.append(x.text or "")
+        elif x.tag == CM + "softbreak":
+            out.append(" ")
+    return "".join(out)
+
+
+def raw_cells(line):
+    """How GFM splits a table line: on '|' not escaped by a backslash,
+    without the outer pipes."""
+    check(line.startswith("|") and line.endswith("|"), f"row: {line!r}")
+    return len(re.findall(r"(?<!\\)\|", line)) - 1
+
+
+def markdown(*args):
+    """Parse `report --format markdown ARGS`: returns (sections, size),
+    sections a dict heading -> list of tables (header, rows) and
+    paragraphs."""
+    md = run("report", "--format", "markdown", *args)
+    text = md.decode("utf-8")                # valid UTF-8, or this fails
+    check(not re.search(r"[\x00-\x08\x0b-\x1f\x7f]", text), "control chars")
+    # every raw table line splits into its header's number of cells
+    width = None
+    for line in text.split("\n"):
+        if line.startswith("|"):
+            n = raw_cells(line)
+            if width is None:
+                width = n
+            eq(n, width, f"cells in {line[:120]!r}")
+        else:
+            width = None
+    p = subprocess.run(["cmark-gfm", "-e", "table", "--to", "xml"],
+                       input=md, capture_output=True, check=True)
+    doc = ET.fromstring(p.stdout)
+    sections, cur = {}, None
+    for el in doc:
+        if el.tag == CM + "heading":
+            cur = sections.setdefault(inline_text(el), {"tables": [],
+                                                        "text": []})
+        elif el.tag == CM + "table":
+            head = el.find(CM + "table_header")
+            header = [inline_text(c) for c in head.findall(CM + "table_cell")]
+            rows = []
+            for r in el.findall(CM + "table_row"):
+                cells = [inline_text(c) for c in r.findall(CM + "table_cell")]
+                eq(len(cells), len(header), "row width")
+                rows.append(cells)
+            check(cur is not None, "a table before any heading")
+            cur["tables"].append((header, rows))
+        elif cur is not None:
+            cur["text"].append(inline_text(el))
+    return sections, len(md)
+
+
+def md_table(sections, prefix, i=0):
+    for k, v in sections.items():
+        if k.startswith(prefix):
+            return v["tables"][i]
+    raise Failed(f"no section {prefix!r} in {list(sections)}")
+
+
+def md_text(sections, prefix):
+    for k, v in sections.items():
+        if k.startswith(prefix):
+            return " ".join(v["text"])
+    raise Failed(f"no section {prefix!r}")
+
+
+# ---- the text report, by its columns ----
+
+def text_report(*args):
+    return run("report", "--width", "1000", *args).decode("utf-8")
+
+
+def section(text, title):
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        if line.startswith(title):
+            out = []
+            for l2 in lines[i + 1:]:
+                if not l2.strip():
+                    break
+                out.append(l2)
+            return out
+    return None
+
+
+def rows(lines, ncols):
+    out = []
+    for line in lines[1:]:
+        parts = line.split(None, ncols)
+        if len(parts) < ncols or not re.match(r"^[+-]?\d", parts[0]):
+            continue
+        out.append([p.rstrip("%") for p in parts[:ncols]] +
+                   ([parts[ncols].strip()] if len(parts) > ncols else []))
+    return out
+
+
+def strip_tree(label):
+    return re.sub(r"^\[\d+\] ", "", label.strip())
+
+
+def unpct(cells):
+    return [c[:-1] if c.endswith("%") else c for c in cells]
+
+
+def compare(*caps, args=()):
+    """Every figure of the Markdown equals the text report's."""
+    args = list(args)
+    text = text_report(*args, *caps)
+    md, size = markdown(*args, *caps)
+    check(size < MIB, f"{size} bytes")
+
+    # summary
+    summ = "\n".join(section(text, "Summary"))
+    sm = {r[0]: r[1] for r in md_table(md, "Summary")[1]}
+    wall = re.search(r"wall time\s+([\d.]+) s\s+from (\S+)", summ).groups()
+    eq(sm["wall time"], f"{wall[0]} s from {wall[1]}", "wall time")
+    ex = re.search(r"executions\s+(\d+)\s+(\d+) failed, (\d+) killed by a "
+                   r"signal, (\d+) untraced", summ).groups()
+    eq(sm["executions"], f"{ex[0]}: {ex[1]} failed, {ex[2]} killed by a "
+       f"signal, {ex[3]} untraced", "executions")
+    cpu = re.search(r"CPU time\s+([\d.]+ s)\s+(.*)", summ).groups()
+    eq(sm["CPU time"], f"{cpu[0]}: {cpu[1]}", "CPU time")
+    par = re.search(r"parallelism\s+([\d.]+)\s+(.*)", summ).groups()
+    eq(sm["parallelism"], f"{par[0]} {par[1]}", "parallelism")
+    mem = re.search(r"peak memory\s+([\d.]+ MB)\s+(.*)", summ)
+    if mem:
+        eq(sm["peak memory"], f"{mem.group(1)} {mem.group(2)}", "memory")
+
+    # captures
+    caps_t = section(text, "Captures")
+    caps_m = md_table(md, "Captures")[1]
+    eq(len(caps_m), len(caps_t), "captures")
+    for t, m in zip(caps_t, caps_m):
+        want = re.match(r"\s+#(\d+)\s+(.*?)\s+(\S+)\s+([\d.]+) s\s+(\d+) "
+                        r"executions", t).groups()
+        eq((m[0], m[1], m[2], m[3], m[4]), want, "capture row")
+
+    if not section(text, "Programs by self"):
+        return text, md
+    # programs, both orders
+    for title in ("Programs by self", "Programs by total"):
+        t = rows(section(text, title), 6)
+        m = [unpct(r) for r in md_table(md, title)[1]]
+        eq(m, t, title)
+    # critical path
+    cp = section(text, "Critical path (")
+    if cp:
+        t = [r[:5] + [strip_tree(r[5])] for r in rows(cp, 5)]
+        m = [unpct(r[:5]) + [r[6]] for r in md_table(md, "Critical path")[1]]
+        eq(m, t, "critical path")
+        for line in cp:
+            s = re.search(r"(\d+) shorter steps, own ([\d.]+) s \(([\d.]+)%",
+                          line)
+            if s:
+                eq(re.search(r"(\d+) shorter steps not shown, own ([\d.]+) s "
+                             r"\(([\d.]+)%", md_text(md, "Critical path"))
+                   .groups(), s.groups(), "shorter steps")
+            o = re.search(r"off the path: ([\d.]+) s \(([\d.]+)%", line)
+            if o:
+                eq(re.search(r"Off the path: ([\d.]+) s \(([\d.]+)%",
+                             md_text(md, "Critical path")).groups(),
+                   o.groups(), "off the path")
+        t = rows(section(text, "Critical path by"), 3)
+        m = [unpct(r) for r in md_table(md, "Critical path by")[1]]
+        eq(m, t, "critical path by program")
+    # parallelism
+    t = [r[:3] for r in rows(section(text, "Parallelism"), 3)]
+    m = [unpct(r[:3]) for r in md_table(md, "Parallelism")[1]]
+    eq(m, t, "parallelism")
+    avg = re.search(r"average ([\d.]+) busy, peak (\d+)",
+                    "\n".join(section(text, "Parallelism"))).groups()
+    eq(re.search(r"Average ([\d.]+) busy, peak (\d+)",
+                 md_text(md, "Parallelism")).groups(), avg, "average")
+    st = section(text, "Longest stretches")
+    if st:
+        eq([unpct(r) for r in md_table(md, "Longest stretches")[1]],
+           rows(st, 3), "stretches")
+    # failures
+    fl = section(text, "Failed executions")
+    if fl:
+        t = []
+        for line in fl[1:]:
+            g = re.match(r"\s+([\d.]+)\s+([\d.]+)\s+((?:exit|signal) -?\d+)"
+                         r"\s+(.*)$", line)
+            if g:
+                t.append(list(g.groups()))
+        m = [r[:4] for r in md_table(md, "Failed executions")[1]]
+        eq(m, t, "failures")
+    else:
+        check(not any(k.startswith("Failed") for k in md), "no failures")
+    # what the tables left out, said alike
+    for title in ("Programs by self", "Failed executions"):
+        lines = section(text, title) or []
+        more = [re.search(r"\.\.\. (\d+) more", x) for x in lines]
+        more = [x.group(1) for x in more if x]
+        got = re.findall(r"(\d+) more \w+", md_text(md, title)) \
+            if any(k.startswith(title) for k in md) else []
+        eq(got, more, f"rows left out of {title}")
+    return text, md
+
+
+# ---- the runs ----
+
+CC1 = "/usr/lib/gcc/x86_64-linux-gnu/12/cc1"
+
+
+def make_like():
+    c = Capture(host="alpha", command="make -j2")
+    c.process(100, 1, ["make", "-j2"], start=0, end=10)
+    c.process(101, 100, ["cc", "-c", "a.c", "-o", "a.o"], start=1, end=4,
+              cpu=(0.5, 0.1))
+    c.process(102, 101, [CC1, "-quiet", "a.c", "-o", "/tmp/ccX.s"],
+              start=1.5, end=3.5)
+    c.process(103, 100, ["cc", "-c", "b.c", "-o", "b.o"], start=1, end=6)
+    c.process(104, 103, [CC1, "-quiet", "b.c", "-o", "/tmp/ccY.s"],
+              start=2, end=5.5)
+    c.process(105, 100, ["ld", "-o", "prog", "a.o", "b.o"], start=6.5,
+              end=9, exit=1)
+    return c
+
+
+PIPED = [["sh", "-c", "grep a\\|b x | sort || true"],
+         ["awk", "{ print $1 | \"sort\" }", "f|g"],
+         ["echo", "`tick` ``two`` |", "*bold* _it_ [l](x) <b>&amp; @all $m$"],
+         ["printf", "a\nb\tc\x01"],
+         [b"bad\xff\xfeutf8", "ok"]]
+
+
+def failing():
+    c = Capture(host="h|o`st", command="sh -c 'x | y'",
+                meta={"CI_JOB_NAME": "test | `job`"})
+    c.process(500, 1, ["sh", "-c", "x | y"], start=0, end=10)
+    for i, argv in enumerate(PIPED):
+        c.process(501 + i, 500, argv, start=1 + i, end=1.5 + i, exit=2 + i)
+    c.process(510, 500, ["sleep", "100"], start=7, end=8, signal=9)
+    return c
+
+
+def random_run(seed, n=300):
+    import random
+    rnd = random.Random(seed)
+    c = Capture(host=f"random{seed}")
+    procs = [(1000, 0, 100)]
+    c.process(1000, 1, ["root"], start=0, end=1)
+    for i in range(1, n):
+        pid, ps, pe = rnd.choice(procs)
+        s = rnd.randint(ps, pe)
+        e = s + rnd.choice([0, 0, 1, 2, 5, 10, 30])
+        if rnd.random() < 0.8:
+            e = min(e, pe)
+        c.process(1000 + i, pid, [rnd.choice(["cc", "sh", "ld", "make"]),
+                                  f"f{rnd.randint(0, 20)}.c"],
+                  start=s * 0.01, end=e * 0.01, reaped=False,
+                  exit=1 if rnd.random() < 0.05 else 0,
+                  cpu=(rnd.randint(0, 9) * 0.001, 0.0))
+        procs.append((1000 + i, s, e))
+    return c
+
+
+# ---- the tests ----
+
+def test_make():
+    text, md = compare(capture("make", make_like))
+    eq(md_table(md, "Failed executions")[1],
+       [["6.500", "2.500", "exit 1", "ld prog", "ld -o prog a.o b.o"]],
+       "failure row")
+
+
+def test_options():
+    cap = capture("make", make_like)
+    for args in (["--top", "2"], ["--group-by", "package"], ["-n", "1"],
+                 ["--group-by", "cwd"]):
+        compare(cap, args=args)
+    p = subprocess.run([ARGS.proftrace, "report", "--format", "html", cap],
+                       capture_output=True)
+    eq(p.returncode, 2, "unknown format")
+
+
+def test_random():
+    for seed in range(5):
+        cap = capture(f"random{seed}", lambda: random_run(seed))
+        compare(cap, args=["--top", "5"])
+        compare(cap)
+
+
+def test_pipes_and_markup():
+    cap = capture("failing", failing)
+    text, md = compare(cap)
+    fails = md_table(md, "Failed executions")[1]
+    eq(len(fails), len(PIPED) + 1, "failures")
+    for row, argv in zip(fails, PIPED):
+        want = [a if isinstance(a, str) else
+                a.decode("utf-8", "replace") for a in argv]
+        # control characters show as spaces, the rest is exact
+        got = shlex.split(row[4])
+        eq(got, [re.sub(r"[\x00-\x1f]", " ", a) for a in want],
+           f"command cell of {argv[0]!r}")
+    eq(fails[-1][2], "signal 9", "killed")
+    caps = md_table(md, "Captures")[1]
+    eq((caps[0][1], caps[0][5], caps[0][6]),
+       ("h|o`st", "test | `job`", "sh -c 'x | y'"), "capture row")
+    # nothing of a command line became markup
+    md_raw = run("report", "--format", "markdown", cap)
+    html = subprocess.run(["cmark-gfm", "-e", "table", "-e", "autolink"],
+                          input=md_raw, capture_output=True,
+                          check=True).stdout.decode()
+    for tag in ("<b>", "<strong>", "<em>it", "<a ", "<img"):
+        check(tag not in html, f"{tag} in the HTML")
+
+
+def test_two_captures():
+    def a():
+        c = Capture(host="alpha", command="build-a")
+        c.process(400, 1, ["build-a"], start=0, end=4)
+        return c
+
+    def b():
+        c = Capture(host="beta", mono_base_ns=5 * 10**9,
+                    realtime_base_ns=1_700_000_002_000_000_000,
+                    command="build-b")
+        c.process(400, 1, ["build-b"], start=0, end=3)
+        return c
+    compare(capture("alpha", a), capture("beta", b))
+
+
+def test_empty():
+    text, md = compare(capture("empty", lambda: Capture(host="empty")))
+    check(not any(k.startswith("Programs") for k in md), "no tables")
+
+
+def test_sample_build():
+    if not (ARGS.lib and ARGS.sample):
+        raise Failed("needs --lib and --sample")
+    work = os.path.join(TMP, "sample")
+    subprocess.run(["cp", "-r", ARGS.sample, work], check=True)
+    cap = os.path.join(TMP, "sample.ptcap")
+    subprocess.run([ARGS.proftrace, "record", "--force", "-o", cap, "--",
+                    "sh", "-c", "./configure && make -j2 && make check"],
+                   cwd=work, env=dict(os.environ, PROFTRACE_LIB=ARGS.lib),
+                   check=True, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)
+    compare(cap)
+    compare(cap, args=["--group-by", "cwd", "--top", "3"])
+
+
+def test_size():
+    """Every table at its largest, on runs far larger than its caps."""
+    if not ARGS.gencapture:
+        raise Failed("needs --gencapture")
+    big = os.path.join(TMP, "big.ptcap")
+    subprocess.run([ARGS.gencapture, "-n", "100000", big], check=True,
+                   stdout=subprocess.DEVNULL)
+    for args in ([], ["--top", "100000"], ["--top", "100000", "--group-by",
+                                           "cwd"]):
+        md, size = markdown(*args, big)
+        check(size < MIB, f"{size} bytes with {args}")
+        n = len(md_table(md, "Programs by self")[1])
+        check(n <= 100, f"{n} rows")
+    compare(big)
+
+    def long_failures():
+        c = Capture(host="long")
+        c.process(900, 1, ["make", "-k"], start=0, end=3000)
+        for i in range(2000):
+            c.process(1000 + i, 900, ["sh", "-c", f"step{i} | " +
+                                      "x|y " * 25000], start=1 + i,
+                      end=2 + i, exit=1, cwd=f"/build/{'d|' * 100}{i}")
+        return c
+    cap = capture("long", long_failures)
+    for args in ([], ["--top", "100000", "--group-by", "cwd"]):
+        md, size = markdown(*args, cap)
+        check(size < MIB, f"{size} bytes with {args}")
+    eq(len(md_table(md, "Failed executions")[1]), 100, "failure rows")
+    check("1900 more failed executions not shown" in
+          md_text(md, "Failed executions"), "rows left out")
+
+
+def main():
+    global ARGS, TMP
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--proftrace", required=True)
+    ap.add_argument("--gencapture", help="bench/gencapture")
+    ap.add_argument("--lib", help="libproftrace.so, to record the sample")
+    ap.add_argument("--sample", help="the sample project's directory")
+    ap.add_argument("-k", help="run only tests whose name contains this")
+    ARGS = ap.parse_args()
+    for k in ("proftrace", "gencapture", "lib", "sample"):
+        if getattr(ARGS, k):
+            setattr(ARGS, k, os.path.abspath(getattr(ARGS, k)))
+    tests = [(n, f) for n, f in sorted(globals().items())
+             if n.startswith("test_") and (not ARGS.k or ARGS.k in n)]
+    passed = failed = 0
+    with tempfile.TemporaryDirectory(prefix="pt-md-") as TMP:
+        for name, fn in tests:
+            try:
+                fn()
+                passed += 1
+                print(f"ok   {name}")
+            except Exception as e:
+                failed += 1
+                print(f"FAIL {name}: {e}")
+                if not isinstance(e, Failed):
+                    traceback.print_exc()
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
