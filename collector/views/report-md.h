@@ -7,9 +7,8 @@
  * executions, with the same numbers as the text report.
  *
  * Every text that comes from the capture (labels, commands, hosts, group
- * names) is a code span, cut to PT_MD_CELL_MAX bytes: no markup, link,
- * mention or HTML of a command line takes effect, and a table cell stays
- * one cell (its '|' escaped).  Tables have at most PT_MD_MAX_ROWS rows (the
+ * names) is a code span (md.h): no markup, link, mention or HTML of a
+ * command line takes effect, and a table cell stays one cell.  Tables have at most PT_MD_MAX_ROWS rows (the
  * critical path three times that), and say how many rows were left out,
  * so that the output stays far below the 1 MiB a step summary may hold,
  * whatever the run.
@@ -22,7 +21,6 @@
 #include "../report.h"
 
 #define PT_MD_MAX_ROWS 100
-#define PT_MD_CELL_MAX 200
 
 /* Write r to f.  Returns 0, or -1 if a write failed. */
 int pt_report_md_write(const struct pt_report *r, FILE *f);
