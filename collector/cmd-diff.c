@@ -19,6 +19,7 @@
 #include "redact.h"
 #include "strbuf.h"
 #include "util.h"
+#include "views/diff-md.h"
 
 #define MIN_WIDTH 60
 
@@ -26,6 +27,7 @@ struct diff {
 	struct pt_diff d;               /* the figures */
 	struct pt_redact *red;
 	int top, width;
+	int markdown;                   /* --format markdown */
 	struct pt_sb line;
 };
 
@@ -34,6 +36,7 @@ static const char help_text[] =
 	"program and arguments, with absolute paths cut to their last part\n"
 	"and temporary file names ignored) in A and in B, largest change\n"
 	"first, then what ran in only one of them.\n\n"
+	"  -f, --format F      text (default) or markdown (GitHub-flavoured)\n"
 	"  -g, --group-by KEY  match by command (default), exe, package, cwd\n"
 	"                      or env:NAME\n"
 	"  --weight W          wall (default: wall time), self (wall time not\n"
@@ -171,6 +174,7 @@ static int parse_int(const char *s, int min, int *out)
 static int run(int argc, char **argv)
 {
 	static const struct option long_opts[] = {
+		{ "format", required_argument, NULL, 'f' },
 		{ "group-by", required_argument, NULL, 'g' },
 		{ "weight", required_argument, NULL, 'W' },
 		{ "top", required_argument, NULL, 'n' },
@@ -187,12 +191,21 @@ static int run(int argc, char **argv)
 	d.d.weight = PT_DIFF_WALL;
 	d.top = 20;
 	d.red = pt_redact_new();
-	while ((c = getopt_long(argc, argv, "g:n:w:h", long_opts,
+	while ((c = getopt_long(argc, argv, "f:g:n:w:h", long_opts,
 				NULL)) != -1) {
 		switch (c) {
 		case 'R':
 			if (pt_redact_add(d.red, optarg) < 0)
 				goto bad;
+			break;
+		case 'f':
+			if (!strcmp(optarg, "markdown"))
+				d.markdown = 1;
+			else if (strcmp(optarg, "text")) {
+				pt_warn("--format: expected text or markdown, "
+					"not '%s'", optarg);
+				goto bad;
+			}
 			break;
 		case 'g':
 			if (pt_group_parse(optarg, 1, &d.d.group) < 0) {
@@ -258,10 +271,14 @@ static int run(int argc, char **argv)
 	pt_sb_init(&d.line);
 	d.d.top = (size_t)d.top;
 	pt_diff_compute(&d.d);
-	summary(&d, argv[optind], argv[optind + 1]);
-	changes(&d);
-	only(&d, 0);
-	only(&d, 1);
+	if (d.markdown) {
+		pt_diff_md_write(&d.d, argv[optind], argv[optind + 1], stdout);
+	} else {
+		summary(&d, argv[optind], argv[optind + 1]);
+		changes(&d);
+		only(&d, 0);
+		only(&d, 1);
+	}
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		pt_warn("writing standard output failed");
 		status = 1;
@@ -281,7 +298,8 @@ bad:
 
 const struct pt_cmd pt_cmd_diff = {
 	.name = "diff",
-	.usage = "[--group-by command|exe|package|cwd|env:NAME] "
+	.usage = "[--format text|markdown] "
+		 "[--group-by command|exe|package|cwd|env:NAME] "
 		 "[--weight wall|self|cpu] [--top N] [--width N] "
 		 "[--redact REGEX]... A B",
 	.summary = "compare two runs: time per command, largest change first",

@@ -90,7 +90,11 @@ def markdown(*args):
     """Parse `report --format markdown ARGS`: returns (sections, size),
     sections a dict heading -> list of tables (header, rows) and
     paragraphs."""
-    md = run("report", "--format", "markdown", *args)
+    return markdown_of(["report", "--format", "markdown"] + list(args))
+
+
+def markdown_of(cmd):
+    md = run(*cmd)
     text = md.decode("utf-8")                # valid UTF-8, or this fails
     check(not re.search(r"[\x00-\x08\x0b-\x1f\x7f]", text), "control chars")
     # every raw table line splits into its header's number of cells
@@ -275,6 +279,38 @@ def compare(*caps, args=()):
     return text, md
 
 
+def compare_diff(a, b, args=()):
+    """The Markdown diff says what the text diff says."""
+    args = list(args)
+    text = run("diff", "--width", "1000", *args, a, b).decode(
+        "utf-8", "replace")
+    md, size = markdown_of(["diff", "--format", "markdown"] + args + [a, b])
+    check(size < MIB, f"{size} bytes")
+    lines = text.split("\n")
+    tot = {r[0]: r[1:] for r in md_table(md, "proftrace diff")[1]}
+    for key in ("wall s", "cpu s", "executions", "failed"):
+        line = next(x for x in lines if x.strip().startswith(key))
+        want = line.strip()[len(key):].split()
+        got = [tot[key][0], tot[key][1]] + tot[key][2].split()
+        eq(got, want, key)
+    t = rows(section(text, "Largest changes"), 6)
+    m = [r[:3] + [r[3] if r[3] == "new" else r[3]] + r[4:]
+         for r in md_table(md, "Largest changes")[1]]
+    eq([r[:3] + [r[3].rstrip("%")] + r[4:] for r in m], t, "changes")
+    for side in "AB":
+        head = next(x for x in lines if x.startswith(f"Only in {side}:"))
+        key = next(k for k in md if k.startswith(f"Only in {side}:"))
+        eq(key, head, f"only in {side}")
+        t = rows([""] + section(text, f"Only in {side}:"), 2)
+        m = md["" + key]["tables"][0][1] if md[key]["tables"] else []
+        eq(m, t, f"rows only in {side}")
+    for title in ("Largest changes", "Only in A", "Only in B"):
+        more = [re.search(r"\.\.\. (\d+) more", x)
+                for x in section(text, title) or []]
+        got = re.findall(r"(\d+) more \w+", md_text(md, title))
+        eq(got, [x.group(1) for x in more if x], f"left out of {title}")
+
+
 # ---- the runs ----
 
 CC1 = "/usr/lib/gcc/x86_64-linux-gnu/12/cc1"
@@ -367,9 +403,10 @@ def test_pipes_and_markup():
     for row, argv in zip(fails, PIPED):
         want = [a if isinstance(a, str) else
                 a.decode("utf-8", "replace") for a in argv]
-        # control characters show as spaces, the rest is exact
+        # control characters show as '?' (as in the text), the rest is
+        # exact
         got = shlex.split(row[4])
-        eq(got, [re.sub(r"[\x00-\x1f]", " ", a) for a in want],
+        eq(got, [re.sub(r"[\x00-\x1f]", "?", a) for a in want],
            f"command cell of {argv[0]!r}")
     eq(fails[-1][2], "signal 9", "killed")
     caps = md_table(md, "Captures")[1]
@@ -397,6 +434,22 @@ def test_two_captures():
         c.process(400, 1, ["build-b"], start=0, end=3)
         return c
     compare(capture("alpha", a), capture("beta", b))
+
+
+def test_diff():
+    a = capture("random1", lambda: random_run(1))
+    b = capture("random2", lambda: random_run(2))
+    f = capture("failing", failing)
+    m = capture("make", make_like)
+    for args in ([], ["-n", "3"], ["--group-by", "exe"],
+                 ["--weight", "cpu"], ["--weight", "self", "-n", "1"]):
+        compare_diff(a, b, args)
+    compare_diff(f, m)
+    compare_diff(m, f, ["--group-by", "cwd"])
+    md, _ = markdown_of(["diff", "--format", "markdown", f, m])
+    only = md_table(md, "Only in A")[1]
+    check([shlex.split(r[2]) for r in only if r[2].startswith("awk")] ==
+          [PIPED[1]], f"pipes kept in a cell: {only}")
 
 
 def test_empty():

@@ -37,7 +37,7 @@ void pt_md_code(struct pt_md *md, const char *s, size_t len)
 			pt_sb_addstr(c, "\xef\xbf\xbd");
 			i++;
 		} else if (l == 1 && (p[i] < 0x20 || p[i] == 0x7f)) {
-			pt_sb_addch(c, ' ');
+			pt_sb_addch(c, '?');
 			i++;
 		} else {
 			pt_sb_add(c, p + i, l);

@@ -27,7 +27,8 @@ void pt_md_release(struct pt_md *md);
 
 /*
  * Append s (len bytes) to md->out as a code span: invalid UTF-8 as
- * U+FFFD, control characters as spaces, no spaces at either end, cut to
+ * U+FFFD, control characters as '?' (as in the text views), no spaces at
+ * either end, cut to
  * PT_MD_CELL_MAX bytes (with "..."), fenced by more backticks than any
  * run inside, every '|' escaped so that a table cell stays whole.  Inside
  * a code span nothing is markup, a link, a mention or HTML.
