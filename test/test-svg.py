@@ -2,14 +2,14 @@
 """The SVG flame graph (`proftrace convert -f svg`), read as its readers do.
 
     test-svg.py --proftrace BIN [--lib LIBPROFTRACE] [--sample DIR]
-                [--out DIR] [--doc-image PNG] [-k NAME]
+                [--gencapture BIN] [--out DIR] [--doc-image PNG] [-k NAME]
 
 Each SVG is parsed as XML (xml.dom.minidom and ElementTree); each frame's
 stack is rebuilt from the parsed file alone (its parents' labels) and its
 value and rect width are checked against the folded stacks of the same
 capture (`convert -f folded`), on captures built by construction
-(mkcapture.py) and on the sample build recorded here (with --lib and
---sample).  Then a headless Chromium (browser_pipe.py) loads the files:
+(mkcapture.py), on the sample build recorded here (with --lib and
+--sample) and on a 100,000-execution synthetic build (--gencapture).  Then a headless Chromium (browser_pipe.py) loads the files:
 no console error or exception, a screenshot that is not blank, and
 hovering, clicking (zoom), searching and resetting do what a user sees.
 --out keeps the screenshots; --doc-image writes the sample build's one,
@@ -101,11 +101,16 @@ def frames(path):
     for g in root.iter(NS + "g"):
         if g.get("class") != "f":
             continue
-        title = g.find(NS + "title").text
+        title = g.find(NS + "title")
         rect = g.find(NS + "rect")
+        # a tooltip on the frames one can point at, and only on them
+        check((title is not None) == (float(rect.get("width")) >= 1),
+              f"{g.get('id')}: title")
+        if title is not None:
+            eq(title.text.split("\n")[0], g.get("data-l"), "title")
         f = {"id": g.get("id"), "parent": g.get("data-p"),
              "value": int(g.get("data-v")), "offset": int(g.get("data-o")),
-             "label": title.split("\n")[0], "x": float(rect.get("x")),
+             "label": g.get("data-l"), "x": float(rect.get("x")),
              "width": float(rect.get("width"))}
         if f["parent"] is None:
             f["stack"] = None               # the root, "all"
@@ -128,14 +133,13 @@ def check_against_folded(cap, weight, complete=True):
     eq(root["stack"], None, "first frame is the root")
     eq(root["value"], sum(fl.values()), "root value")
     scale = (WIDTH - 2 * PAD) / root["value"] if root["value"] else 0
+    want = prefix_sums(fl)
     seen = set()
     for f in fs[1:]:
         s = f["stack"]
         check(s not in seen, f"stack twice: {s!r}")
         seen.add(s)
-        want = sum(w for k, w in fl.items() if k == s or
-                   k.startswith(s + ";"))
-        eq(f["value"], want, f"value of {s!r}")
+        eq(f["value"], want.get(s), f"value of {s!r}")
         check(abs(f["width"] - f["value"] * scale) <= 0.002,
               f"{s!r}: width {f['width']} for value {f['value']}")
         check(abs(f["x"] - PAD - f["offset"] * scale) <= 0.002,
@@ -153,10 +157,24 @@ def check_against_folded(cap, weight, complete=True):
             end = k["offset"] + k["value"]
         check(end <= p["offset"] + p["value"], f"children of {pid} spill")
     if complete:
-        prefixes = {";".join(k.split(";")[:i + 1]) for k in fl
-                    for i in range(k.count(";") + 1)}
-        eq(seen, prefixes, "frames = stack prefixes")
+        eq(seen, set(want), "frames = stack prefixes")
+    else:
+        # a frame is left out only when it is narrower than 0.01 px
+        for p, v in want.items():
+            check(p in seen or v * scale < 0.01, f"{p!r} ({v}) left out")
     return fs, fl
+
+
+def prefix_sums(fl):
+    """Each stack prefix of the folded lines with the sum of the weights
+    of the lines that start with it."""
+    out = {}
+    for k, w in fl.items():
+        parts = k.split(";")
+        for i in range(len(parts)):
+            p = ";".join(parts[:i + 1])
+            out[p] = out.get(p, 0) + w
+    return out
 
 
 # ---- the runs ----
@@ -329,17 +347,6 @@ def test_sample_build():
     for w in ("wall", "cpu"):
         fs, fl = check_against_folded(cap, w, complete=False)
         check(len(fs) > 50, f"{len(fs)} frames")
-        drawn = {f["stack"] for f in fs[1:]}
-        # a frame is left out only when it is narrower than 0.01 px
-        scale = (WIDTH - 2 * PAD) / fs[0]["value"]
-        for k in fl:
-            parts = k.split(";")
-            for i in range(len(parts)):
-                p = ";".join(parts[:i + 1])
-                if p not in drawn:
-                    v = sum(x for s, x in fl.items() if s == p or
-                            s.startswith(p + ";"))
-                    check(v * scale < 0.01, f"{p!r} ({v}) left out")
 
 
 _SAMPLE = []
@@ -358,6 +365,27 @@ def sample_capture():
                    stderr=subprocess.DEVNULL)
     _SAMPLE.append(cap)
     return cap
+
+
+def test_large():
+    """100,000 executions (bench/gencapture): frames agree with the folded
+    stacks, the file loads in Chromium with no error and zooms."""
+    if not ARGS.gencapture:
+        raise Failed("needs --gencapture")
+    cap = os.path.join(TMP, "large.ptcap")
+    subprocess.run([ARGS.gencapture, "-n", "100000", cap], check=True,
+                   stdout=subprocess.DEVNULL)
+    fs, fl = check_against_folded(cap, "wall", complete=False)
+    path = svg(cap, "wall", "large")
+    with browser_pipe.Browser() as b:
+        page = b.open("file://" + path, timeout=600)
+        eq(page.errors, [], "console errors")
+        big = max(fs[1:], key=lambda f: (f["stack"].count(";"),
+                                         f["value"]))
+        page.eval(f"zoom(byId['{big['id']}'])")
+        vis = {i: w for i, x, w in visible(page)}
+        eq(vis[big["id"]], WIDTH - 2 * PAD, "zoomed frame spans the width")
+        eq(page.errors + b.page_errors(page.session), [], "errors")
 
 
 def colours(png):
@@ -482,12 +510,13 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--proftrace", required=True)
     ap.add_argument("--lib", help="libproftrace.so, to record the sample")
+    ap.add_argument("--gencapture", help="bench/gencapture")
     ap.add_argument("--sample", help="the sample project's directory")
     ap.add_argument("--out", help="keep the screenshots here")
     ap.add_argument("--doc-image", help="write the doc's screenshot here")
     ap.add_argument("-k", help="run only tests whose name contains this")
     ARGS = ap.parse_args()
-    for k in ("proftrace", "lib", "sample", "out", "doc_image"):
+    for k in ("proftrace", "lib", "sample", "out", "doc_image", "gencapture"):
         if getattr(ARGS, k):
             setattr(ARGS, k, os.path.abspath(getattr(ARGS, k)))
     if ARGS.out:

@@ -5,9 +5,9 @@
  * width), so that the graph shows even where scripts do not run (an image
  * viewer, a code forge's file view); the script only re-lays the frames
  * out when the user zooms, from each frame's data-o and data-v.  No byte of
- * the capture goes into the script or into an attribute: labels appear
- * only as escaped character data, so no command line can end the CDATA
- * section or inject markup.
+ * the capture goes into the script: labels appear only as escaped
+ * character data and attribute values, so no command line can end the
+ * CDATA section or inject markup.
  */
 #include "svg.h"
 
@@ -78,7 +78,8 @@ static size_t xml_clean(struct pt_sb *dst, const char *src, size_t len)
 	return chars;
 }
 
-/* Write s (clean UTF-8, see xml_clean) as character data. */
+/* Write s (clean UTF-8, see xml_clean) as character data or as an
+ * attribute's value between double quotes. */
 static void xml_text(FILE *f, const char *s, size_t len)
 {
 	size_t i, from = 0;
@@ -90,6 +91,7 @@ static void xml_text(FILE *f, const char *s, size_t len)
 		case '&': ent = "&amp;"; break;
 		case '<': ent = "&lt;"; break;
 		case '>': ent = "&gt;"; break;
+		case '"': ent = "&quot;"; break;
 		default: continue;
 		}
 		fwrite(s + from, 1, i - from, f);
@@ -149,12 +151,20 @@ static void frame(struct svg *s, uint32_t id, size_t chars)
 	if (id != NONE)
 		fprintf(s->f, " data-p=\"f%u\"",
 			s->st->parent[id] == NONE ? 0 : s->st->parent[id] + 1);
-	fprintf(s->f, " data-v=\"%lld\" data-o=\"%lld\"><title>",
+	fprintf(s->f, " data-v=\"%lld\" data-o=\"%lld\" data-l=\"",
 		(long long)v, (long long)o);
 	xml_text(s->f, s->text.buf, s->text.len);
-	fprintf(s->f, "\n%.3f s, %.1f %%</title><rect x=\"%.3f\" y=\"%d\" "
-		"width=\"%.3f\" height=\"%d\" fill=\"", secs(v), pct, x, y, w,
-		FRAME_H - 1);
+	fputs("\">", s->f);
+	/* A tooltip where scripts do not run, for the frames one can
+	 * point at: Chromium takes a minute to lay out tens of thousands
+	 * of <title> elements. */
+	if (w >= 1) {
+		fputs("<title>", s->f);
+		xml_text(s->f, s->text.buf, s->text.len);
+		fprintf(s->f, "\n%.3f s, %.1f %%</title>", secs(v), pct);
+	}
+	fprintf(s->f, "<rect x=\"%.3f\" y=\"%d\" width=\"%.3f\" "
+		"height=\"%d\" fill=\"", x, y, w, FRAME_H - 1);
 	if (id == NONE)
 		fputs("rgb(200,200,200)", s->f);
 	else
@@ -249,8 +259,7 @@ static const char script[] =
 	"            o: +g.getAttribute('data-o'),\n"
 	"            rect: g.querySelector('rect'),\n"
 	"            text: g.querySelector('text'),\n"
-	"            label: g.querySelector('title').textContent\n"
-	"                    .split('\\n')[0] };\n"
+	"            label: g.getAttribute('data-l') };\n"
 	"  f.parent = byId[g.getAttribute('data-p')] || null;\n"
 	"  f.depth = f.parent ? f.parent.depth + 1 : 0;\n"
 	"  f.fill = f.rect.getAttribute('fill');\n"

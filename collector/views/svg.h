@@ -10,7 +10,9 @@
  *    start with it (microseconds), so that the folded lines and the SVG
  *    say the same numbers;
  *  - data-o: its offset from the left, in the same unit;
- *  - <title>: its label, then a line of details;
+ *  - data-l: its label;
+ *  - <title>, on frames at least a pixel wide: the label, then a line of
+ *    details (a tooltip where scripts do not run);
  *  - <rect>: x and width proportional to data-o and data-v.
  * Frames narrower than a hundredth of a pixel at full width (visible
  * only beyond a 100-fold zoom) are left out, so that the file stays
