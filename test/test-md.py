@@ -18,52 +18,24 @@ lines stay under 1 MiB with every table at its largest.
 The last line counts the results: "N passed, N failed".
 """
 
-import argparse
 import os
 import re
 import shlex
 import subprocess
 import sys
-import tempfile
-import traceback
 import xml.etree.ElementTree as ET
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from mkcapture import Capture  # noqa: E402
+from viewlib import (Failed, capture, check, eq, host_a, host_b,  # noqa: E402
+                     make_like, random_run, run, sample_capture,
+                     synthetic_capture)
+import viewlib  # noqa: E402
 
 ARGS = None
 TMP = None
 CM = "{http://commonmark.org/xml/1.0}"
 MIB = 1 << 20
-
-
-class Failed(Exception):
-    pass
-
-
-def check(cond, msg):
-    if not cond:
-        raise Failed(msg)
-
-
-def eq(got, want, what):
-    if got != want:
-        raise Failed(f"{what}: got {got!r}, want {want!r}")
-
-
-def run(*args):
-    p = subprocess.run([ARGS.proftrace] + list(args), capture_output=True)
-    if p.returncode != 0:
-        raise Failed(f"proftrace {' '.join(args)}: exit {p.returncode}, "
-                     f"stderr: {p.stderr.decode(errors='replace')}")
-    return p.stdout
-
-
-def capture(name, build):
-    path = os.path.join(TMP, name + ".ptcap")
-    build().write(path)
-    return path
 
 
 # ---- the Markdown, as a parser reads it ----
@@ -313,24 +285,6 @@ def compare_diff(a, b, args=()):
 
 # ---- the runs ----
 
-CC1 = "/usr/lib/gcc/x86_64-linux-gnu/12/cc1"
-
-
-def make_like():
-    c = Capture(host="alpha", command="make -j2")
-    c.process(100, 1, ["make", "-j2"], start=0, end=10)
-    c.process(101, 100, ["cc", "-c", "a.c", "-o", "a.o"], start=1, end=4,
-              cpu=(0.5, 0.1))
-    c.process(102, 101, [CC1, "-quiet", "a.c", "-o", "/tmp/ccX.s"],
-              start=1.5, end=3.5)
-    c.process(103, 100, ["cc", "-c", "b.c", "-o", "b.o"], start=1, end=6)
-    c.process(104, 103, [CC1, "-quiet", "b.c", "-o", "/tmp/ccY.s"],
-              start=2, end=5.5)
-    c.process(105, 100, ["ld", "-o", "prog", "a.o", "b.o"], start=6.5,
-              end=9, exit=1)
-    return c
-
-
 PIPED = [["sh", "-c", "grep a\\|b x | sort || true"],
          ["awk", "{ print $1 | \"sort\" }", "f|g"],
          ["echo", "`tick` ``two`` |", "*bold* _it_ [l](x) <b>&amp; @all $m$"],
@@ -345,27 +299,6 @@ def failing():
     for i, argv in enumerate(PIPED):
         c.process(501 + i, 500, argv, start=1 + i, end=1.5 + i, exit=2 + i)
     c.process(510, 500, ["sleep", "100"], start=7, end=8, signal=9)
-    return c
-
-
-def random_run(seed, n=300):
-    import random
-    rnd = random.Random(seed)
-    c = Capture(host=f"random{seed}")
-    procs = [(1000, 0, 100)]
-    c.process(1000, 1, ["root"], start=0, end=1)
-    for i in range(1, n):
-        pid, ps, pe = rnd.choice(procs)
-        s = rnd.randint(ps, pe)
-        e = s + rnd.choice([0, 0, 1, 2, 5, 10, 30])
-        if rnd.random() < 0.8:
-            e = min(e, pe)
-        c.process(1000 + i, pid, [rnd.choice(["cc", "sh", "ld", "make"]),
-                                  f"f{rnd.randint(0, 20)}.c"],
-                  start=s * 0.01, end=e * 0.01, reaped=False,
-                  exit=1 if rnd.random() < 0.05 else 0,
-                  cpu=(rnd.randint(0, 9) * 0.001, 0.0))
-        procs.append((1000 + i, s, e))
     return c
 
 
@@ -422,18 +355,7 @@ def test_pipes_and_markup():
 
 
 def test_two_captures():
-    def a():
-        c = Capture(host="alpha", command="build-a")
-        c.process(400, 1, ["build-a"], start=0, end=4)
-        return c
-
-    def b():
-        c = Capture(host="beta", mono_base_ns=5 * 10**9,
-                    realtime_base_ns=1_700_000_002_000_000_000,
-                    command="build-b")
-        c.process(400, 1, ["build-b"], start=0, end=3)
-        return c
-    compare(capture("alpha", a), capture("beta", b))
+    compare(capture("alpha", host_a), capture("beta", host_b))
 
 
 def test_diff():
@@ -458,27 +380,14 @@ def test_empty():
 
 
 def test_sample_build():
-    if not (ARGS.lib and ARGS.sample):
-        raise Failed("needs --lib and --sample")
-    work = os.path.join(TMP, "sample")
-    subprocess.run(["cp", "-r", ARGS.sample, work], check=True)
-    cap = os.path.join(TMP, "sample.ptcap")
-    subprocess.run([ARGS.proftrace, "record", "--force", "-o", cap, "--",
-                    "sh", "-c", "./configure && make -j2 && make check"],
-                   cwd=work, env=dict(os.environ, PROFTRACE_LIB=ARGS.lib),
-                   check=True, stdout=subprocess.DEVNULL,
-                   stderr=subprocess.DEVNULL)
+    cap = sample_capture("./configure && make -j2 && make check")
     compare(cap)
     compare(cap, args=["--group-by", "cwd", "--top", "3"])
 
 
 def test_size():
     """Every table at its largest, on runs far larger than its caps."""
-    if not ARGS.gencapture:
-        raise Failed("needs --gencapture")
-    big = os.path.join(TMP, "big.ptcap")
-    subprocess.run([ARGS.gencapture, "-n", "100000", big], check=True,
-                   stdout=subprocess.DEVNULL)
+    big = synthetic_capture()
     for args in ([], ["--top", "100000"], ["--top", "100000", "--group-by",
                                            "cwd"]):
         md, size = markdown(*args, big)
@@ -504,35 +413,5 @@ def test_size():
           md_text(md, "Failed executions"), "rows left out")
 
 
-def main():
-    global ARGS, TMP
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--proftrace", required=True)
-    ap.add_argument("--gencapture", help="bench/gencapture")
-    ap.add_argument("--lib", help="libproftrace.so, to record the sample")
-    ap.add_argument("--sample", help="the sample project's directory")
-    ap.add_argument("-k", help="run only tests whose name contains this")
-    ARGS = ap.parse_args()
-    for k in ("proftrace", "gencapture", "lib", "sample"):
-        if getattr(ARGS, k):
-            setattr(ARGS, k, os.path.abspath(getattr(ARGS, k)))
-    tests = [(n, f) for n, f in sorted(globals().items())
-             if n.startswith("test_") and (not ARGS.k or ARGS.k in n)]
-    passed = failed = 0
-    with tempfile.TemporaryDirectory(prefix="pt-md-") as TMP:
-        for name, fn in tests:
-            try:
-                fn()
-                passed += 1
-                print(f"ok   {name}")
-            except Exception as e:
-                failed += 1
-                print(f"FAIL {name}: {e}")
-                if not isinstance(e, Failed):
-                    traceback.print_exc()
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(viewlib.main(globals()))

@@ -19,53 +19,25 @@ Without Chromium the browser tests fail: tools/install-deps.sh installs it.
 The last line counts the results: "N passed, N failed".
 """
 
-import argparse
 import os
 import re
 import subprocess
 import sys
-import tempfile
-import traceback
 import xml.dom.minidom
 import xml.etree.ElementTree as ET
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-from mkcapture import Capture  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import browser_pipe  # noqa: E402
+from mkcapture import Capture  # noqa: E402
+from viewlib import (capture, check, eq, host_a, host_b,  # noqa: E402
+                     make_like, random_run, run, sample_capture,
+                     synthetic_capture)
+import viewlib  # noqa: E402
 
 ARGS = None
 TMP = None
 NS = "{http://www.w3.org/2000/svg}"
 WIDTH, PAD = 1200, 10
-
-
-class Failed(Exception):
-    pass
-
-
-def check(cond, msg):
-    if not cond:
-        raise Failed(msg)
-
-
-def eq(got, want, what):
-    if got != want:
-        raise Failed(f"{what}: got {got!r}, want {want!r}")
-
-
-def run(*args, rc=0):
-    p = subprocess.run([ARGS.proftrace] + list(args), capture_output=True)
-    if rc is not None and p.returncode != rc:
-        raise Failed(f"proftrace {' '.join(args)}: exit {p.returncode}, "
-                     f"stderr: {p.stderr.decode(errors='replace')}")
-    return p.stdout
-
-
-def capture(name, build):
-    path = os.path.join(TMP, name + ".ptcap")
-    build().write(path)
-    return path
 
 
 def folded(cap, weight):
@@ -179,26 +151,6 @@ def prefix_sums(fl):
 
 # ---- the runs ----
 
-CC1 = "/usr/lib/gcc/x86_64-linux-gnu/12/cc1"
-
-
-def make_like():
-    """make [0,10]: cc a.c [1,4] > cc1 [1.5,3.5]; cc b.c [1,6] > cc1
-    [2,5.5]; ld [6.5,9]."""
-    c = Capture(host="alpha", command="make -j2")
-    c.process(100, 1, ["make", "-j2"], start=0, end=10)
-    c.process(101, 100, ["cc", "-c", "a.c", "-o", "a.o"], start=1, end=4,
-              cpu=(0.5, 0.1))
-    c.process(102, 101, [CC1, "-quiet", "a.c", "-o", "/tmp/ccX.s"],
-              start=1.5, end=3.5, cpu=(1.5, 0.25))
-    c.process(103, 100, ["cc", "-c", "b.c", "-o", "b.o"], start=1, end=6)
-    c.process(104, 103, [CC1, "-quiet", "b.c", "-o", "/tmp/ccY.s"],
-              start=2, end=5.5, cpu=(3.0, 0.125))
-    c.process(105, 100, ["ld", "-o", "prog", "a.o", "b.o"], start=6.5,
-              end=9, exit=1, cpu=(0.75, 0.5))
-    return c
-
-
 def repeated():
     """sh [0,20] runs `cc x.c` eight times (identical stacks merge) and
     a deep chain of nested shells."""
@@ -210,24 +162,6 @@ def repeated():
     for i in range(20):
         c.process(300 + i, 299 + i if i else 200, ["sh", f"l{i}"],
                   start=10 + i * 0.1, end=19 - i * 0.1, reaped=False)
-    return c
-
-
-def random_run(seed, n=300):
-    import random
-    rnd = random.Random(seed)
-    c = Capture(host=f"random{seed}")
-    procs = [(1000, 0, 100)]
-    c.process(1000, 1, ["root"], start=0, end=1)
-    for i in range(1, n):
-        pid, ps, pe = rnd.choice(procs)
-        s = rnd.randint(ps, pe)
-        e = min(s + rnd.choice([0, 1, 2, 5, 10, 30]), pe)
-        c.process(1000 + i, pid, [rnd.choice(["cc", "sh", "ld", "as"]),
-                                  f"f{rnd.randint(0, 20)}.c"],
-                  start=s * 0.01, end=e * 0.01, reaped=False,
-                  cpu=(rnd.randint(0, 9) * 0.001, 0.0))
-        procs.append((1000 + i, s, e))
     return c
 
 
@@ -283,16 +217,7 @@ def test_random():
 
 
 def test_two_captures():
-    def a():
-        c = Capture(host="alpha", command="build-a")
-        c.process(400, 1, ["build-a"], start=0, end=4)
-        return c
-
-    def b():
-        c = Capture(host="beta", mono_base_ns=5 * 10**9, command="build-b")
-        c.process(400, 1, ["build-b"], start=0, end=3)
-        return c
-    ca, cb = capture("alpha", a), capture("beta", b)
+    ca, cb = capture("alpha", host_a), capture("beta", host_b)
     path = os.path.join(TMP, "two.svg")
     run("convert", "-f", "svg", "-o", path, ca, cb)
     fs = frames(path)
@@ -341,40 +266,16 @@ def test_big_command_line():
 
 
 def test_sample_build():
-    if not (ARGS.lib and ARGS.sample):
-        raise Failed("needs --lib and --sample")
     cap = sample_capture()
     for w in ("wall", "cpu"):
         fs, fl = check_against_folded(cap, w, complete=False)
         check(len(fs) > 50, f"{len(fs)} frames")
 
 
-_SAMPLE = []
-
-
-def sample_capture():
-    if _SAMPLE:
-        return _SAMPLE[0]
-    work = os.path.join(TMP, "sample")
-    subprocess.run(["cp", "-r", ARGS.sample, work], check=True)
-    cap = os.path.join(TMP, "sample.ptcap")
-    env = dict(os.environ, PROFTRACE_LIB=ARGS.lib)
-    subprocess.run([ARGS.proftrace, "record", "--force", "-o", cap, "--",
-                    "sh", "-c", "./configure && make -j2"], cwd=work, env=env,
-                   check=True, stdout=subprocess.DEVNULL,
-                   stderr=subprocess.DEVNULL)
-    _SAMPLE.append(cap)
-    return cap
-
-
 def test_large():
     """100,000 executions (bench/gencapture): frames agree with the folded
     stacks, the file loads in Chromium with no error and zooms."""
-    if not ARGS.gencapture:
-        raise Failed("needs --gencapture")
-    cap = os.path.join(TMP, "large.ptcap")
-    subprocess.run([ARGS.gencapture, "-n", "100000", cap], check=True,
-                   stdout=subprocess.DEVNULL)
+    cap = synthetic_capture()
     fs, fl = check_against_folded(cap, "wall", complete=False)
     path = svg(cap, "wall", "large")
     with browser_pipe.Browser() as b:
@@ -419,6 +320,7 @@ def test_browser():
     fs = {f["stack"]: f for f in frames(path)}
     fl = folded(cap, "wall")
     out = ARGS.out or TMP
+    os.makedirs(out, exist_ok=True)
     with browser_pipe.Browser() as b:
         page = b.open("file://" + path)
         eq(page.errors, [], "console errors")
@@ -505,39 +407,10 @@ def test_browser():
                                    check=True)
 
 
-def main():
-    global ARGS, TMP
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--proftrace", required=True)
-    ap.add_argument("--lib", help="libproftrace.so, to record the sample")
-    ap.add_argument("--gencapture", help="bench/gencapture")
-    ap.add_argument("--sample", help="the sample project's directory")
+def options(ap):
     ap.add_argument("--out", help="keep the screenshots here")
     ap.add_argument("--doc-image", help="write the doc's screenshot here")
-    ap.add_argument("-k", help="run only tests whose name contains this")
-    ARGS = ap.parse_args()
-    for k in ("proftrace", "lib", "sample", "out", "doc_image", "gencapture"):
-        if getattr(ARGS, k):
-            setattr(ARGS, k, os.path.abspath(getattr(ARGS, k)))
-    if ARGS.out:
-        os.makedirs(ARGS.out, exist_ok=True)
-    tests = [(n, f) for n, f in sorted(globals().items())
-             if n.startswith("test_") and (not ARGS.k or ARGS.k in n)]
-    passed = failed = 0
-    with tempfile.TemporaryDirectory(prefix="pt-svg-") as TMP:
-        for name, fn in tests:
-            try:
-                fn()
-                passed += 1
-                print(f"ok   {name}")
-            except Exception as e:
-                failed += 1
-                print(f"FAIL {name}: {e}")
-                if not isinstance(e, Failed):
-                    traceback.print_exc()
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(viewlib.main(globals(), options))

@@ -19,7 +19,7 @@ static void totals(struct pt_md *md, const struct pt_diff *d, const char *pa,
 	int64_t wa = a->a.t1 - a->a.t0, wb = b->a.t1 - b->a.t0;
 
 	pt_md_line(md, "## proftrace diff");
-	pt_md_header(md, cols, 4);
+	pt_md_header(md, cols, 4, NULL);
 	pt_sb_addstr(&md->out, "| capture | ");
 	pt_md_code_str(md, pa);
 	pt_sb_addstr(&md->out, " | ");
@@ -42,17 +42,16 @@ static void totals(struct pt_md *md, const struct pt_diff *d, const char *pa,
 
 static void changes(struct pt_md *md, const struct pt_diff *d, size_t rows)
 {
-	const char *cols[] = { "A s", "B s", "B - A s", "change", "n A",
-			       "n B", NULL };
+	static const char *const cols[] = {
+		"A s", "B s", "B - A s", "change", "n A", "n B",
+	};
 	char name[64];
 	size_t i;
 
-	snprintf(name, sizeof name, "<%s", pt_group_name(&d->group));
-	cols[6] = name;
 	pt_md_line(md, "\n### Largest changes in %s, per %s seen in both runs "
 		   "(%zu of them)", pt_diff_weight_name(d->weight),
 		   pt_group_name(&d->group), d->nboth);
-	pt_md_header(md, cols, 7);
+	pt_md_header(md, cols, 6, pt_group_name(&d->group));
 	for (i = 0; i < d->nchanged && i < rows; i++) {
 		const struct pt_diff_row *r = &d->both[i];
 
@@ -76,21 +75,19 @@ static void changes(struct pt_md *md, const struct pt_diff *d, size_t rows)
 static void only(struct pt_md *md, const struct pt_diff *d, int side,
 		 size_t rows)
 {
-	const char *cols[] = { side ? "B s" : "A s", side ? "n B" : "n A",
-			       NULL };
+	const char *const cols[] = { side ? "B s" : "A s",
+				     side ? "n B" : "n A" };
 	const struct pt_diff_row *r = d->only[side];
 	size_t i, n = d->nonly[side];
 	char name[64];
 
-	snprintf(name, sizeof name, "<%s", pt_group_name(&d->group));
-	cols[2] = name;
 	pt_md_line(md, "\n### Only in %c: %zu %ss, %zu executions, %.3f s of "
 		   "%s", side ? 'B' : 'A', n, pt_group_name(&d->group),
 		   d->only_runs[side], secs(d->only_total[side]),
 		   pt_diff_weight_name(d->weight));
 	if (!n)
 		return;
-	pt_md_header(md, cols, 3);
+	pt_md_header(md, cols, 2, pt_group_name(&d->group));
 	for (i = 0; i < n && i < rows; i++) {
 		pt_sb_addf(&md->out, "| %.3f | %zu | ", secs(r[i].t[side]),
 			   r[i].n[side]);

@@ -93,17 +93,20 @@ void pt_md_line(struct pt_md *md, const char *fmt, ...)
 	flush(md);
 }
 
-void pt_md_header(struct pt_md *md, const char *const *cols, size_t n)
+void pt_md_header(struct pt_md *md, const char *const *cols, size_t n,
+		  const char *last)
 {
 	size_t i;
 
 	pt_sb_addch(&md->out, '\n');
 	for (i = 0; i < n; i++)
 		pt_sb_addf(&md->out, "| %s ", cols[i] + (cols[i][0] == '<'));
+	if (last)
+		pt_sb_addf(&md->out, "| %s ", last);
 	pt_sb_addstr(&md->out, "|\n");
 	for (i = 0; i < n; i++)
 		pt_sb_addstr(&md->out, cols[i][0] == '<' ? "|---" : "|---:");
-	pt_sb_addstr(&md->out, "|\n");
+	pt_sb_addstr(&md->out, last ? "|---|\n" : "|\n");
 	flush(md);
 }
 

@@ -42,9 +42,12 @@ void pt_md_line(struct pt_md *md, const char *fmt, ...)
 
 /*
  * A blank line and a table header of n columns: a name starting with '<'
- * is left-aligned (the '<' is not shown), any other right-aligned.
+ * is left-aligned (the '<' is not shown), any other right-aligned; then,
+ * unless `last` is NULL, one more column named `last`, left-aligned (the
+ * groups' column: "program", "package", a variable's name).
  */
-void pt_md_header(struct pt_md *md, const char *const *cols, size_t n);
+void pt_md_header(struct pt_md *md, const char *const *cols, size_t n,
+		  const char *last);
 
 /* "*N more WHAT not shown*" after a table, when n > 0. */
 void pt_md_left_out(struct pt_md *md, size_t n, const char *what);

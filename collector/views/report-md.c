@@ -65,7 +65,7 @@ static void captures(struct md *d)
 	size_t c;
 
 	pt_md_line(&d->m, "\n### Captures");
-	pt_md_header(&d->m, cols, 7);
+	pt_md_header(&d->m, cols, 7, NULL);
 	for (c = 0; c < m->ncaptures && c < d->rows; c++) {
 		const struct pt_report_capture *cap = &d->r->caps[c];
 		const char *host = pt_model_meta(m, c, "host");
@@ -101,7 +101,7 @@ static void summary(struct md *d)
 	const struct pt_model *m = r->m;
 
 	pt_md_line(&d->m, "\n### Summary");
-	pt_md_header(&d->m, cols, 2);
+	pt_md_header(&d->m, cols, 2, NULL);
 	pt_sb_addf(&d->m.out, "| wall time | %.3f s from ", secs(r->wall));
 	if (m->n)
 		pt_sb_add_iso8601(&d->m.out, r->a.t0);
@@ -139,15 +139,13 @@ static void groups(struct md *d, const char *heading,
 		   const struct pt_report_group *g)
 {
 	const struct pt_report *r = d->r;
-	const char *cols[] = { "self s", "%self", "total s", "%wall", "cpu s",
-			       "count", NULL };
-	char name[64];
+	static const char *const cols[] = {
+		"self s", "%self", "total s", "%wall", "cpu s", "count",
+	};
 	size_t i;
 
-	snprintf(name, sizeof name, "<%s", pt_group_name(&r->group));
-	cols[6] = name;
 	pt_md_line(&d->m, "\n### %s", heading);
-	pt_md_header(&d->m, cols, 7);
+	pt_md_header(&d->m, cols, 6, pt_group_name(&r->group));
 	for (i = 0; i < r->ngroups && i < d->rows; i++) {
 		pt_sb_addf(&d->m.out, "| %.3f | %.1f%% | %.3f | %.1f%% | %.3f | "
 			   "%zu | ", secs(g[i].self), pct(g[i].self, r->self_sum),
@@ -168,15 +166,14 @@ static void critical(struct md *d)
 	};
 	const struct pt_report *r = d->r;
 	const struct pt_analysis *a = &r->a;
-	const char *gcols[] = { "own s", "%wall", "steps", NULL };
-	char name[64];
+	static const char *const gcols[] = { "own s", "%wall", "steps" };
 	size_t i, rows = 3 * d->rows;
 
 	if (!a->ncp)
 		return;
 	pt_md_line(&d->m, "\n### Critical path\n\nWhat the end of the run waited for; "
 	     "*own* is a step's time not covered by a later step.");
-	pt_md_header(&d->m, cols, 7);
+	pt_md_header(&d->m, cols, 7, NULL);
 	for (i = 0; i < r->ncp_shown && i < rows; i++) {
 		const struct pt_cp_step *st = &a->cp[r->cp_shown[i]];
 
@@ -201,10 +198,8 @@ static void critical(struct md *d)
 
 	if (!r->ncp_groups)
 		return;
-	snprintf(name, sizeof name, "<%s", pt_group_name(&r->group));
-	gcols[3] = name;
 	pt_md_line(&d->m, "\n### Critical path by %s", pt_group_name(&r->group));
-	pt_md_header(&d->m, gcols, 4);
+	pt_md_header(&d->m, gcols, 3, pt_group_name(&r->group));
 	for (i = 0; i < r->ncp_groups && i < d->rows; i++) {
 		const struct pt_report_group *g = &r->cp_groups[i];
 
@@ -229,7 +224,7 @@ static void parallelism(struct md *d)
 
 	pt_md_line(&d->m, "\n### Parallelism\n\nHow long exactly so many executions "
 	     "were busy (running, with no running descendant).");
-	pt_md_header(&d->m, cols, 4);
+	pt_md_header(&d->m, cols, 4, NULL);
 	for (i = 0; i < r->nlevels; i++) {
 		const struct pt_report_level *l = &r->levels[i];
 		int bar = (int)(pct(l->ns, r->wall) * BAR_MAX / 100.0 + 0.5);
@@ -248,7 +243,7 @@ static void parallelism(struct md *d)
 	if (!r->nalone_shown)
 		return;
 	pt_md_line(&d->m, "\n### Longest stretches with a single busy execution");
-	pt_md_header(&d->m, scols, 4);
+	pt_md_header(&d->m, scols, 4, NULL);
 	for (i = 0; i < r->nalone_shown; i++) {
 		const struct pt_stretch *s = &a->alone[i];
 
@@ -272,7 +267,7 @@ static void failures(struct md *d)
 	if (!r->nfailures)
 		return;
 	pt_md_line(&d->m, "\n### Failed executions");
-	pt_md_header(&d->m, cols, 5);
+	pt_md_header(&d->m, cols, 5, NULL);
 	for (i = 0; i < r->nfailures && i < d->rows; i++) {
 		const struct pt_exec *e = r->m->execs[r->failures[i]];
 
