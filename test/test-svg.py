@@ -43,8 +43,12 @@ WIDTH, PAD = 1200, 10
 def folded(cap, weight):
     """The folded stacks, with U+FFFE and U+FFFF (which XML cannot hold,
     so the SVG shows U+FFFD) as U+FFFD."""
-    text = run("convert", "-f", "folded", "--weight", weight,
-               cap).decode("utf-8")
+    return folded_lines(run("convert", "-f", "folded", "--weight", weight,
+                            cap))
+
+
+def folded_lines(data):
+    text = data.decode("utf-8")
     out = {}
     for line in text.splitlines():
         stack, w = re.fullmatch(r"(.+) (\d+)", line).groups()
@@ -224,6 +228,17 @@ def test_two_captures():
     eq(sorted(f["stack"] for f in fs[1:]),
        ["capture 1 alpha", "capture 1 alpha;build-a", "capture 2 beta",
         "capture 2 beta;build-b"], "a frame per capture")
+
+
+def test_weight_option():
+    cap = capture("make", make_like)
+    eq(folded(cap, "cpu"), folded_lines(run("convert", "-f", "folded-cpu",
+                                            cap)), "folded --weight cpu")
+    for args in (["-f", "csv", "--weight", "cpu"], ["-f", "svg", "--weight",
+                                                    "nope"]):
+        p = subprocess.run([ARGS.proftrace, "convert"] + args + [cap],
+                           capture_output=True)
+        eq(p.returncode, 2, " ".join(args))
 
 
 def test_empty():
