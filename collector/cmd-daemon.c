@@ -224,9 +224,9 @@ static int run(int argc, char **argv)
 	}
 	if (!(lib = pt_rundir_find_lib()) || !(userdir = pt_rundir_user()))
 		goto out;
-	/* A stable copy in the per-user directory, not removed at exit:
-	 * shells keep LD_PRELOAD exported after the daemon is gone. */
-	if (!(visible = pt_rundir_visible_lib(lib, userdir)))
+	/* A stable copy, never removed: shells keep LD_PRELOAD exported
+	 * after the daemon is gone. */
+	if (!(visible = pt_rundir_visible_lib(lib)))
 		goto out;
 	preload = pt_preload_value(getenv("LD_PRELOAD"), visible);
 	sock = o.socket ? absolute(o.socket) : pt_rundir_socket(1);

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -73,7 +74,8 @@ static const char help_text[] =
 	"  -o, --output CAPTURE  the capture to write (default\n"
 	"                        proftrace-YYYYmmdd-HHMMSS.ptcap here)\n"
 	"  --csv FILE            also write FILE as CSV ('-': standard output)\n"
-	"  -q, --quiet           no status line, no summary\n"
+	"  -q, --quiet           once COMMAND runs, print nothing: no status\n"
+	"                        line, summary or collector messages\n"
 	"  --force               overwrite CAPTURE if it exists\n"
 	"  --redact REGEX        replace what REGEX (POSIX extended) matches in\n"
 	"                        command lines by *** in the CSV and summary\n"
@@ -92,14 +94,41 @@ static char *default_output(void)
 
 /* ---- the child ---- */
 
+/*
+ * What record changes in its own process and COMMAND must not inherit:
+ * the open-file limit the collector raises (a program that closes every
+ * descriptor up to the limit, or uses select(), would see it), SIGPIPE
+ * (ignored so that a closed stderr cannot change record's exit status)
+ * and the signal mask.
+ */
+struct inherited {
+	sigset_t mask;
+	struct sigaction pipe;
+	struct rlimit nofile;
+	int have_nofile;
+};
+
+static void inherited_save(struct inherited *in)
+{
+	struct sigaction ign = { .sa_handler = SIG_IGN };
+
+	in->have_nofile = getrlimit(RLIMIT_NOFILE, &in->nofile) == 0;
+	sigemptyset(&ign.sa_mask);
+	sigaction(SIGPIPE, &ign, &in->pipe);
+}
+
 /* In the forked child: become COMMAND, traced.  Never returns. */
 static void exec_child(char **command, const char *preload, const char *sock,
-		       const sigset_t *mask)
+		       const struct inherited *in)
 {
 	int err;
 
-	/* The signal mask survives exec; the command must get ours back. */
-	sigprocmask(SIG_SETMASK, mask, NULL);
+	sigprocmask(SIG_SETMASK, &in->mask, NULL);
+	sigaction(SIGPIPE, &in->pipe, NULL);
+	if (in->have_nofile && setrlimit(RLIMIT_NOFILE, &in->nofile) < 0) {
+		pt_warn("setrlimit: %s", strerror(errno));
+		_exit(126);
+	}
 	if (setenv("LD_PRELOAD", preload, 1) < 0 ||
 	    setenv(PT_ENV_SOCKET, sock, 1) < 0) {
 		pt_warn("setenv: %s", strerror(errno));
@@ -320,7 +349,7 @@ static int set_up(struct setup *u, const struct record_opts *o)
 	}
 	if (!(u->lib = pt_rundir_find_lib()) ||
 	    !(u->rundir = pt_rundir_make_run()) ||
-	    !(u->visible = pt_rundir_visible_lib(u->lib, u->rundir)))
+	    !(u->visible = pt_rundir_visible_lib(u->lib)))
 		return -1;
 	u->preload = pt_preload_value(getenv("LD_PRELOAD"), u->visible);
 	u->sock = pt_xmalloc(strlen(u->rundir) + sizeof "/" PT_SOCKET_NAME);
@@ -366,9 +395,12 @@ static int run(int argc, char **argv)
 	struct setup u = { 0 };
 	struct record r = { .sig_fd = -1 };
 	struct pt_server_stats st;
-	sigset_t set, old;
+	struct inherited in;
+	sigset_t set;
 	int ok = 1, code;
 
+	/* Before the collector raises the open-file limit. */
+	inherited_save(&in);
 	o.redact = pt_redact_new();
 	if (parse(argc, argv, &o) < 0) {
 		pt_redact_free(o.redact);
@@ -393,7 +425,7 @@ static int run(int argc, char **argv)
 	sigaddset(&set, SIGQUIT);
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGHUP);
-	sigprocmask(SIG_BLOCK, &set, &old);
+	sigprocmask(SIG_BLOCK, &set, &in.mask);
 	r.sig_fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (r.sig_fd < 0 || pt_server_watch(u.s, r.sig_fd, on_signal, &r) < 0) {
 		pt_warn("signalfd: %s", strerror(errno));
@@ -409,7 +441,10 @@ static int run(int argc, char **argv)
 		goto fail;
 	}
 	if (r.child == 0)
-		exec_child(o.command, u.preload, u.sock, &old);
+		exec_child(o.command, u.preload, u.sock, &in);
+	/* -q: from here on, only COMMAND speaks (proftrace-record.1). */
+	if (o.quiet)
+		pt_warn_mute();
 
 	if (pt_server_run(u.s, TICK_NS, on_tick, &r) < 0)
 		ok = 0;
@@ -430,7 +465,7 @@ static int run(int argc, char **argv)
 	/* Read what is pending, so that only a ^C typed from now on (while
 	 * the report is made) has its usual effect. */
 	handle_signals(&r, NULL);
-	sigprocmask(SIG_SETMASK, &old, NULL);
+	sigprocmask(SIG_SETMASK, &in.mask, NULL);
 
 	if (st.dropped || st.lost)
 		pt_warn("%llu connections dropped, %llu frames lost",
@@ -453,7 +488,7 @@ static int run(int argc, char **argv)
 fail:
 	if (r.sig_fd >= 0)
 		close(r.sig_fd);
-	sigprocmask(SIG_SETMASK, &old, NULL);
+	sigprocmask(SIG_SETMASK, &in.mask, NULL);
 	pt_server_shutdown(u.s);
 	pt_writer_close(u.w);
 	u.w = NULL;

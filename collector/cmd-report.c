@@ -287,6 +287,8 @@ static void tree_line(struct tree_ctx *t, const struct pt_exec *x,
 		pt_sb_addf(&r->line, "  [signal %d]", x->signal);
 	else if (x->exit_code > 0)
 		pt_sb_addf(&r->line, "  [exit %d]", x->exit_code);
+	if (x->flags & PT_EXF_END_UNKNOWN)
+		pt_sb_addstr(&r->line, "  [unfinished]");
 	if (below)
 		pt_sb_addf(&r->line, "  [+%zu below, not shown]", below);
 	emit(r);

@@ -83,12 +83,19 @@ static void put_field(struct pt_sb *sb, const char *s)
 	pt_sb_addch(sb, ',');
 }
 
+/* An empty argv (execve(path, {NULL})) stays empty: shlex.split gives
+ * back exactly [] (the summary, for people, names the program). */
 static void command_of(const struct pt_exec *e, struct pt_sb *cmd)
 {
 	pt_sb_reset(cmd);
 	if (e->argc)
 		pt_exec_quote(e, cmd);
-	else
+}
+
+static void summary_command(const struct pt_exec *e, struct pt_sb *cmd)
+{
+	command_of(e, cmd);
+	if (!e->argc)
 		pt_quote_shell(cmd, e->exe);
 }
 
@@ -139,7 +146,7 @@ static void put_row(const struct pt_model *m, const struct pt_exec *e,
 		}
 		pt_quote_csv(sb, cmd->buf);
 	}
-	pt_sb_addch(sb, '\n');
+	pt_sb_addstr(sb, e->flags & PT_EXF_END_UNKNOWN ? ",1\n" : ",\n");
 }
 
 static int flush(struct pt_sb *sb, FILE *f)
@@ -246,11 +253,12 @@ void pt_model_print_summary(const struct pt_model *m, FILE *f)
 		return;
 	fprintf(f, "slowest commands:\n");
 	for (i = 0; i < ntop; i++) {
-		command_of(top[i], &cmd);
+		summary_command(top[i], &cmd);
 		shorten(&cmd, SUMMARY_WIDTH);
-		fprintf(f, "  %9.3f s  %s\n",
+		fprintf(f, "  %9.3f s  %s%s\n",
 			(double)(top[i]->end_ns - top[i]->start_ns) / 1e9,
-			cmd.buf);
+			cmd.buf, top[i]->flags & PT_EXF_END_UNKNOWN ?
+			"  [unfinished]" : "");
 	}
 	pt_sb_release(&cmd);
 }

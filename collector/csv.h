@@ -9,7 +9,7 @@
 /* The header line, without the line end. */
 #define PT_CSV_HEADER "pipeline_id,job_id,job_name,type,command,start," \
 	"duration,pid,ppid,exit_code,signal,user_cpu,sys_cpu,max_rss_kb," \
-	"cwd,exe,package"
+	"cwd,exe,package,unfinished"
 
 /*
  * Write every execution of m to f as CSV (CRLF-free, "\n" line ends, RFC

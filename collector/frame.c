@@ -102,6 +102,7 @@ static void parse_fixed(unsigned type, const unsigned char *p,
 		rec->u.hello.ppid = pt_get32(p);
 		rec->u.hello.uid = pt_get32(p + 4);
 		rec->u.hello.kind = pt_get32(p + 8);
+		rec->u.hello.pidns = pt_get32(p + 12);
 		rec->u.hello.realtime_ns = pt_get64(p + 16);
 		rec->u.hello.start_ns = pt_get64(p + 24);
 		break;
@@ -179,6 +180,7 @@ int pt_record_parse(const struct pt_frame_header *hdr,
 		case PT_TAG_ARGV_TRUNCATED:
 			rec->argv_truncated = atoi(s);
 			break;
+		case PT_TAG_CPU_BEFORE: rec->cpu_before = s; break;
 		default: break;         /* unknown tags are skipped */
 		}
 		pos += strlen(s) + 2;

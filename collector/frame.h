@@ -32,6 +32,7 @@ struct pt_record {
 	const char **env;               /* "NAME=value", envc entries */
 	size_t envc;
 	int argv_truncated;             /* original argc, or 0 */
+	const char *cpu_before;         /* PT_TAG_CPU_BEFORE, NULL if absent */
 };
 
 /*

@@ -45,6 +45,7 @@
 #include <unistd.h>
 
 #include "capture-read.h"
+#include "pidns.h"
 #include "strbuf.h"
 #include "util.h"
 
@@ -596,6 +597,7 @@ struct ev {                             /* millions of these: keep it small */
 struct hello_x {                        /* what a HELLO carries beyond ev */
 	uint64_t start;
 	uint32_t exe, cwd, argv, env, conn;
+	uint32_t before;                /* cpu3 of CPU_BEFORE, or NONE */
 	uint16_t kind, trunc;
 };
 
@@ -633,8 +635,13 @@ struct conn {
 	uint64_t connect_ns;
 	uint32_t owner;                 /* raw pid */
 	uint32_t img;                   /* image it belongs to, once known */
+	uint32_t peer;                  /* SO_PEERCRED pid, 0 if none */
+	/* A sender in another pid namespace than the collector's: that
+	 * namespace, and the sender's own pid there (pidns.h). */
+	uint32_t ns, nspid;
 	uint8_t kind;                   /* enum conn_kind */
 	uint8_t owner_exited;           /* its EOF tells nothing more */
+	uint8_t in_ns;
 };
 
 enum img_kind {
@@ -661,6 +668,8 @@ enum img_flag {
 struct img {
 	uint64_t start, end;
 	uint32_t cpu;                   /* rusage: index in build.cpu, or NONE */
+	uint32_t fork_cpu;              /* CPU of the fork phase folded into
+					 * it, for its parent: cpu3, or NONE */
 	/* Until the images are resolved; then what emit() needs of their
 	 * process, which goes away first (see there). */
 	union { uint32_t proc; uint32_t pid; };
@@ -726,6 +735,8 @@ struct build {
 		uint64_t time;
 	} *anon;
 	size_t nanon, canon;
+
+	struct pt_pidns ns;             /* pids of other namespaces */
 
 	struct ev dummy;                /* where events beyond PID_LIMIT go */
 	int64_t offset;                 /* Unix epoch ns - monotonic ns */
@@ -833,6 +844,7 @@ static struct conn *conn_get(struct build *b, const struct pt_cap_record *h)
 	c->id = id;
 	c->connect_ns = h->recv_ns;
 	c->owner = h->peer_pid;
+	c->peer = h->peer_pid;
 	c->img = NONE;
 	if (id < CONN_DIRECT) {
 		b->conn_ix[id] = (uint32_t)b->nconn;
@@ -862,6 +874,8 @@ struct pev {
 	struct pstr exe, cwd, path;
 	const struct pstr *argv, *env;  /* rec.argc, rec.envc entries */
 	uint32_t argv_hash, env_hash;   /* vec_hash of argv, env */
+	uint64_t before_ut, before_st;  /* HELLO's CPU_BEFORE, if have_before */
+	int have_before;
 	size_t size;                    /* bytes from this event to the next */
 };
 
@@ -952,6 +966,14 @@ static int batch_add(struct batch *bt, const struct pt_cap_event *ev)
 		pe->rec = *r;
 		pe->rec.argv = pe->rec.env = NULL;
 		pe->rec.exe = pe->rec.cwd = pe->rec.path = NULL;
+		pe->rec.cpu_before = NULL;
+		if (r->cpu_before) {
+			char *end;
+
+			pe->before_ut = strtoull(r->cpu_before, &end, 10);
+			pe->before_st = strtoull(end, &end, 10);
+			pe->have_before = !*end;
+		}
 		pe->exe = exe;
 		pe->cwd = cwd;
 		pe->path = path;
@@ -1103,6 +1125,39 @@ static void note_time(struct build *b, uint64_t t)
 		b->last_ns = t;
 }
 
+/*
+ * A pid that a frame on connection c carries, as the collector's pid or a
+ * reference standing for it (pidns.h).  outer: the pid is of the namespace
+ * the sender's namespace was made in (a namespace's first process names
+ * the process it was copied from).
+ */
+static uint32_t xpid(struct build *b, const struct conn *c, uint32_t pid,
+		     int outer)
+{
+	if (!c->in_ns || !pid || outer)
+		return pid;
+	if (pid == c->nspid)
+		return c->peer;
+	return pt_pidns_ref(&b->ns, c->ns, pid);
+}
+
+/* A connection's first HELLO: whose it is, and in which pid namespace. */
+static void hello_conn(struct build *b, struct conn *c,
+		       const struct pt_record *r)
+{
+	c->kind = (uint8_t)r->u.hello.kind;
+	c->owner = r->hdr.pid;
+	/* pidns 0: no /proc, or a capture from before the field (doc/format.md):
+	 * the pids are taken as they are. */
+	if (!c->peer || c->peer == r->hdr.pid || !r->u.hello.pidns)
+		return;
+	c->in_ns = 1;
+	c->ns = r->u.hello.pidns;
+	c->nspid = r->hdr.pid;
+	c->owner = c->peer;
+	pt_pidns_learn(&b->ns, c->ns, c->nspid, c->peer);
+}
+
 static void add_frame(struct build *b, const struct pev *cev)
 {
 	const struct pt_record *r = &cev->rec;
@@ -1111,18 +1166,20 @@ static void add_frame(struct build *b, const struct pev *cev)
 	uint64_t t = r->hdr.time_ns;
 	struct hello_x *hx;
 	struct ev *e;
+	uint32_t pid, origin;
 
 	b->m->frames++;
 	note_time(b, t);
 	if (first)
 		c->kind = CK_NOHELLO;
+	if (first && r->hdr.type == PT_REC_HELLO &&
+	    r->u.hello.kind >= PT_HELLO_IMAGE && r->u.hello.kind <= PT_HELLO_AUX)
+		hello_conn(b, c, r);
+	pid = xpid(b, c, r->hdr.pid, 0);
+	/* The first process of a namespace was copied from one outside. */
+	origin = xpid(b, c, r->hdr.origin, r->hdr.pid == 1);
 	switch (r->hdr.type) {
 	case PT_REC_HELLO:
-		if (first && r->u.hello.kind >= PT_HELLO_IMAGE &&
-		    r->u.hello.kind <= PT_HELLO_AUX) {
-			c->kind = (uint8_t)r->u.hello.kind;
-			c->owner = r->hdr.pid;
-		}
 		if (!b->have_offset && r->u.hello.realtime_ns) {
 			b->offset = (int64_t)(r->u.hello.realtime_ns - t);
 			b->have_offset = 1;
@@ -1131,8 +1188,11 @@ static void add_frame(struct build *b, const struct pev *cev)
 		    r->u.hello.kind != PT_HELLO_FORK &&
 		    r->u.hello.kind != PT_HELLO_FOREIGN)
 			break;          /* AUX, or a kind from the future */
-		e = new_ev(b, E_HELLO, r->hdr.pid, t);
-		e->other = r->u.hello.ppid;
+		e = new_ev(b, E_HELLO, pid, t);
+		/* A namespace's first process has parent 0 there: the one it
+		 * was copied from, if it says, made it. */
+		e->other = r->u.hello.ppid || r->hdr.pid != 1 || !c->in_ns ?
+			   xpid(b, c, r->u.hello.ppid, 0) : origin;
 		GROW(b->hx, b->nhx, b->chx);
 		e->a = (uint32_t)b->nhx;
 		hx = &b->hx[b->nhx++];
@@ -1154,13 +1214,15 @@ static void add_frame(struct build *b, const struct pev *cev)
 			hx->cwd = intern_opt(b, &cev->cwd, NONE);
 		}
 		hx->trunc = r->argv_truncated != 0;
+		hx->before = cev->have_before ?
+			     new_cpu(b, cev->before_ut, cev->before_st, 0) : NONE;
 		break;
 	case PT_REC_EXEC:
-		e = new_ev(b, E_EXEC, r->hdr.pid, t);
+		e = new_ev(b, E_EXEC, pid, t);
 		/* A child the library did not see being made (vfork, clone,
 		 * glibc's internal fork in daemon(3)) names the process it was
 		 * copied from: its real parent, even once it is reparented. */
-		e->other = r->hdr.origin ? r->hdr.origin : r->u.exec.ppid;
+		e->other = origin ? origin : xpid(b, c, r->u.exec.ppid, 0);
 		e->a = intern_argv(b, cev->argv, r->argc, cev->argv_hash);
 		GROW(b->xx, b->nxx, b->cxx);
 		e->b = (uint32_t)b->nxx;
@@ -1169,13 +1231,13 @@ static void add_frame(struct build *b, const struct pev *cev)
 		e->flags = r->argv_truncated ? EVF_TRUNC : 0;
 		break;
 	case PT_REC_EXEC_FAILED:
-		new_ev(b, E_EXEC_FAILED, r->hdr.pid, t);
+		new_ev(b, E_EXEC_FAILED, pid, t);
 		break;
 	case PT_REC_SPAWN:
 		if (!r->u.spawn.child_pid)
 			break;
-		e = new_ev(b, E_SPAWN, r->u.spawn.child_pid, t);
-		e->other = r->hdr.pid;
+		e = new_ev(b, E_SPAWN, xpid(b, c, r->u.spawn.child_pid, 0), t);
+		e->other = pid;
 		e->a = intern_argv(b, cev->argv, r->argc, cev->argv_hash);
 		e->b = intern_opt(b, &cev->path, 0);
 		e->flags = r->argv_truncated ? EVF_TRUNC : 0;
@@ -1183,36 +1245,36 @@ static void add_frame(struct build *b, const struct pev *cev)
 	case PT_REC_FORK:
 		if (!r->u.fork.child_pid)
 			break;
-		e = new_ev(b, E_FORK, r->u.fork.child_pid, t);
-		e->other = r->hdr.pid;
+		e = new_ev(b, E_FORK, xpid(b, c, r->u.fork.child_pid, 0), t);
+		e->other = pid;
 		break;
 	case PT_REC_REAP:
 		if (!r->u.reap.child_pid) {
 			GROW(b->anon, b->nanon, b->canon);
-			b->anon[b->nanon].parent = r->hdr.pid;
+			b->anon[b->nanon].parent = pid;
 			b->anon[b->nanon].status = r->u.reap.wait_status;
 			b->anon[b->nanon++].time = t;
 			break;
 		}
-		e = new_ev(b, E_REAP, r->u.reap.child_pid, t);
-		e->other = r->hdr.pid;
+		e = new_ev(b, E_REAP, xpid(b, c, r->u.reap.child_pid, 0), t);
+		e->other = pid;
 		e->a = (uint32_t)r->u.reap.wait_status;
 		e->b = r->u.reap.have_rusage ?
 		       new_cpu(b, r->u.reap.utime_us, r->u.reap.stime_us,
 			       r->u.reap.maxrss_kb) : NONE;
 		break;
 	case PT_REC_EXIT:
-		e = new_ev(b, E_EXIT, r->hdr.pid, t);
+		e = new_ev(b, E_EXIT, pid, t);
 		/* On an inherited connection: a vfork or clone child's, whose
 		 * EXIT may be all that is ever heard of it. */
-		if (r->hdr.origin)
-			e->other = r->hdr.origin;
-		else if (r->hdr.pid != c->owner && c->kind != CK_NOHELLO)
+		if (origin)
+			e->other = origin;
+		else if (pid != c->owner && c->kind != CK_NOHELLO)
 			e->other = c->owner;
 		e->a = (uint32_t)r->u.exit.status;
 		e->b = new_cpu(b, r->u.exit.utime_us, r->u.exit.stime_us,
 			       r->u.exit.maxrss_kb);
-		if (r->hdr.pid == c->owner)
+		if (pid == c->owner)
 			c->owner_exited = 1;
 		break;
 	default:
@@ -1373,6 +1435,36 @@ static int read_all(struct build *b, struct pt_reader *r)
 	return rc;
 }
 
+/*
+ * Once everything is read, the references to pids of other namespaces
+ * that a connection taught become the collector's pids: events about
+ * such a pid go with the events of that pid.
+ */
+static void resolve_ns(struct build *b)
+{
+	size_t npid = b->npid, d, i;
+	uint32_t *to;
+
+	if (!b->ns.n)
+		return;
+	to = pt_xmalloc((npid ? npid : 1) * sizeof *to);
+	for (d = 0; d < npid; d++) {
+		uint32_t pid = pt_pidns_resolve(&b->ns, b->pid_raw[d]);
+
+		to[d] = pid == b->pid_raw[d] ? (uint32_t)d : pid_index(b, pid);
+	}
+	for (i = 0; i < b->nev; i++) {
+		struct ev *e = &b->ev[i];
+
+		if (to[e->pid] < PID_LIMIT)
+			e->pid = to[e->pid];
+		e->other = pt_pidns_resolve(&b->ns, e->other);
+	}
+	for (i = 0; i < b->nanon; i++)
+		b->anon[i].parent = pt_pidns_resolve(&b->ns, b->anon[i].parent);
+	free(to);
+}
+
 /* ---- building: per-pid state machines ---- */
 
 static uint32_t new_proc(struct build *b, uint32_t pid, uint32_t ppid,
@@ -1402,7 +1494,7 @@ static uint32_t new_img(struct build *b, uint32_t proc, enum img_kind kind,
 	memset(im, 0, sizeof *im);
 	im->kind = (uint8_t)kind;
 	im->start = start;
-	im->cpu = NONE;
+	im->cpu = im->fork_cpu = NONE;
 	im->exit_code = -1;
 	im->signal = -1;
 	im->proc = proc;
@@ -1613,6 +1705,7 @@ static void ev_hello(struct pidpass *pp, const struct ev *e)
 	uint64_t s = hx->start;
 	uint32_t p = pp->cur, i, pend = NONE;
 	struct img *im;
+	int after_fork = 0;
 
 	if (hx->kind != PT_HELLO_IMAGE) {
 		/* A fork child's own connection: the child the parent's FORK
@@ -1655,9 +1748,14 @@ static void ev_hello(struct pidpass *pp, const struct ev *e)
 		pend = b->img[prev].pending;
 		if (b->img[prev].kind == IK_EXEC && s < b->img[prev].start)
 			s = b->img[prev].start;
+		after_fork = b->img[prev].kind == IK_FORK;
 		i = exec_img(b, p, s);
 	}
 	im = &b->img[i];
+	/* The first image after a fork: what the process ran before it is
+	 * its fork phase, whose slot exec_img() may have given away. */
+	if (after_fork)
+		im->fork_cpu = hx->before;
 	im->exe = hx->exe;
 	im->cwd = hx->cwd;
 	im->argv = hx->argv;
@@ -2057,6 +2155,28 @@ static int64_t epoch(const struct build *b, uint64_t mono)
 	return t < 0 ? 0 : t;
 }
 
+/*
+ * A fork phase's CPU (cpu3 c) is its parent's work (a subshell's loop is
+ * the shell's code), as the parent holds its children in the tree: it
+ * counts there, or in e itself for a root.
+ */
+static void add_fork_cpu(struct build *b, struct pt_exec *e, uint32_t c)
+{
+	struct pt_exec *to = e->parent ? e->parent : e;
+	uint64_t ut = b->cpu[c].ut, st = b->cpu[c].st;
+
+	if (b->cpu[c].ut == CPU_BIG) {
+		ut = b->big[b->cpu[c].st].ut;
+		st = b->big[b->cpu[c].st].st;
+	}
+	if (to->utime_us < 0 && to->stime_us < 0)
+		to->utime_us = to->stime_us = 0;
+	if (to->utime_us >= 0)
+		to->utime_us += (int64_t)ut;
+	if (to->stime_us >= 0)
+		to->stime_us += (int64_t)st;
+}
+
 static void emit(struct build *b)
 {
 	struct pt_model_priv *p = b->p;
@@ -2095,8 +2215,8 @@ static void emit(struct build *b)
 		memset(e, 0, sizeof *e);
 		out[i] = e;
 		e->capture = b->capture;
-		e->pid = (int32_t)im->pid;
-		e->ppid = (int32_t)im->ppid;
+		e->pid = (int32_t)pt_pidns_shown(&b->ns, im->pid);
+		e->ppid = (int32_t)pt_pidns_shown(&b->ns, im->ppid);
 		e->type = im->kind == IK_FORK ? PT_EXEC_FORK : PT_EXEC_EXEC;
 		e->flags = (im->flags & IF_UNTRACED ? PT_EXF_UNTRACED : 0) |
 			   (im->flags & IF_END_UNKNOWN ? PT_EXF_END_UNKNOWN : 0) |
@@ -2140,6 +2260,9 @@ static void emit(struct build *b)
 		if (out[i])
 			out[i]->parent = par != NONE ? out[par] : NULL;
 	}
+	for (i = 0; i < b->nimg; i++)
+		if (out[i] && b->img[i].fork_cpu != NONE)
+			add_fork_cpu(b, out[i], b->img[i].fork_cpu);
 	free(out);
 	pt_sb_release(&tmp);
 }
@@ -2254,6 +2377,7 @@ static void build_free(struct build *b)
 	free(b->pid_img);
 	free(b->img);
 	free(b->proc);
+	pt_pidns_free(&b->ns);
 }
 
 /* ---- the API ---- */
@@ -2300,6 +2424,20 @@ static void meta_offset(struct build *b)
 	b->have_offset = 2;
 }
 
+/* The capture's end (collector's clock), if it says; else its last event. */
+static void meta_end(struct build *b)
+{
+	const char *s = meta_get(&b->p->meta[b->capture], "end_monotonic_ns");
+	char *end;
+	unsigned long long v;
+
+	if (!s)
+		return;
+	v = strtoull(s, &end, 10);
+	if (!*end && end != s)
+		note_time(b, v);
+}
+
 int pt_model_add_capture(struct pt_model *m, const char *path)
 {
 	struct pt_model_priv *p = m->priv;
@@ -2324,6 +2462,8 @@ int pt_model_add_capture(struct pt_model *m, const char *path)
 	if (rc < 0)
 		m->damaged = 1;
 	meta_offset(&b);
+	meta_end(&b);
+	resolve_ns(&b);
 	keep_eof_conns(&b);
 	run_pids(&b);
 	free_events(&b);

@@ -177,61 +177,168 @@ char *pt_rundir_find_lib(void)
 	return abs;
 }
 
-static int copy_fd(int in, int out)
+/* The whole file at path, malloc'd, or NULL with errno set. */
+static unsigned char *read_file(const char *path, size_t *len)
 {
-	char buf[64 << 10];
-	ssize_t n;
+	unsigned char *buf = NULL;
+	size_t n = 0, cap = 0;
+	ssize_t r;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), err;
 
-	while ((n = read(in, buf, sizeof buf)) != 0) {
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
+	if (fd < 0)
+		return NULL;
+	for (;;) {
+		if (n == cap)
+			buf = pt_xrealloc(buf, cap = cap ? 2 * cap : 256 << 10);
+		r = read(fd, buf + n, cap - n);
+		if (r == 0)
+			break;
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			err = errno;
+			free(buf);
+			close(fd);
+			errno = err;
+			return NULL;
 		}
-		if (pt_write_all(out, buf, (size_t)n) < 0)
-			return -1;
+		n += (size_t)r;
 	}
-	return 0;
+	close(fd);
+	*len = n;
+	return buf;
 }
 
-char *pt_rundir_visible_lib(const char *lib, const char *dir)
+/* FNV-1a, 64 bits: names a copy by its contents. */
+static uint64_t fnv64(const unsigned char *p, size_t n)
 {
-	struct pt_sb tmp = PT_SB_INIT, dst = PT_SB_INIT;
-	int in = -1, out = -1;
+	uint64_t h = 0xcbf29ce484222325ull;
 
-	if (!strncmp(lib, "/usr/", 5) || !strncmp(lib, "/tmp/", 5))
+	while (n--)
+		h = (h ^ *p++) * 0x100000001b3ull;
+	return h;
+}
+
+/*
+ * The shared library directory, open: made 0755 if missing; refused
+ * unless it is a directory of ours that nobody else can write to (what
+ * is in it is loaded into every traced process).  -1 with a message.
+ */
+static int open_lib_dir(const char *path)
+{
+	struct stat st;
+	int fd;
+
+	if (mkdir(path, 0755) < 0 && errno != EEXIST) {
+		pt_warn("cannot create %s: %s", path, strerror(errno));
+		return -1;
+	}
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		pt_warn("cannot use %s: %s%s", path, strerror(errno),
+			errno == ENOTDIR || errno == ELOOP ?
+			" (not a directory: refusing to use it)" : "");
+		goto fail;
+	}
+	if (st.st_uid != geteuid() || st.st_mode & 022) {
+		pt_warn("%s belongs to uid %u or is writable by others (mode "
+			"%03o); refusing to use it", path, (unsigned)st.st_uid,
+			(unsigned)(st.st_mode & 0777));
+		goto fail;
+	}
+	/* Made under a restrictive umask: others must read the library. */
+	if ((st.st_mode & 0755) != 0755 && fchmod(fd, 0755) < 0) {
+		pt_warn("cannot chmod %s: %s", path, strerror(errno));
+		goto fail;
+	}
+	return fd;
+fail:
+	if (fd >= 0)
+		close(fd);
+	return -1;
+}
+
+/* Is dir/name already a copy we made of exactly these bytes? */
+static int same_copy(int dir, const char *name, const unsigned char *data,
+		     size_t n)
+{
+	struct stat st;
+	unsigned char *have;
+	size_t got = 0;
+	ssize_t r;
+	int fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC), same;
+
+	if (fd < 0)
+		return 0;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    st.st_uid != geteuid() || st.st_mode & 022 ||
+	    (st.st_mode & 0444) != 0444 || (size_t)st.st_size != n) {
+		close(fd);
+		return 0;
+	}
+	have = pt_xmalloc(n ? n : 1);
+	while (got < n && ((r = read(fd, have + got, n - got)) > 0 ||
+			   (r < 0 && errno == EINTR)))
+		got += r > 0 ? (size_t)r : 0;
+	same = got == n && !memcmp(have, data, n);
+	free(have);
+	close(fd);
+	return same;
+}
+
+char *pt_rundir_visible_lib(const char *lib)
+{
+	struct pt_sb dir = PT_SB_INIT, tmp = PT_SB_INIT, dst = PT_SB_INIT;
+	unsigned char *data = NULL;
+	char name[64];
+	size_t n;
+	int dfd = -1, out, err;
+
+	if (!strncmp(lib, "/usr/", 5))
 		return pt_xstrdup(lib);
 
-	pt_sb_addf(&tmp, "%s/." LIB_NAME ".XXXXXX", dir);
-	pt_sb_addf(&dst, "%s/" LIB_NAME, dir);
-	in = open(lib, O_RDONLY | O_CLOEXEC);
-	if (in < 0)
+	pt_sb_addf(&dir, "%slib-%u", PT_RUNDIR_PREFIX, (unsigned)geteuid());
+	if (!(data = read_file(lib, &n))) {
+		pt_warn("cannot read %s: %s", lib, strerror(errno));
 		goto fail;
+	}
+	if ((dfd = open_lib_dir(dir.buf)) < 0)
+		goto fail;
+	snprintf(name, sizeof name, "libproftrace-%016llx.so",
+		 (unsigned long long)fnv64(data, n));
+	pt_sb_addf(&dst, "%s/%s", dir.buf, name);
+	if (same_copy(dfd, name, data, n))
+		goto done;
+	/* Written aside, then renamed: a process may be mapping the name's
+	 * old file, and a file changing under it would crash it. */
+	pt_sb_addf(&tmp, "%s/.%s.XXXXXX", dir.buf, name);
 	out = mkostemp(tmp.buf, O_CLOEXEC);
 	if (out < 0)
-		goto fail;
-	if (copy_fd(in, out) < 0 || fchmod(out, 0755) < 0 || close(out) < 0) {
-		out = -1;
-		unlink(tmp.buf);
-		goto fail;
+		goto copy_fail;
+	if (pt_write_all(out, data, n) < 0 || fchmod(out, 0644) < 0) {
+		close(out);
+		goto unlink_fail;
 	}
-	out = -1;
-	/* rename, not overwrite in place: a running process may map the old
-	 * copy, and a file changing under it would crash it. */
-	if (rename(tmp.buf, dst.buf) < 0) {
-		unlink(tmp.buf);
-		goto fail;
-	}
-	close(in);
+	if (close(out) < 0 || rename(tmp.buf, dst.buf) < 0)
+		goto unlink_fail;
+done:
+	close(dfd);
+	free(data);
+	pt_sb_release(&dir);
 	pt_sb_release(&tmp);
 	return pt_sb_detach(&dst, NULL);
+unlink_fail:
+	err = errno;
+	unlink(tmp.buf);
+	errno = err;
+copy_fail:
+	pt_warn("cannot copy %s to %s (where build sandboxes and other users "
+		"can read it): %s", lib, dir.buf, strerror(errno));
 fail:
-	pt_warn("cannot copy %s to %s (where build sandboxes can see it): %s",
-		lib, dir, strerror(errno));
-	if (in >= 0)
-		close(in);
-	if (out >= 0)
-		close(out);
+	if (dfd >= 0)
+		close(dfd);
+	free(data);
+	pt_sb_release(&dir);
 	pt_sb_release(&tmp);
 	pt_sb_release(&dst);
 	return NULL;

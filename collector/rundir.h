@@ -48,12 +48,18 @@ void pt_rundir_remove(const char *dir);
 char *pt_rundir_find_lib(void);
 
 /*
- * The path a traced process should preload: lib itself if it is under /usr/
- * or /tmp/, else a copy of it made in dir (0700, under /tmp), named
- * libproftrace.so.  The copy replaces an older one atomically, so processes
- * still using the old copy are not disturbed.  Returns NULL with an error.
+ * The path a traced process should preload: lib itself if it is installed
+ * under /usr/, else a copy of it in PT_RUNDIR_PREFIX "lib-<uid>/", named
+ * by its contents (libproftrace-<hash>.so, mode 0644, in a directory of
+ * ours, 0755).  Every user and every sandbox that shows /tmp can read it
+ * (a command may run as another user), and it is never removed, so a
+ * process the command leaves behind still finds it.  A copy already
+ * there is used only if it is a regular file of ours that nobody else can
+ * write and holds exactly lib's bytes; otherwise a new one replaces it
+ * atomically.  Returns NULL with a one-line error, also when the
+ * directory is not ours or is writable by others.
  */
-char *pt_rundir_visible_lib(const char *lib, const char *dir);
+char *pt_rundir_visible_lib(const char *lib);
 
 /*
  * The LD_PRELOAD value for a traced child: `old` (may be NULL) without any

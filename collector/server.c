@@ -892,8 +892,17 @@ void pt_server_shutdown(struct pt_server *s)
 		next = c->next;         /* read_conn may free c */
 		read_conn(s, c, DRAIN_MSGS);
 	}
-	if (s->w)
+	if (s->w) {
+		/* Where the capture ends: what is still running then has no
+		 * end of its own, and ends here in the views. */
+		char mono[24];
+		const char *kv[2] = { "end_monotonic_ns", mono };
+
+		snprintf(mono, sizeof mono, "%llu",
+			 (unsigned long long)pt_mono_ns());
+		pt_writer_meta(s->w, kv, 1);
 		pt_writer_flush(s->w, 1);
+	}
 	s->w = NULL;                    /* the caller closes it next */
 }
 

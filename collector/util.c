@@ -17,10 +17,19 @@ static void vwarn(const char *fmt, va_list ap)
 	fprintf(stderr, "proftrace: %s\n", line);
 }
 
+static int muted;
+
+void pt_warn_mute(void)
+{
+	muted = 1;
+}
+
 void pt_warn(const char *fmt, ...)
 {
 	va_list ap;
 
+	if (muted)
+		return;
 	va_start(ap, fmt);
 	vwarn(fmt, ap);
 	va_end(ap);

@@ -7,6 +7,9 @@
 
 /* Print "proftrace: MESSAGE\n" to stderr. */
 void pt_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* From now on pt_warn prints nothing (record -q once COMMAND runs);
+ * pt_die still prints. */
+void pt_warn_mute(void);
 /* pt_warn, then exit(status). */
 void pt_die(int status, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3), noreturn));

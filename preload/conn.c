@@ -6,7 +6,10 @@
  * is all most fork children do, and opens its own only for anything else:
  * that keeps fork+exec at one connection per program.  A child that shares
  * memory with its parent (vfork, clone) writes no global state, so it uses
- * the inherited connection, or one it opens and closes itself.
+ * the inherited connection, or one it opens and closes itself.  Under a
+ * hard open-file limit of PT_HIGH_FD or less, where every fd is one the
+ * program could open, the image keeps none (pt.transient): each event
+ * opens a connection of its own (doc/reliability.md, D1).
  *
  * Sends are bounded: a stalled collector holds a process at most
  * PT_SEND_TIMEOUT_MS per connect() or send() (a non-blocking socket and
@@ -34,10 +37,13 @@
  * use by number (0-2, make's jobserver, a shell's 3-9 and 10+), but below
  * 64, the table the kernel embeds in every process.  An fd at 900 made
  * each traced process allocate a 1024-slot table, and each fork or
- * posix_spawn of a traced process copy it.  A program that dup2()s onto
- * this fd or closes it is noticed by owned_fd_valid() before any send.
+ * posix_spawn of a traced process copy it.  The hooks in fd.c move it
+ * out of the way of dup2/dup3/fcntl and leave it out of close, close_range
+ * and closefrom; a program that replaces it by a raw system call is
+ * noticed by owned_fd_valid() before any send.
  */
 #define PT_HIGH_FD 56
+#define PT_TABLE_FDS 64
 
 /* Is pt.fd still the file we opened?  Programs close and reuse fds. */
 static int owned_fd_valid(void)
@@ -49,15 +55,85 @@ static int owned_fd_valid(void)
 	       dev == pt.fd_dev && ino == pt.fd_ino;
 }
 
-/* Move fd to PT_HIGH_FD or the first free fd above, close-on-exec. */
+int pt_conn_owns(int fd)
+{
+	int saved = errno, r = fd >= 0 && fd == pt.fd && owned_fd_valid();
+
+	errno = saved;
+	return r;
+}
+
+/*
+ * A copy of fd where a program under this soft limit cannot reach and
+ * that takes nothing from what it can open: at the limit itself, which
+ * is let up by one for the F_DUPFD and put back.  -1 if the hard limit
+ * leaves no room, or the limit is too high for the kernel's embedded
+ * table.
+ */
+static int dup_above_limit(int fd, const struct pt_nofile *l)
+{
+	struct pt_nofile up = { l->cur + 1, l->max };
+	int hi;
+
+	if (l->cur >= l->max || l->cur > PT_TABLE_FDS || l->cur < 3 ||
+	    pt_sys_set_nofile(&up) < 0)
+		return -1;
+	hi = pt_sys_fcntl(fd, F_DUPFD_CLOEXEC, (long)l->cur);
+	pt_sys_set_nofile(l);
+	return hi;
+}
+
+/*
+ * Copy fd, close-on-exec, to from or the first free fd above it; under a
+ * soft limit that leaves no room there, above the limit, or else, if
+ * low, to the highest free fd below it (one the program could have
+ * opened).  Never to 0-2.  Returns the copy, or -1; fd stays open either
+ * way.
+ */
+static int place_fd(int fd, int from, int low)
+{
+	struct pt_nofile l;
+	int hi = pt_sys_fcntl(fd, F_DUPFD_CLOEXEC, from);
+	long top;
+
+	if (hi >= 0 || pt_sys_get_nofile(&l) < 0)
+		return hi;
+	if ((hi = dup_above_limit(fd, &l)) >= 0 || !low)
+		return hi;
+	top = l.cur < (unsigned long long)from ? (long)l.cur : from;
+	for (long t = top - 1; hi < 0 && t >= 3; t--)
+		hi = pt_sys_fcntl(fd, F_DUPFD_CLOEXEC, t);
+	return hi;
+}
+
+/*
+ * Move fd out of the program's way (place_fd), not onto one it could
+ * open; -1 (fd closed) if there is no such room.
+ */
 static int move_high(int fd)
 {
-	int hi = pt_sys_fcntl(fd, F_DUPFD_CLOEXEC, PT_HIGH_FD);
+	int hi = place_fd(fd, PT_HIGH_FD, 0);
 
-	if (hi < 0)
-		return fd;
 	pt_sys_close(fd);
 	return hi;
+}
+
+int pt_conn_step_aside(void)
+{
+	struct pt_nofile l;
+	int saved = errno, hi;
+
+	/* Above the soft limit, the program cannot reach it: the kernel
+	 * refuses its dup2 there as it would untraced. */
+	if (pt_sys_get_nofile(&l) == 0 && (unsigned long long)pt.fd >= l.cur)
+		return 0;
+	hi = place_fd(pt.fd, pt.fd + 1, 1);
+	if (hi >= 0) {
+		pt_sys_close(pt.fd);
+		pt.fd = hi;
+	}
+	errno = saved;
+	return hi < 0 ? -1 : 0;
 }
 
 static int connect_socket(const char *path, int owner)
@@ -206,10 +282,30 @@ int pt_chan_write(const struct pt_chan *ch, const void *buf, size_t len)
 	}
 }
 
+/*
+ * Inode of the caller's pid namespace, 0 if /proc is not there.  The pids
+ * a process sees are its namespace's, the collector's are its own
+ * (SO_PEERCRED): with this the collector tells apart two sandboxes whose
+ * processes have the same pids.
+ */
+static uint32_t pidns_of_self(void)
+{
+	char buf[32];
+	ssize_t n = pt_sys_readlink("/proc/self/ns/pid", buf, sizeof buf - 1);
+	uint32_t ino = 0;
+	ssize_t i;
+
+	if (n <= 5 || memcmp(buf, "pid:[", 5))
+		return 0;
+	for (i = 5; i < n && buf[i] >= '0' && buf[i] <= '9'; i++)
+		ino = ino * 10 + (uint32_t)(buf[i] - '0');
+	return ino;
+}
+
 /* realtime_ns must be read next to now: the collector takes the offset
- * between the two for the process's clock. */
+ * between the two for the process's clock.  self: the sender's pid. */
 static void hello_body(struct pt_body *b, uint32_t kind, uint64_t start_ns,
-		       uint64_t now, uint64_t realtime_ns)
+		       uint64_t now, uint64_t realtime_ns, pid_t self)
 {
 	memset(b, 0, sizeof *b);
 	b->type = PT_REC_HELLO;
@@ -217,6 +313,20 @@ static void hello_body(struct pt_body *b, uint32_t kind, uint64_t start_ns,
 	pt_put32(b->fixed + 0, (uint32_t)pt_sys_getppid());
 	/* uid (+4) stays 0: the collector has it from SO_PEERCRED. */
 	pt_put32(b->fixed + 8, kind);
+	/* A fork child changes namespace only as the first process of a new
+	 * one (unshare --fork): pid 1.  A foreign process (clone, vfork) may
+	 * be anywhere.  Only the owner keeps the value: a vfork child shares
+	 * its parent's memory. */
+	if (kind == PT_HELLO_IMAGE || kind == PT_HELLO_FOREIGN ||
+	    (self == 1 && kind == PT_HELLO_FORK)) {
+		uint32_t ns = pidns_of_self();
+
+		if (self == pt.owner)
+			pt.pidns = ns;
+		pt_put32(b->fixed + 12, ns);
+	} else {
+		pt_put32(b->fixed + 12, pt.pidns);
+	}
 	pt_put64(b->fixed + 16, realtime_ns);
 	pt_put64(b->fixed + 24, start_ns ? start_ns : now);
 }
@@ -238,7 +348,7 @@ int pt_conn_open(struct pt_chan *ch, uint32_t hello_kind, uint64_t start_ns,
 	}
 	if (ch->fd < 0)
 		return -1;
-	hello_body(&b, hello_kind, start_ns, now, realtime_ns);
+	hello_body(&b, hello_kind, start_ns, now, realtime_ns, self);
 	b.want_cwd = hello_kind != PT_HELLO_AUX;
 	if (pt_send_record(ch, &b, now) < 0) {
 		pt_chan_put(ch);
@@ -255,11 +365,11 @@ void pt_chan_put(struct pt_chan *ch)
 	ch->temp = 0;
 }
 
-/* Make ch the process's own connection (owner context only). */
-static void adopt(struct pt_chan *ch)
+/* Make ch, placed already, the process's own connection (owner only). */
+static void adopt_placed(struct pt_chan *ch)
 {
-	ch->fd = move_high(ch->fd);
-	if (pt_sys_fd_identity(ch->fd, &pt.fd_dev, &pt.fd_ino) < 0) {
+	if (ch->fd >= 0 &&
+	    pt_sys_fd_identity(ch->fd, &pt.fd_dev, &pt.fd_ino) < 0) {
 		pt_sys_close(ch->fd);
 		ch->fd = -1;
 	}
@@ -268,14 +378,32 @@ static void adopt(struct pt_chan *ch)
 	ch->temp = 0;
 }
 
+/* Decimal digits of v ending at end (exclusive); returns the first. */
+static char *put_dec(char *end, uint64_t v)
+{
+	do
+		*--end = (char)('0' + v % 10);
+	while (v /= 10);
+	return end;
+}
+
+/* Make ch the process's own connection (owner context only). */
+static void adopt(struct pt_chan *ch)
+{
+	ch->fd = move_high(ch->fd);
+	adopt_placed(ch);
+}
+
 void pt_conn_start_image(char *const *argv, char *const *envp)
 {
 	struct pt_chan ch;
 	struct pt_body b;
+	char exe[PATH_MAX], cpu[48];
 	/* The HELLO is stamped with the image's start, not a second clock
 	 * reading a few microseconds later: start_ns then costs the capture
 	 * one byte instead of three of noise. */
 	uint64_t now = pt.start_ns;
+	int hi;
 
 	pt.fd = -1;
 	ch.temp = 0;
@@ -291,28 +419,79 @@ void pt_conn_start_image(char *const *argv, char *const *envp)
 		pt.off = 1;     /* nobody listening: stay out of the way */
 		return;
 	}
-	adopt(&ch);
-	hello_body(&b, PT_HELLO_IMAGE, pt.start_ns, now, pt.start_realtime_ns);
+	hi = place_fd(ch.fd, PT_HIGH_FD, 0);
+	if (hi < 0 && !ch.spool) {
+		/* Under a hard limit of 56 or less, no descriptor is out of the
+		 * program's reach: one connection per event, this one first,
+		 * each opened by a HELLO of kind AUX, so that its end means
+		 * nothing (the image's end is its EXIT, or its parent's REAP). */
+		pt.transient = 1;
+		hello_body(&b, PT_HELLO_AUX, 0, now, pt.start_realtime_ns,
+			   pt.owner);
+		ch.temp = 1;
+		if (pt_send_record(&ch, &b, now) < 0) {
+			pt_chan_put(&ch);
+			return;
+		}
+	} else {
+		pt_sys_close(ch.fd);
+		ch.fd = hi;
+		adopt_placed(&ch);
+		if (pt.fd < 0) {
+			pt.off = 1;     /* no room for it out of the program's way */
+			return;
+		}
+	}
+	hello_body(&b, PT_HELLO_IMAGE, pt.start_ns, now, pt.start_realtime_ns,
+		   pt.owner);
 	b.exe = (const char *)getauxval(AT_EXECFN);
+	/* fexecve and execveat(dirfd, ...) name the program by a descriptor
+	 * gone by now ("/dev/fd/3", "/dev/fd/3/sh"): the kernel's path is
+	 * the one to keep. */
+	if (b.exe && !pt_strncmp(b.exe, "/dev/fd/", 8)) {
+		ssize_t n = pt_sys_readlink("/proc/self/exe", exe, sizeof exe - 1);
+
+		if (n > 0) {
+			exe[n] = '\0';
+			b.exe = exe;
+		}
+	}
 	b.argv = argv;
 	b.envp = envp;
 	b.want_cwd = 1;
-	if (pt_send_record(&ch, &b, now) < 0 && !ch.spool) {
+	/* What the process ran before this image (a fork child's work up to
+	 * its exec) is in its rusage now, and in no record otherwise. */
+	if (pt.base_utime_us || pt.base_stime_us) {
+		char *s = put_dec(cpu + sizeof cpu - 1, pt.base_stime_us);
+
+		cpu[sizeof cpu - 1] = '\0';
+		*--s = ' ';
+		b.cpu_before = put_dec(s, pt.base_utime_us);
+	}
+	if (pt_send_record(&ch, &b, now) < 0 && !ch.spool && !ch.temp) {
 		pt_sys_close(pt.fd);    /* collector stalled: stop waiting */
 		pt.fd = -1;
 	}
+	pt_chan_put(&ch);
 }
 
 void pt_conn_after_fork(uint64_t fork_ns)
 {
 	pt.owner = pt_sys_getpid();
 	pt.fork_pending = pt.fd >= 0;
+	pt.forked = 1;
 	pt.start_ns = fork_ns;
 	pt.base_utime_us = pt.base_stime_us = 0;    /* rusage restarts at fork */
 	pt.exit_how = 0;
 	pt.exit_sent = 0;
 	pt.mbox_slot = 0;
 	pt_defer_forget();
+	/* The first process of a new pid namespace (unshare --fork): the
+	 * parent's connection speaks of the parent's pids, not of ours. */
+	if (pt.owner == 1 && pt.fd >= 0) {
+		pt_sys_close(pt.fd);
+		pt.fd = -1;
+	}
 }
 
 /*
@@ -322,17 +501,16 @@ void pt_conn_after_fork(uint64_t fork_ns)
 static void fork_child_connect(void)
 {
 	struct pt_chan ch;
-	int inherited = pt.fd;
 
 	if (!__atomic_exchange_n(&pt.fork_pending, 0, __ATOMIC_ACQ_REL))
 		return;
-	if (pt_conn_open(&ch, PT_HELLO_FORK, pt.start_ns, pt.owner) < 0) {
-		pt.fd = -1;
-	} else {
+	/* The parent's copy goes first, so that ours takes its number; but
+	 * only if it still is ours: the program may have put a file there. */
+	if (owned_fd_valid())
+		pt_sys_close(pt.fd);
+	pt.fd = -1;
+	if (pt_conn_open(&ch, PT_HELLO_FORK, pt.start_ns, pt.owner) == 0)
 		adopt(&ch);
-	}
-	if (inherited >= 0 && inherited != pt.fd)
-		pt_sys_close(inherited);
 }
 
 int pt_chan_get(struct pt_chan *ch, enum pt_chan_use use, pid_t self)
@@ -345,8 +523,11 @@ int pt_chan_get(struct pt_chan *ch, enum pt_chan_use use, pid_t self)
 	ch->pid = self ? self : pt_sys_getpid();
 	ch->owner = ch->pid == pt.owner;
 	if (!ch->owner) {
-		/* Foreign: read-only use of pt, else a connection of our own. */
-		if (owned_fd_valid()) {
+		/* Foreign: read-only use of pt, else a connection of our own.
+		 * The owner's connection says which pid namespace its frames
+		 * are in: a copy in another one (bwrap's pid 1 and its
+		 * children) needs a connection of its own. */
+		if (owned_fd_valid() && pidns_of_self() == pt.pidns) {
 			ch->fd = pt.fd;
 			return 0;
 		}
@@ -358,6 +539,8 @@ int pt_chan_get(struct pt_chan *ch, enum pt_chan_use use, pid_t self)
 		ch->fd = pt.fd;
 		return 0;
 	}
+	if (pt.transient)       /* a connection for this event alone */
+		return pt_conn_open(ch, PT_HELLO_AUX, pt.start_ns, ch->pid);
 	/*
 	 * The program closed our fd (or a fork child's inherited one is
 	 * gone): open a replacement.  AUX, because this process already said

@@ -6,7 +6,10 @@
  * KiB, a 1 MiB argument list) is measured first, then either deflated in
  * one malloc'd piece (owner context: zlib is dlopen()ed here, and only
  * here, so that small processes never map it) or, in a vfork child where
- * nothing may be allocated, streamed raw through the stack buffer.  Either
+ * nothing may be allocated and in a fork child, streamed raw through the
+ * stack buffer.  A fork child of a threaded program may hold, as inherited,
+ * the loader's lock of a thread that does not exist there, and
+ * dlopen would wait for ever (doc/design.md, pitfall 13).  Either
  * way it travels on a connection of its own, so its messages cannot
  * interleave with another thread's frames.
  */
@@ -126,6 +129,8 @@ static void emit_body(struct enc *e, const struct pt_body *b)
 	for (p = b->envp; p && *p; p++)
 		if (pt_env_recorded(*p))
 			enc_item(e, PT_TAG_ENV, *p);
+	if (b->cpu_before)
+		enc_item(e, PT_TAG_CPU_BEFORE, b->cpu_before);
 }
 
 static void put_header(unsigned char *h, const struct pt_chan *ch,
@@ -266,7 +271,7 @@ static __attribute__((noinline)) int send_large(struct pt_chan *ch,
 	emit_body(&count, &full);
 	if (count.total > PT_FRAME_MAX)
 		return -1;              /* the collector would refuse it */
-	if (ch->owner)
+	if (ch->owner && !pt.forked)
 		return send_large_owned(ch, &full, count.total, t);
 	return send_large_streamed(ch, &full, count.total, t);
 }

@@ -76,29 +76,69 @@ static int list_has(const char *list, const char *entry, size_t len)
 	return 0;
 }
 
+/* Is the k-byte LD_PRELOAD item at p one of ours? */
+static int is_ours(const char *p, size_t k)
+{
+	const char *slash = pt_memrchr(p, '/', k);
+	const char *base = slash ? slash + 1 : p;
+
+	return k - (size_t)(base - p) >= 12 && !pt_strncmp(base, "libproftrace",
+							   12);
+}
+
+/*
+ * Does LD_PRELOAD's list name a copy of the library other than ours (len
+ * bytes at entry)?  Then another collector (a `proftrace record` run
+ * under this one) set the environment up for itself.
+ */
+static int list_has_other_copy(const char *list, const char *entry,
+			       size_t len)
+{
+	const char *p = list;
+
+	while (*p) {
+		size_t k = pt_strcspn(p, ": ");
+
+		if (is_ours(p, k) && (k != len || pt_strncmp(p, entry, len)))
+			return 1;
+		p += k;
+		p += *p != '\0';
+	}
+	return 0;
+}
+
 /* Our own item of LD_PRELOAD, as written there (it may hold $LIB). */
 static void find_preload_entry(const char *preload)
 {
 	const char *p = preload;
 	Dl_info info;
+	int have_info = dladdr((void *)find_preload_entry, &info) &&
+			info.dli_fname;
 
 	while (p && *p) {
 		size_t k = pt_strcspn(p, ": ");
-		const char *slash = pt_memrchr(p, '/', k);
-		const char *base = slash ? slash + 1 : p;
 
-		if (!pt_strncmp(base, "libproftrace", 12)) {
+		if (is_ours(p, k)) {
 			pt.preload_entry = pool_add(p, k, NULL, NULL, PATH_MAX);
-			return;
+			break;
 		}
 		p += k;
 		p += *p != '\0';
 	}
 	/* Loaded some other way (ld.so.preload, a renamed copy): our path. */
-	if (dladdr((void *)find_preload_entry, &info) && info.dli_fname)
+	if (!pt.preload_entry && have_info)
 		pt.preload_entry = pool_add(info.dli_fname,
 					    pt_strlen(info.dli_fname), NULL, NULL,
 					    PATH_MAX);
+	/* What exec hooks check is readable: where this process found us
+	 * when the entry holds $LIB (ld.so expands it) or is a bare name
+	 * (ld.so searches the library path for it). */
+	pt.lib_path = pt.preload_entry;
+	if (pt_strchr(PT_STR(preload_entry), '$') ||
+	    !pt_strchr(PT_STR(preload_entry), '/'))
+		pt.lib_path = have_info ? pool_add(info.dli_fname,
+						   pt_strlen(info.dli_fname),
+						   NULL, NULL, PATH_MAX) : 0;
 }
 
 void pt_env_setup(char *const *envp)
@@ -221,6 +261,66 @@ size_t pt_env_count(char *const *envp)
 	return n;
 }
 
+/*
+ * Would ld.so in an image exec'd now fail to open the library (and say
+ * so on the program's stderr)?  One system call per exec: the only test
+ * that sees every way the library can vanish from view (chroot, a change
+ * of user, bwrap's pivot_root through raw system calls, a deleted file).
+ */
+static int lib_hidden(void)
+{
+	int saved = errno, hidden = 0;
+
+	if (pt.lib_path && pt_sys_readable(PT_STR(lib_path)) < 0)
+		hidden = errno == ENOENT || errno == EACCES ||
+			 errno == ENOTDIR || errno == ELOOP;
+	errno = saved;
+	return hidden;
+}
+
+/*
+ * envp with our items taken out of LD_PRELOAD, and LD_PRELOAD itself
+ * when nothing else is left in it; envp itself when it has none.
+ */
+static char *const *without_lib(char *const *envp, size_t n, char **out,
+				char *scratch, size_t scratch_len)
+{
+	size_t i, j = 0, k;
+	const char *pre = NULL, *p;
+	int removed = 0;
+	char *w;
+
+	for (i = 0; i < n && !pre; i++)
+		if (envp[i][0] == 'L' && !pt_strncmp(envp[i], "LD_PRELOAD=", 11))
+			pre = envp[i];
+	if (!pre || pt_strlen(pre) + 1 > scratch_len)
+		return envp;
+	pt_memcpy(scratch, pre, 11);
+	w = scratch + 11;
+	for (p = pre + 11; *p; p += *p != '\0') {
+		k = pt_strcspn(p, ": ");
+		if (k && is_ours(p, k)) {
+			removed = 1;
+		} else if (k) {
+			if (w > scratch + 11)
+				*w++ = ':';
+			pt_memcpy(w, p, k);
+			w += k;
+		}
+		p += k;
+	}
+	*w = '\0';
+	if (!removed)
+		return envp;
+	for (i = 0; i < n; i++)
+		if (envp[i] != pre)
+			out[j++] = envp[i];
+		else if (w > scratch + 11)
+			out[j++] = scratch;
+	out[j] = NULL;
+	return out;
+}
+
 char *const *pt_env_repair(char *const *envp, size_t n, char **out,
 			   char *scratch, size_t scratch_len)
 {
@@ -233,6 +333,8 @@ char *const *pt_env_repair(char *const *envp, size_t n, char **out,
 
 	if (!envp)
 		envp = empty;
+	if (n <= PT_ENV_MAX && lib_hidden())
+		return without_lib(envp, n, out, scratch, scratch_len);
 	for (i = 0; i < n; i++) {
 		const char *e = envp[i];
 
@@ -249,6 +351,10 @@ char *const *pt_env_repair(char *const *envp, size_t n, char **out,
 		else if (!pt_strncmp(e, PT_ENV_LIST "=", sizeof PT_ENV_LIST))
 			have_list = 1;
 	}
+	/* One library per process: the innermost collector's.  Adding ours
+	 * beside another copy would load both, each reporting every event. */
+	if (pre && list_has_other_copy(pre + 11, entry, entry_len))
+		return envp;
 	need_pre = entry_len && (!pre || !list_has(pre + 11, entry,
 						    entry_len));
 	need_sock = pt.env_socket && !have_sock;

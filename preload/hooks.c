@@ -80,6 +80,13 @@ static void exec_failed(struct pt_chan *ch, enum pt_call call)
 }
 
 /*
+ * Under seccomp, or without room on this stack for what the hook does
+ * (pt_stack_fits): the call goes through untouched.
+ */
+#define PASS_THROUGH(envp) \
+	(pt.quiet || !pt_stack_fits(PT_EXEC_NEED(pt_env_count(envp))))
+
+/*
  * Declare `use`: envp, or a repaired copy on this stack frame.  A macro
  * because the copy must live in the caller's frame (no allocation).
  */
@@ -98,6 +105,8 @@ static int do_execve(enum pt_call call, const char *path, char *const argv[],
 	int saved = errno;
 
 	pt_resolve();
+	if (PASS_THROUGH(envp))
+		return pt_real.execve(path, argv, envp);
 	REPAIRED_ENV(env, envp);
 	exec_announce(&ch, call, path, argv);
 	errno = saved;
@@ -113,6 +122,8 @@ static int do_execvpe(enum pt_call call, const char *file, char *const argv[],
 	int saved = errno;
 
 	pt_resolve();
+	if (PASS_THROUGH(envp))
+		return pt_real.execvpe(file, argv, envp);
 	REPAIRED_ENV(env, envp);
 	exec_announce(&ch, call, file, argv);
 	errno = saved;
@@ -270,9 +281,11 @@ PT_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 	int saved = errno;
 
 	pt_resolve();
+	if (PASS_THROUGH(envp))
+		return pt_real.fexecve(fd, argv, envp);
 	REPAIRED_ENV(env, envp);
-	exec_announce(&ch, PT_CALL_FEXECVE, fd_path(fd, NULL, path, sizeof path),
-		      argv);
+	exec_announce(&ch, PT_CALL_FEXECVE, pt.quiet ? NULL :
+		      fd_path(fd, NULL, path, sizeof path), argv);
 	errno = saved;
 	pt_real.fexecve(fd, argv, env);
 	exec_failed(&ch, PT_CALL_FEXECVE);
@@ -292,8 +305,10 @@ PT_EXPORT int execveat(int dirfd, const char *pathname, char *const argv[],
 		errno = ENOSYS;
 		return -1;
 	}
+	if (PASS_THROUGH(envp))
+		return pt_real.execveat(dirfd, pathname, argv, envp, flags);
 	REPAIRED_ENV(env, envp);
-	if (opaque(pathname) && pathname[0] != '/' &&
+	if (!pt.quiet && opaque(pathname) && pathname[0] != '/' &&
 	    (dirfd != AT_FDCWD || !*pathname))
 		shown = fd_path(dirfd, pathname, path, sizeof path);
 	exec_announce(&ch, PT_CALL_EXECVEAT, shown, argv);
@@ -333,6 +348,8 @@ PT_EXPORT int posix_spawn(pid_t *pid, const char *path,
 	int saved = errno, rc;
 
 	pt_resolve();
+	if (PASS_THROUGH(envp))
+		return PT_REAL_LAZY(posix_spawn)(pid, path, fa, attr, argv, envp);
 	REPAIRED_ENV(env, envp);
 	errno = saved;
 	rc = PT_REAL_LAZY(posix_spawn)(&child, path, fa, attr, argv, env);
@@ -354,6 +371,8 @@ PT_EXPORT int posix_spawnp(pid_t *pid, const char *file,
 	int saved = errno, rc;
 
 	pt_resolve();
+	if (PASS_THROUGH(envp))
+		return PT_REAL_LAZY(posix_spawnp)(pid, file, fa, attr, argv, envp);
 	REPAIRED_ENV(env, envp);
 	errno = saved;
 	rc = PT_REAL_LAZY(posix_spawnp)(&child, file, fa, attr, argv, env);
@@ -386,7 +405,7 @@ static void env_lend(struct env_loan *l)
 	char *const *use;
 
 	l->saved = l->lent = NULL;
-	if (!pt.ready || !pt_is_owner() || n > PT_ENV_MAX)
+	if (!pt.ready || pt.quiet || !pt_is_owner() || n > PT_ENV_MAX)
 		return;
 	buf = malloc((n + PT_ENV_EXTRA + 1) * sizeof *buf + PATH_MAX * 2);
 	if (!buf)
@@ -484,9 +503,9 @@ static void send_fork(pid_t child, enum pt_call call, uint64_t t, pid_t self)
 
 static pid_t fork_common(pid_t (*real)(void), enum pt_call call)
 {
-	uint64_t t = pt_now_ns();
-	pid_t self = pt.ready ? pt_sys_getpid() : 0;
-	int from_owner = self && self == pt.owner;
+	uint64_t t;
+	pid_t self;
+	int from_owner;
 	pid_t r;
 	int saved, slot;
 
@@ -494,6 +513,15 @@ static pid_t fork_common(pid_t (*real)(void), enum pt_call call)
 		errno = ENOSYS;
 		return -1;
 	}
+	/* The child may call these before it execs (PR_SET_PDEATHSIG...),
+	 * where a first dlsym could wait on a loader lock it inherited. */
+	(void)PT_REAL_LAZY(prctl);
+	(void)PT_REAL_LAZY(syscall);
+	if (pt.quiet)
+		return real();
+	t = pt_now_ns();
+	self = pt.ready ? pt_sys_getpid() : 0;
+	from_owner = self && self == pt.owner;
 	/* Where the child's EXEC will wait for us (mailbox.c). */
 	slot = from_owner && pt.fd >= 0 && !pt.spool && !pt.off ?
 	       pt_mbox_reserve() : -1;
@@ -504,7 +532,8 @@ static pid_t fork_common(pid_t (*real)(void), enum pt_call call)
 		 * foreign process stays foreign. */
 		if (from_owner) {
 			pt_conn_after_fork(t);
-			pt.mbox_slot = slot + 1;
+			/* Not from a new pid namespace (see there). */
+			pt.mbox_slot = pt.owner == 1 ? 0 : slot + 1;
 		}
 	} else {
 		pt_mbox_forked(slot, r);
@@ -566,14 +595,19 @@ PT_EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
 	ctid = va_arg(ap, pid_t *);
 	va_end(ap);
 	pt_resolve();
-	if (!pt.ready || (flags & CLONE_THREAD) || !fn || !stack)
+	if (!pt.ready || pt.quiet || (flags & CLONE_THREAD) || !fn || !stack)
 		return PT_REAL_LAZY(clone)(fn, stack, flags, arg, ptid, tls, ctid);
 	t = (struct clone_tramp *)(((uintptr_t)stack - sizeof *t) & ~(uintptr_t)15);
 	t->fn = fn;
 	t->arg = arg;
 	now = pt_now_ns();      /* before: a CLONE_VFORK child runs first */
+	/* A child on this stack has no room the hooks can know of. */
+	if (flags & CLONE_VM)
+		__atomic_store_n(&pt.clone_top, (uintptr_t)stack, __ATOMIC_RELAXED);
 	r = PT_REAL_LAZY(clone)(clone_trampoline, t, flags, t, ptid, tls, ctid);
 	saved = errno;
+	if ((flags & (CLONE_VM | CLONE_VFORK)) == (CLONE_VM | CLONE_VFORK))
+		__atomic_store_n(&pt.clone_top, 0, __ATOMIC_RELAXED);
 	if (r > 0)
 		send_fork(r, PT_CALL_CLONE, now, 0);
 	errno = saved;

@@ -143,8 +143,18 @@ __attribute__((destructor)) static void pt_fini(void)
 	if (self == pt.owner)
 		pt_send_exit(pt.exit_status,
 			     pt.exit_how ? pt.exit_how : PT_EXIT_UNKNOWN, self);
+	else if (pt.exit_how == PT_EXIT_RETURN)
+		/* A clone child that returned from main (bwrap's pid 1):
+		 * nobody traced may wait for it. */
+		pt_send_exit(pt.exit_status, PT_EXIT_RETURN, self);
 }
 
+/*
+ * With a frame pointer: frame-pointer unwinders (ASan's reports, perf)
+ * walk through this frame to the program's callers as they would without
+ * us, instead of stopping short of __libc_start_call_main.
+ */
+__attribute__((optimize("no-omit-frame-pointer")))
 static int pt_main(int argc, char **argv, char **envp)
 {
 	int status = pt_real.main(argc, argv, envp);

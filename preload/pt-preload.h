@@ -17,6 +17,7 @@
 
 #include <dlfcn.h>
 #include <limits.h>
+#include <link.h>
 #include <spawn.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -49,11 +50,16 @@ struct pt_state {
 	pid_t owner;            /* process this state belongs to */
 	int ready;              /* constructor finished */
 	int off;                /* no collector, no spool: record nothing */
+	int quiet;              /* under seccomp: no system call of ours */
+	uintptr_t clone_top;    /* stack handed to a clone(CLONE_VM) child */
 	int fd;                 /* connection or spool file, -1 if none */
 	int spool;
+	int transient;          /* no room for fd: a connection per event */
 	dev_t fd_dev;           /* identity of fd, checked before each use */
 	ino_t fd_ino;           /* because programs close and reuse fds */
 	int fork_pending;       /* fork child still on its parent's fd */
+	uint32_t pidns;         /* pid namespace inode, for HELLO (conn.c) */
+	int forked;             /* a fork child (until exec): no dlopen */
 	uint64_t start_ns;      /* image start, or fork time */
 	/* CLOCK_REALTIME read next to the image's start_ns: the HELLO's
 	 * realtime_ns, so that the offset between the clocks it gives is
@@ -77,6 +83,7 @@ struct pt_state {
 	uint16_t env_dir;
 	uint16_t env_list;
 	uint16_t preload_entry; /* our entry in LD_PRELOAD */
+	uint16_t lib_path;      /* the file it names here ($LIB expanded) */
 	size_t pool_used;
 	/* defer.c's slots, here because every process reads them (at exec,
 	 * exit and fork) and this page is touched anyway; the frames they
@@ -116,6 +123,10 @@ struct pt_real {
 	void (*_exit)(int) __attribute__((noreturn));
 	void (*_Exit)(int) __attribute__((noreturn));
 	void (*quick_exit)(int) __attribute__((noreturn));
+	int (*prctl)(int, ...);
+	long (*syscall)(long, ...);
+	int (*dl_iterate_phdr)(int (*)(struct dl_phdr_info *, size_t, void *),
+			       void *);
 	int (*libc_start_main)(int (*)(int, char **, char **), int, char **,
 			       void (*)(void), void (*)(void), void (*)(void),
 			       void *);
@@ -170,6 +181,7 @@ struct pt_body {
 	unsigned char fixed[40];        /* fixed part, already little-endian */
 	size_t fixed_len;
 	const char *exe, *path, *cwd;   /* optional tail items */
+	const char *cpu_before;         /* HELLO: PT_TAG_CPU_BEFORE */
 	int want_cwd;                   /* no cwd: getcwd() into the frame */
 	char *const *argv;              /* optional, NULL-terminated */
 	char *const *envp;              /* HELLO: filtered through the allowlist */
@@ -181,7 +193,9 @@ PT_HIDDEN void pt_put64(unsigned char *p, uint64_t v);
 /*
  * Send one record with header pid ch->pid and time t through ch.
  * Small frames go as one message; a frame too large for one message goes
- * deflated (owner context only) over a connection of its own.  Returns 0,
+ * over a connection of its own, deflated only in an owner that is not a
+ * fork child (dlopen there could wait for ever on a loader lock inherited
+ * from another thread).  Returns 0,
  * or -1 if it could not be delivered.  errno is preserved.
  */
 PT_HIDDEN int pt_send_record(struct pt_chan *ch, const struct pt_body *b,
@@ -271,6 +285,19 @@ PT_HIDDEN void pt_conn_start_image(char *const *argv, char *const *envp);
 /* Fork child: forget the parent's state, remember the fork time. */
 PT_HIDDEN void pt_conn_after_fork(uint64_t fork_ns);
 
+/*
+ * Is fd the process's own connection (or spool file), still the file it
+ * opened?  errno is preserved.
+ */
+PT_HIDDEN int pt_conn_owns(int fd);
+
+/*
+ * Owner only: move the connection to another fd out of the program's
+ * way, for a program about to put a file on its number.  Returns 0, or
+ * -1 if there was no room (it stays).  errno is preserved.
+ */
+PT_HIDDEN int pt_conn_step_aside(void);
+
 /* Write one message to the channel.  Returns 0 or -1. */
 PT_HIDDEN int pt_chan_write(const struct pt_chan *ch, const void *buf,
 			    size_t len);
@@ -289,12 +316,29 @@ PT_HIDDEN size_t pt_env_count(char *const *envp);
 /*
  * Return envp itself when it already keeps children traced, else a
  * repaired copy built in out[] (room for n + PT_ENV_EXTRA pointers) and
- * scratch.  Allocation-free, for vfork children.
+ * scratch.  When this process cannot read the library (after chroot, a
+ * change of user, a sandbox's mounts), the copy instead leaves
+ * libproftrace out of LD_PRELOAD, so that ld.so in the image to come
+ * has nothing to complain about.  Allocation-free, for vfork children.
  */
 #define PT_ENV_EXTRA 5
 #define PT_ENV_MAX   16384      /* larger environments are passed as they are */
 PT_HIDDEN char *const *pt_env_repair(char *const *envp, size_t n, char **out,
 				     char *scratch, size_t scratch_len);
+
+/* ---- stack room (stack.c) ---- */
+
+/*
+ * The most stack an exec hook takes beyond its repaired environment's
+ * pointers (doc/design.md, "The stack the hooks use"), and the exec hooks'
+ * whole need for an environment of n entries.
+ */
+#define PT_EXEC_STACK 32768u
+#define PT_EXEC_NEED(n) (PT_EXEC_STACK + ((n) + PT_ENV_EXTRA + 1) * sizeof(char *))
+
+/* Does this stack have need bytes left below the caller?  1 or 0; errno
+ * preserved.  A clone() child's stack never does (its size is unknown). */
+PT_HIDDEN int pt_stack_fits(size_t need);
 
 /*
  * Send an EXIT record now (for _exit and friends, and the destructor) for

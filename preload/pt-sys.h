@@ -116,6 +116,25 @@ static inline int pt_sys_open(const char *path, int flags, mode_t mode)
 	return (int)PT_SC5(SYS_openat, AT_FDCWD, path, flags, mode, 0);
 }
 
+#ifndef SYS_faccessat2
+#define SYS_faccessat2 439      /* the same number on every architecture */
+#endif
+
+/*
+ * Could this process open path for reading, with the ids it opens files
+ * with (those ld.so of an image exec'd now would use)?  faccessat2 with
+ * AT_EACCESS; on kernels before 5.8, faccessat with the real ids.
+ */
+static inline int pt_sys_readable(const char *path)
+{
+	int r = (int)PT_SC5(SYS_faccessat2, AT_FDCWD, path, R_OK, AT_EACCESS,
+			    0);
+
+	if (r < 0 && errno == ENOSYS)
+		r = (int)PT_SC3(SYS_faccessat, AT_FDCWD, path, R_OK);
+	return r;
+}
+
 static inline ssize_t pt_sys_readlink(const char *path, char *buf, size_t cap)
 {
 	return (ssize_t)PT_SC5(SYS_readlinkat, AT_FDCWD, path, buf, cap, 0);
@@ -129,6 +148,47 @@ static inline int pt_sys_close(int fd)
 static inline int pt_sys_fcntl(int fd, int cmd, long arg)
 {
 	return (int)PT_SC3(SYS_fcntl, fd, cmd, arg);
+}
+
+/* dup2(2) where the system call exists (not on every ABI), else libc's. */
+static inline int pt_sys_dup2(int old, int new)
+{
+#ifdef SYS_dup2
+	return (int)PT_SC2(SYS_dup2, old, new);
+#else
+	return dup2(old, new);
+#endif
+}
+
+static inline int pt_sys_dup3(int old, int new, int flags)
+{
+	return (int)PT_SC3(SYS_dup3, old, new, flags);
+}
+
+static inline int pt_sys_close_range(unsigned first, unsigned last,
+				     unsigned flags)
+{
+	return (int)PT_SC3(SYS_close_range, first, last, flags);
+}
+
+static inline int pt_sys_unshare(int flags)
+{
+	return (int)PT_SC1(SYS_unshare, flags);
+}
+
+/* RLIMIT_NOFILE as the kernel keeps it (prlimit64's layout on every ABI). */
+struct pt_nofile {
+	unsigned long long cur, max;
+};
+
+static inline int pt_sys_get_nofile(struct pt_nofile *l)
+{
+	return (int)PT_SC5(SYS_prlimit64, 0, RLIMIT_NOFILE, NULL, l, 0);
+}
+
+static inline int pt_sys_set_nofile(const struct pt_nofile *l)
+{
+	return (int)PT_SC5(SYS_prlimit64, 0, RLIMIT_NOFILE, l, NULL, 0);
 }
 
 /*

@@ -10,6 +10,13 @@ that was forked and never exec'd, and how each process ended.  The check
 fails, naming the difference, when proftrace's CSV misses any of them, has
 one strace did not see, or disagrees on a parent, an argv or an exit status.
 
+With --outer record or --outer daemon, the whole runs under a second
+collector (`proftrace record -- ...`, or after `eval "$(proftrace daemon
+--detach)"`): the inner capture must still match strace exactly once each,
+and the outer one must hold the inner `proftrace record` with the
+command's exit status, and nothing of what ran below it but the program
+it started (doc/manual.md, "Two collectors").
+
 Processes that run inside a program proftrace cannot enter (a static
 executable) are excused exactly as the README says: their fork-only
 children are invisible, and their own end is known from the parent's wait.
@@ -54,7 +61,9 @@ SIGNALS = {"SIGHUP": 1, "SIGINT": 2, "SIGQUIT": 3, "SIGILL": 4, "SIGTRAP": 5,
 
 STR = r'"((?:\\x[0-9a-f]{2})*)"'
 EXEC_RE = re.compile(r'^(\d+) +execve(?:at)?\((?:[^,"]+, )?' + STR + r', \[(.*?)\]')
-RET_RE = re.compile(r'= (-?\d+)(?: (\w+))?')
+# --decode-pids=pidns: a pid of another pid namespace (what fork returns
+# inside bwrap --unshare-pid) comes with strace's own pid for it.
+RET_RE = re.compile(r"= (-?\d+)(?: (\w+))?(?: /\* (\d+) in strace's PID NS \*/)?")
 CLONE_RE = re.compile(r'^(\d+) +(clone3?|vfork|fork)\(')
 RESUMED_RE = re.compile(r'^(\d+) +<\.\.\. (\w+) resumed>')
 EXITED_RE = re.compile(r'^(\d+) +\+\+\+ exited with (\d+) \+\+\+')
@@ -79,7 +88,7 @@ def parse_strace(path):
         m = RET_RE.search(text[text.rfind(")"):] if ")" in text else text)
         if not m:
             return
-        ret = int(m.group(1))
+        ret = int(m.group(3) or m.group(1))
         if call in ("clone", "clone3", "fork", "vfork"):
             if ret > 0 and "CLONE_THREAD" in text:
                 threads[ret] = threads.get(pid, pid)
@@ -164,12 +173,36 @@ def read_csv(path):
     return rows
 
 
+def check_outer(a, outer, procs):
+    """The outer capture: the inner record, and nothing below its child."""
+    got = subprocess.run([a.proftrace, "convert", outer, "-f", "csv"],
+                         capture_output=True, **ENC)
+    if got.returncode != 0:
+        return ["outer capture: convert failed: " + got.stderr]
+    path = os.path.join(os.path.dirname(outer), "outer.csv")
+    with open(path, "w", **ENC) as f:
+        f.write(got.stdout)
+    rows = read_csv(path)
+    problems = []
+    rec = [r for r in rows if r["argv"][1:2] == ["record"]]
+    if len(rec) != 1 or rec[0]["exit_code"] != str(a.expect_rc):
+        problems.append("outer capture: expected the inner record once, "
+                        f"ending {a.expect_rc}, got "
+                        f"{[(r['argv'][:2], r['exit_code']) for r in rec]}")
+    for r in rows:
+        if r["pid"] in procs:
+            problems.append(f"outer capture has pid {r['pid']} "
+                            f"{r['argv'][:3]}, below the inner collector")
+    return problems
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--proftrace", required=True)
     ap.add_argument("--expect-rc", type=int, default=0)
     ap.add_argument("--keep")
     ap.add_argument("--env", action="append", default=[])
+    ap.add_argument("--outer", choices=("record", "daemon"))
     ap.add_argument("command", nargs="+")
     a = ap.parse_args()
 
@@ -184,8 +217,18 @@ def main():
         k, _, v = kv.partition("=")
         env[k] = v
     cmd = [a.proftrace, "record", "--quiet", "-o", cap, "--csv", out, "--",
-           "strace", "-f", "-q", "-v", "-xx", "-s", "16777216",
+           "strace", "-f", "-q", "-v", "-xx", "-s", "16777216", "--decode-pids=pidns",
            "-e", "trace=process", "-o", st, "--"] + a.command
+    outer = os.path.join(tmp, "outer.ptcap")
+    if os.path.exists(outer):
+        os.unlink(outer)
+    if a.outer == "record":
+        cmd = [a.proftrace, "record", "--quiet", "-o", outer, "--"] + cmd
+    elif a.outer == "daemon":
+        cmd = ["sh", "-c", 'p=$0 o=$1; shift; '
+               'eval "$("$p" daemon -o "$o" --socket "$o.sock" --detach)" || exit 97; '
+               '"$@"; rc=$?; "$p" stop >/dev/null || exit 98; exit $rc',
+               a.proftrace, outer] + cmd
     r = subprocess.run(cmd, env=env)
     if r.returncode != a.expect_rc:
         fail(f"exit status {r.returncode}, expected {a.expect_rc}: {shlex.join(cmd)}")
@@ -247,6 +290,10 @@ def main():
             want = execs
         for r in want:
             seen.add(id(r))
+            # fexecve and execveat(dirfd) name a descriptor, not a file.
+            if r["exe"].startswith("/dev/fd/"):
+                problems.append(f"pid {pid} ({r['argv'][:1]}): exe is "
+                                f"{r['exe']!r}, not the program's path")
             if r["ppid"] != parent:
                 problems.append(f"pid {pid} ({r['argv'][:1]}): parent {parent}, "
                                 f"recorded ppid {r['ppid']}")
@@ -266,6 +313,8 @@ def main():
         if id(r) not in seen:
             problems.append(f"recorded, not in strace: pid {r['pid']} {r['type']} "
                             f"{r['argv'][:4]}")
+    if a.outer:
+        problems += check_outer(a, outer, procs)
     if problems:
         for m in problems[:40]:
             print("ptcheck: " + m, file=sys.stderr)

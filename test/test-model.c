@@ -1273,9 +1273,9 @@ static void test_csv(void)
 	fclose(f);
 	CHECK_STR(out, PT_CSV_HEADER "\n"
 		  ",77,,exec,make all,1700000000.000000,0.060000,100,1,2,,"
-		  "0.001000,0.002000,3000,/src,/usr/bin/make,foo.1.2\n"
+		  "0.001000,0.002000,3000,/src,/usr/bin/make,foo.1.2,\n"
 		  ",77,,exec,sh -c 'cc x.c',1700000000.012000,0.038000,101,100,"
-		  "0,,0.001000,0.002000,3000,/src,/usr/bin/sh,foo.1.2\n");
+		  "0,,0.001000,0.002000,3000,/src,/usr/bin/sh,foo.1.2,\n");
 	free(out);
 	f = open_memstream(&out, &len);
 	pt_model_print_summary(&m, f);

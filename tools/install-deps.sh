@@ -2,7 +2,8 @@
 # Install what building and testing proftrace needs on Debian or Ubuntu.
 # Only packages that are missing are installed; needs root (or sudo).
 set -eu
-pkgs="gcc make meson ninja-build pkg-config zlib1g-dev libc6-dev python3 strace binutils"
+pkgs="gcc make meson ninja-build pkg-config zlib1g-dev libc6-dev python3 strace binutils
+	bubblewrap nodejs perl"
 # The tests of the SVG and Markdown views: a browser, ImageMagick to look
 # at its screenshots, a CommonMark parser with GitHub's tables.
 pkgs="$pkgs chromium imagemagick cmark-gfm"

@@ -70,12 +70,16 @@ enum pt_rec_type {
 
 /* Tail item tags. */
 enum pt_tag {
-	PT_TAG_EXE  = 1,                /* executable path (AT_EXECFN for HELLO) */
+	PT_TAG_EXE  = 1,                /* executable path (AT_EXECFN for HELLO,
+					 * /proc/self/exe if that is /dev/fd/) */
 	PT_TAG_ARG  = 2,                /* one argv element, in order */
 	PT_TAG_CWD  = 3,                /* working directory */
 	PT_TAG_ENV  = 4,                /* NAME=value of an allowlisted variable */
 	PT_TAG_PATH = 5,                /* path or file name given to exec/spawn */
 	PT_TAG_ARGV_TRUNCATED = 6,      /* argv was cut; value: original argc */
+	PT_TAG_CPU_BEFORE = 7,          /* HELLO IMAGE: "UTIME_US STIME_US", the
+					 * process's CPU before this image (its
+					 * fork phase, earlier images) */
 };
 
 /*
@@ -94,7 +98,9 @@ struct pt_rec_hello {                   /* 32 bytes */
 	uint32_t ppid;
 	uint32_t uid;                   /* 0: the collector takes SO_PEERCRED */
 	uint32_t kind;                  /* enum pt_hello_kind */
-	uint32_t reserved;
+	uint32_t pidns;                 /* inode of the sender's pid namespace
+					 * (/proc/self/ns/pid), 0 if unknown:
+					 * pids in records are in that one */
 	uint64_t realtime_ns;           /* CLOCK_REALTIME at time_ns */
 	uint64_t start_ns;              /* CLOCK_MONOTONIC when the image or the
 					 * forked child began (<= header time) */

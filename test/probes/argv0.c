@@ -17,8 +17,10 @@
  *  8. posix_spawn("/bin/sh", {"spawned-custom-name", "-c",
  *           "[ \"$0\" = spawned-custom-name ] && exit 3"})             -> 3
  *  9. execvp("sh", {"other-name", "-c", "exit 4"})                     -> 4
+ * 10. execv("/bin/true", {NULL})             (an empty argv: recorded
+ *     as [], not as the path)                                          -> 0
  *
- * Processes: 9 children (8 forks, 1 posix_spawn), each execs once.
+ * Processes: 10 children (9 forks, 1 posix_spawn), each execs once.
  * Expected exit status: 0.
  */
 #define PROBE_NAME "argv0"
@@ -101,6 +103,7 @@ int main(int argc, char **argv)
 		child_fail("execvp sh", errno, 127);
 	}
 	reap_expect(pid, 4, "execvp(\"sh\") with argv[0] other-name");
+	run("/bin/true", (char *[]){ NULL }, 0, "/bin/true with an empty argv");
 
 	return probe_ok();
 }
