@@ -7,6 +7,15 @@ if [ ! -f build/build.ninja ]; then   # none yet, or a setup that failed
 	rm -rf build
 	log=$(meson setup build 2>&1) || { printf '%s\n' "$log"; exit 1; }
 fi
+if [ $# -eq 0 ]; then
+	cat >&2 <<'EOF'
+proftrace: the whole suite takes 3 to 6 minutes on two shared cores (the slow,
+  sanitize and install suites most of it).
+  A quick subset (under a minute):  ./run-tests.sh --suite unit --suite e2e
+  Suites: unit e2e probes views reliability sanitize slow bench install;
+  one test: ./run-tests.sh NAME (meson test -C build --list names them).
+EOF
+fi
 meson test -C build --print-errorlogs "$@"
 rc=$?
 python3 - build/meson-logs/testlog.json <<'PY'

@@ -727,9 +727,9 @@ class Suite:
                 "report --format markdown": cap + ".report.md"}
         cmds = {
             "read only (bench/capcount)": ([self.capcount, cap], None),
-            "convert -f csv": ([self.proftrace, "convert", "-f", "csv", "-o", outs["csv"], cap], "csv"),
-            "convert -f json": ([self.proftrace, "convert", "-f", "json", "-o", outs["json"], cap], "json"),
-            "convert -f svg": ([self.proftrace, "convert", "-f", "svg", "-o", outs["svg"], cap], "svg"),
+            "convert -f csv": ([self.proftrace, "convert", "-f", "csv", "--force", "-o", outs["csv"], cap], "csv"),
+            "convert -f json": ([self.proftrace, "convert", "-f", "json", "--force", "-o", outs["json"], cap], "json"),
+            "convert -f svg": ([self.proftrace, "convert", "-f", "svg", "--force", "-o", outs["svg"], cap], "svg"),
             "report": ([self.proftrace, "report", cap], "report"),
             "report --format markdown": ([self.proftrace, "report", "--format", "markdown", cap],
                                          "report"),

@@ -259,6 +259,13 @@ const char *pt_exec_prog(const struct pt_exec *e)
 	return "?";
 }
 
+static int is_dep_file(const char *arg)
+{
+	size_t n = strlen(arg);
+
+	return n > 2 && !strcmp(arg + n - 2, ".d");
+}
+
 /* The argument of a compiler's command line that names its work. */
 static const char *compiler_work(const struct pt_exec *e)
 {
@@ -274,6 +281,16 @@ static const char *compiler_work(const struct pt_exec *e)
 		}
 		if (!strncmp(a, "-o", 2) && a[2] && a[1] == 'o') {
 			out = a + 2;
+			continue;
+		}
+		/* Dependency output: the file after -MF, -MT, -MQ, and after
+		 * -MD or -MMD as gcc passes them to cc1 (a .d file, which is
+		 * also D's source extension). */
+		if (i + 1 < e->argc &&
+		    (!strcmp(a, "-MF") || !strcmp(a, "-MT") || !strcmp(a, "-MQ") ||
+		     ((!strcmp(a, "-MD") || !strcmp(a, "-MMD")) &&
+		      is_dep_file(pt_exec_arg(e, i + 1))))) {
+			i++;
 			continue;
 		}
 		if (a[0] == '-' || !has_source_ext(a))

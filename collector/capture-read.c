@@ -972,6 +972,12 @@ const char *pt_reader_meta(struct pt_reader *r, const char *key)
 	return found;
 }
 
+const char *pt_reader_meta_pairs(struct pt_reader *r, size_t *len)
+{
+	*len = r->meta.len;
+	return r->meta.buf;
+}
+
 void pt_reader_close(struct pt_reader *r)
 {
 	size_t i;

@@ -43,6 +43,10 @@ int pt_reader_next(struct pt_reader *r, struct pt_cap_event *ev);
 /* Metadata value from the capture's META records, or NULL. */
 const char *pt_reader_meta(struct pt_reader *r, const char *key);
 
+/* Every META pair read so far, in order ("key\0value\0"...; a later
+ * value of a key overrides an earlier one): *len bytes. */
+const char *pt_reader_meta_pairs(struct pt_reader *r, size_t *len);
+
 /* Stop the reader's thread and free it; NULL is ignored. */
 void pt_reader_close(struct pt_reader *r);
 

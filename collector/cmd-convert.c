@@ -49,8 +49,8 @@ static int run(int argc, char **argv);
 
 const struct pt_cmd pt_cmd_convert = {
 	.name = "convert",
-	.usage = "[-f FORMAT] [--weight wall|cpu] [-o FILE] [--redact REGEX]... "
-		 "CAPTURE...",
+	.usage = "[-f FORMAT] [--weight wall|cpu] [-o FILE] [--force] "
+		 "[--redact REGEX]... CAPTURE...",
 	.summary = "convert captures (or spool directories) to csv, json, "
 		   "folded stacks or an SVG flame graph",
 	.run = run,
@@ -72,10 +72,12 @@ static void help(void)
 	       "(default) or\n"
 	       "                       CPU time\n"
 	       "  -o, --output FILE    write to FILE instead of standard output\n"
+	       "  --force              overwrite FILE if it exists\n"
 	       "  --redact REGEX       replace what REGEX (POSIX extended) "
 	       "matches in command\n"
 	       "                       lines by *** (repeatable)\n"
-	       "  -h, --help           show this help\n");
+	       "  -h, --help           show this help\n\n"
+	       "The full page: man proftrace-convert (proftrace-convert(1)).\n");
 }
 
 static const struct format *find_format(const char *name)
@@ -189,7 +191,8 @@ static int run(int argc, char **argv)
 	struct format cpu_format;
 	struct pt_model m;
 	char **inputs;
-	int i, n = 0, missing = 0, status = 0, only_inputs = 0, rc;
+	int i, n = 0, missing = 0, status = 0, only_inputs = 0, force = 0, rc;
+	struct stat st;
 	struct pt_redact *red = pt_redact_new();
 
 	inputs = pt_xcalloc((size_t)argc, sizeof *inputs);
@@ -200,6 +203,8 @@ static int run(int argc, char **argv)
 			inputs[n++] = argv[i];
 		} else if (!strcmp(a, "--")) {
 			only_inputs = 1;
+		} else if (!strcmp(a, "--force")) {
+			force = 1;
 		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			help();
 			free(inputs);
@@ -259,6 +264,14 @@ static int run(int argc, char **argv)
 		cpu_format = *fmt;
 		cpu_format.write = fmt->write_cpu;
 		fmt = &cpu_format;
+	}
+	/* As record and daemon do: an existing file is not replaced unless
+	 * asked.  A device or FIFO (/dev/stdout) is written, not replaced. */
+	if (out && !force && stat(out, &st) == 0 && S_ISREG(st.st_mode)) {
+		pt_warn("%s already exists (--force overwrites it)", out);
+		free(inputs);
+		pt_redact_free(red);
+		return 1;
 	}
 	rc = pt_model_load(&m, inputs, n, red);
 	if (rc < 0) {

@@ -45,9 +45,11 @@ static const char help_text[] =
 	"  --force               overwrite CAPTURE if it exists\n"
 	"  --redact REGEX        replace what REGEX (POSIX extended) matches in\n"
 	"                        command lines by *** in the CSV (repeatable;\n"
-	"                        the capture keeps them whole)\n\n"
+	"                        the capture keeps them whole)\n"
+	"  -h, --help            show this help\n\n"
 	"example: eval \"$(proftrace daemon -o ci.ptcap --detach)\"; make; "
-	"proftrace stop\n";
+	"proftrace stop\n"
+	"The full page: man proftrace-daemon (proftrace-daemon(1)).\n";
 
 /* Absolute form of path: a detached daemon leaves the directory. */
 static char *absolute(const char *path)
@@ -113,6 +115,13 @@ static void on_signal(struct pt_server *s, void *arg)
 }
 
 /*
+ * What --detach prints instead of the exports when the daemon does not
+ * start: `eval "$(proftrace daemon --detach)"` then fails as the command
+ * did, where an empty string would have given the shell status 0.
+ */
+#define DETACH_FAILED "false\n"
+
+/*
  * --detach: fork; the child leaves the terminal's session and logs to
  * log_fd; the parent waits until the child is ready, prints the exports
  * and exits.  Returns only in the child (0) or on error (-1).
@@ -140,6 +149,7 @@ static int detach(int log_fd, const char *sock, const char *preload,
 		 * fork); this only waits for the child's own setup. */
 		if (read(ready[0], &c, 1) != 1) {
 			pt_warn("the daemon failed to start; see %s", log_path);
+			fputs(DETACH_FAILED, stdout);
 			_exit(1);
 		}
 		print_exports(stdout, "", sock, preload, (long)pid);
@@ -208,7 +218,7 @@ static int run(int argc, char **argv)
 	char *userdir = NULL, *visible = NULL, *preload = NULL;
 	char *log_path = NULL;
 	FILE *csv = NULL;
-	int sig_fd = -1, log_fd = -1, status = 1;
+	int sig_fd = -1, log_fd = -1, status = 1, started = 0;
 	struct stat sb;
 	sigset_t set;
 
@@ -283,6 +293,7 @@ static int run(int argc, char **argv)
 			o.output);
 		print_exports(stderr, "  ", sock, preload, 0);
 	}
+	started = 1;
 	pt_warn("listening at %s (pid %ld)", sock, (long)getpid());
 
 	if (pt_server_run(s, 0, NULL, NULL) < 0)
@@ -322,6 +333,15 @@ out:
 		close(sig_fd);
 	if (log_fd >= 0)
 		close(log_fd);
+	if (!started) {
+		/* Nothing ran: leave no log or CSV of it behind. */
+		if (log_path)
+			unlink(log_path);
+		if (csv)
+			unlink(csv_path);
+		if (o.detach)
+			fputs(DETACH_FAILED, stdout);
+	}
 	free(output);
 	free(csv_path);
 	free(sock);

@@ -46,7 +46,8 @@ static const char help_text[] =
 	"                      $COLUMNS, else 100)\n"
 	"  --redact REGEX      replace what REGEX (POSIX extended) matches in\n"
 	"                      any argument by *** (may be repeated)\n"
-	"  -h, --help          show this help\n";
+	"  -h, --help          show this help\n\n"
+	"The full page: man proftrace-diff (proftrace-diff(1)).\n";
 
 /* Print the line cut to the width (UTF-8 characters), control chars as ?. */
 static void emit(struct diff *d)
@@ -144,10 +145,10 @@ static void only(struct diff *d, int side)
 	const struct pt_diff_row *rows = f->only[side];
 	size_t i, n = f->nonly[side];
 
-	printf("\nOnly in %c: %zu %ss, %zu executions, %.3f s of %s\n",
-	       side ? 'B' : 'A', n, pt_group_name(&f->group),
-	       f->only_runs[side], secs(f->only_total[side]),
-	       pt_diff_weight_name(f->weight));
+	printf("\nOnly in %c: %zu %s%s, %zu execution%s, %.3f s of %s\n",
+	       side ? 'B' : 'A', n, pt_group_name(&f->group), n == 1 ? "" : "s",
+	       f->only_runs[side], f->only_runs[side] == 1 ? "" : "s",
+	       secs(f->only_total[side]), pt_diff_weight_name(f->weight));
 	for (i = 0; i < n && i < (size_t)d->top; i++) {
 		pt_sb_addf(&d->line, "  %10.3f %6zu  %s", secs(rows[i].t[side]),
 			   rows[i].n[side],

@@ -31,6 +31,7 @@
 #include "server.h"
 #include "strbuf.h"
 #include "util.h"
+#include "watch.h"
 
 #define MS              1000000ull
 /* Short, so that the end of the quiet period below is seen within 5 ms:
@@ -79,7 +80,9 @@ static const char help_text[] =
 	"  --force               overwrite CAPTURE if it exists\n"
 	"  --redact REGEX        replace what REGEX (POSIX extended) matches in\n"
 	"                        command lines by *** in the CSV and summary\n"
-	"                        (repeatable; the capture keeps them whole)\n";
+	"                        (repeatable; the capture keeps them whole)\n"
+	"  -h, --help            show this help\n\n"
+	"The full page: man proftrace-record (proftrace-record(1)).\n";
 
 static char *default_output(void)
 {
@@ -169,12 +172,15 @@ static void status_show(struct record *r, const struct pt_server_stats *st,
 
 /* ---- signals and the loop ---- */
 
-static void reap(struct record *r)
+/* s: where to record the command's end, or NULL once it has stopped. */
+static void reap(struct record *r, struct pt_server *s)
 {
+	struct rusage ru;
 	int ws;
 	pid_t p;
 
-	while (!r->child_done && (p = waitpid(r->child, &ws, WNOHANG)) != 0) {
+	while (!r->child_done &&
+	       (p = wait4(r->child, &ws, WNOHANG, &ru)) != 0) {
 		if (p < 0) {
 			if (errno == EINTR)
 				continue;
@@ -184,6 +190,11 @@ static void reap(struct record *r)
 		r->child_done = 1;
 		r->wait_status = ws;
 		r->exit_ns = pt_mono_ns();
+		/* Nobody else may see a static command end, or a Go one's
+		 * status (it exits by a raw system call). */
+		if (s && p > 0)
+			pt_watch_root_end(pt_server_watcher(s), p, ws, &ru,
+					  r->exit_ns);
 	}
 }
 
@@ -200,7 +211,7 @@ static void handle_signals(struct record *r, struct pt_server *s)
 		int sig = (int)si.ssi_signo;
 
 		if (sig == SIGCHLD) {
-			reap(r);
+			reap(r, s);
 			/* The frames still to come are all that stands between
 			 * the command's end and ours: no batching. */
 			if (r->child_done && s)
@@ -445,6 +456,7 @@ static int run(int argc, char **argv)
 	/* -q: from here on, only COMMAND speaks (proftrace-record.1). */
 	if (o.quiet)
 		pt_warn_mute();
+	pt_watch_root(pt_server_watcher(u.s), r.child, o.command, r.start_ns);
 
 	if (pt_server_run(u.s, TICK_NS, on_tick, &r) < 0)
 		ok = 0;

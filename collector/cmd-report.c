@@ -59,7 +59,8 @@ static const char help_text[] =
 	"                      $COLUMNS, else 100)\n"
 	"  --redact REGEX      replace what REGEX (POSIX extended) matches in\n"
 	"                      any argument by *** (may be repeated)\n"
-	"  -h, --help          show this help\n";
+	"  -h, --help          show this help\n\n"
+	"The full page: man proftrace-report (proftrace-report(1)).\n";
 
 /* ---- output helpers ---- */
 
@@ -142,10 +143,10 @@ static void captures(struct report *r)
 			pt_sb_add_iso8601(&iso, cap[c].first);
 		else
 			pt_sb_addstr(&iso, "-");
-		pt_sb_addf(&r->line, "  #%zu  %s  %s  %9.3f s  %zu executions",
+		pt_sb_addf(&r->line, "  #%zu  %s  %s  %9.3f s  %zu execution%s",
 			   c + 1, host ? host : "?", iso.buf,
 			   cap[c].count ? secs(cap[c].last - cap[c].first) : 0.0,
-			   cap[c].count);
+			   cap[c].count, cap[c].count == 1 ? "" : "s");
 		if (job)
 			pt_sb_addf(&r->line, "  job %s", job);
 		if (cmd)

@@ -26,7 +26,9 @@ static const char help_text[] =
 	"has written its CSV).\n\n"
 	"  --socket PATH      the collector's socket (default $PROFTRACE_SOCKET,\n"
 	"                     else /tmp/proftrace-UID/socket)\n"
-	"  --timeout SECONDS  give up waiting after this long (default 60)\n";
+	"  --timeout SECONDS  give up waiting after this long (default 60)\n"
+	"  -h, --help         show this help\n\n"
+	"The full page: man proftrace-stop (proftrace-stop(1)).\n";
 
 static int connect_to(const char *path)
 {

@@ -244,8 +244,9 @@ void pt_model_print_summary(const struct pt_model *m, FILE *f)
 				ntop++;
 		}
 	}
-	fprintf(f, "proftrace: %zu executions, wall %.3f s, CPU %.3f s\n",
-		m->n, (double)(last - first) / 1e9, cpu_us / 1e6);
+	fprintf(f, "proftrace: %zu execution%s, wall %.3f s, CPU %.3f s\n",
+		m->n, m->n == 1 ? "" : "s", (double)(last - first) / 1e9,
+		cpu_us / 1e6);
 	if (m->lost_frames)
 		fprintf(f, "proftrace: %llu frames were lost; the record is "
 			   "incomplete\n", (unsigned long long)m->lost_frames);
@@ -254,6 +255,11 @@ void pt_model_print_summary(const struct pt_model *m, FILE *f)
 	fprintf(f, "slowest commands:\n");
 	for (i = 0; i < ntop; i++) {
 		summary_command(top[i], &cmd);
+		/* One line per command, as in report: a newline or other
+		 * control byte inside an argument prints as '?'. */
+		for (j = 0; j < cmd.len; j++)
+			if ((unsigned char)cmd.buf[j] < 0x20 || cmd.buf[j] == 0x7f)
+				cmd.buf[j] = '?';
 		shorten(&cmd, SUMMARY_WIDTH);
 		fprintf(f, "  %9.3f s  %s%s\n",
 			(double)(top[i]->end_ns - top[i]->start_ns) / 1e9,

@@ -8,7 +8,9 @@
 #include "redact.h"
 
 /*
- * Initialize m, read every capture (or spool directory) in paths into it,
+ * Initialize m, read every capture (or spool directory) in paths into it
+ * (a directory that holds captures, *.ptcap, and no spool file stands for
+ * those captures),
  * build it, and mask it with red (NULL or empty: nothing to mask).
  * Returns 0; 1 if an input was damaged (what was intact is in m, and a
  * warning was printed); or -1 if one is not a capture at all (a one-line

@@ -12,6 +12,7 @@ static const struct pt_cmd *const commands[] = {
 	&pt_cmd_convert,
 	&pt_cmd_report,
 	&pt_cmd_diff,
+	&pt_cmd_info,
 };
 
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
@@ -32,7 +33,8 @@ static void help(FILE *f)
 	for (i = 0; i < N_COMMANDS; i++)
 		fprintf(f, "  %-8s %s\n", commands[i]->name, commands[i]->summary);
 	fprintf(f, "\n'proftrace COMMAND --help' shows a command's options; "
-		   "the manual is doc/manual.md.\n");
+		   "the manual is\n'man proftrace' (proftrace(1)), "
+		   "'man proftrace-COMMAND' for each command.\n");
 }
 
 /* Resolve argv[1] exactly, or as the unique prefix of one command. */

@@ -19,8 +19,10 @@
 #include "expect.h"
 #include "frame.h"
 #include "pt-config.h"
+#include "runinfo.h"
 #include "strbuf.h"
 #include "util.h"
+#include "watch.h"
 
 #define HDR_SIZE      sizeof(struct pt_frame_header)
 /* Larger than any message the library sends (PT_MSG_MAX); a bigger one
@@ -49,8 +51,12 @@
 #define ROUND_MSGS    64
 #define ROUND_ACCEPTS 256
 #define DRAIN_MSGS    4096
+/* How often the processes we cannot hear from are looked at (watch.h):
+ * a child that starts and ends between two looks is not seen.  The
+ * environment's PROFTRACE_WATCH_MS (1 to 1000) overrides it. */
+#define WATCH_TICK_NS (5 * 1000000ull)
 
-enum watch_kind { W_LISTEN, W_CONN, W_USER };
+enum watch_kind { W_LISTEN, W_CONN, W_USER, W_PIDFD };
 
 /* First member of everything registered with epoll (epoll data.ptr). */
 struct watch {
@@ -100,6 +106,11 @@ struct pt_server {
 	struct iovec iov[MMSG_VLEN];
 	struct pt_sb scratch;           /* header + inflated payload */
 	struct pt_expect expect;        /* announced, not heard from yet */
+	struct pt_watch *watch;         /* processes seen from outside */
+	struct conn synth;              /* the connection watch frames are on */
+	uint64_t watch_tick_ns;
+	struct pollfd *pfd;             /* batch_sleep()'s, one per user watch */
+	size_t npfd;
 };
 
 /* ---- capture records ---- */
@@ -126,7 +137,8 @@ static void write_meta(struct pt_server *s, const char *command)
 		"GITHUB_RUN_ID", "GITHUB_JOB",
 	};
 	char cpus[24], real[24], mono[24];
-	const char *kv[2 * 16];
+	const char *kv[2 * 24];
+	struct pt_runinfo ri;
 	struct utsname u;
 	uint64_t m1, r, m2;
 	size_t n = 0, i;
@@ -151,6 +163,14 @@ static void write_meta(struct pt_server *s, const char *command)
 	KV("start_monotonic_ns", mono);
 	if (command)
 		KV("command", command);
+	pt_runinfo_get(&ri);
+#define KV_SET(k, v) do { if ((v)[0]) KV(k, v); } while (0)
+	KV_SET("cpu_model", ri.cpu_model);
+	KV_SET("mem_total_kb", ri.mem_total_kb);
+	KV_SET("glibc_version", ri.glibc_version);
+	KV_SET("cwd", ri.cwd);
+	KV_SET("git_commit", ri.git_commit);
+#undef KV_SET
 	for (i = 0; i < sizeof ci_vars / sizeof ci_vars[0]; i++) {
 		const char *v = getenv(ci_vars[i]);
 
@@ -159,6 +179,75 @@ static void write_meta(struct pt_server *s, const char *command)
 	}
 #undef KV
 	pt_writer_meta(s->w, kv, n);
+}
+
+/* ---- frames of processes watched from outside (watch.h) ---- */
+
+static void synth_put(void *arg, const void *frame, size_t len)
+{
+	struct pt_server *s = arg;
+	uint64_t now = pt_mono_ns();
+
+	if (!s->w)
+		return;
+	if (!s->synth.id) {
+		/* A connection of our own: no HELLO, never an EOF. */
+		s->synth.id = ++s->next_id;
+		s->synth.pid = (uint32_t)getpid();
+		s->synth.uid = s->uid;
+		put_record(s, &s->synth, PT_CAP_CONNECT, now, NULL, 0);
+	}
+	put_record(s, &s->synth, PT_CAP_FRAME, now, frame, len);
+}
+
+static void remove_user(struct pt_server *s, int fd)
+{
+	struct user_watch **up, *u;
+
+	for (up = &s->users; (u = *up); up = &u->next)
+		if (u->w.fd == fd) {
+			epoll_ctl(s->epfd, EPOLL_CTL_DEL, fd, NULL);
+			*up = u->next;
+			free(u);
+			s->npfd--;
+			return;
+		}
+}
+
+static int add_user(struct pt_server *s, int fd, enum watch_kind kind,
+		    void (*cb)(struct pt_server *s, void *arg), void *arg)
+{
+	struct user_watch *u = pt_xcalloc(1, sizeof *u);
+	struct epoll_event ev;
+
+	u->w.kind = kind;
+	u->w.fd = fd;
+	u->cb = cb;
+	u->arg = arg;
+	memset(&ev, 0, sizeof ev);
+	ev.events = EPOLLIN;
+	ev.data.ptr = &u->w;
+	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+		pt_warn("epoll_ctl: %s", strerror(errno));
+		free(u);
+		return -1;
+	}
+	u->next = s->users;
+	s->users = u;
+	s->npfd++;
+	s->pfd = pt_xrealloc(s->pfd, s->npfd * sizeof *s->pfd);
+	return 0;
+}
+
+static int synth_watch(void *arg, int fd, int on)
+{
+	struct pt_server *s = arg;
+
+	if (!on) {
+		remove_user(s, fd);
+		return 0;
+	}
+	return add_user(s, fd, W_PIDFD, NULL, NULL);
 }
 
 /* ---- connections ---- */
@@ -286,6 +375,8 @@ static int handle_frame(struct pt_server *s, struct conn *c,
 		return -1;
 	}
 	keep = account(s, c, &rec, now);
+	if (keep)
+		pt_watch_frame(s->watch, &rec, payload, h->raw_length);
 	if (keep && inflated)
 		put_inflated(s, c, h, payload, now);
 	else if (keep)
@@ -679,6 +770,7 @@ struct pt_server *pt_server_new(const char *path)
 {
 	struct pt_server *s = pt_xcalloc(1, sizeof *s);
 	struct epoll_event ev;
+	const char *ms;
 	unsigned i;
 
 	s->listen.fd = -1;
@@ -708,6 +800,12 @@ struct pt_server *pt_server_new(const char *path)
 	}
 	raise_fd_limit();
 	s->last_activity = pt_mono_ns();
+	s->watch_tick_ns = WATCH_TICK_NS;
+	if ((ms = getenv("PROFTRACE_WATCH_MS")) && atoi(ms) >= 1 &&
+	    atoi(ms) <= 1000)
+		s->watch_tick_ns = (uint64_t)atoi(ms) * 1000000;
+	s->watch = pt_watch_new(&(struct pt_watch_ops){
+		.put = synth_put, .watch = synth_watch, .arg = s });
 	return s;
 fail:
 	pt_server_shutdown(s);
@@ -730,24 +828,12 @@ const char *pt_server_path(const struct pt_server *s)
 int pt_server_watch(struct pt_server *s, int fd,
 		    void (*cb)(struct pt_server *s, void *arg), void *arg)
 {
-	struct user_watch *u = pt_xcalloc(1, sizeof *u);
-	struct epoll_event ev;
+	return add_user(s, fd, W_USER, cb, arg);
+}
 
-	u->w.kind = W_USER;
-	u->w.fd = fd;
-	u->cb = cb;
-	u->arg = arg;
-	memset(&ev, 0, sizeof ev);
-	ev.events = EPOLLIN;
-	ev.data.ptr = &u->w;
-	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
-		pt_warn("epoll_ctl: %s", strerror(errno));
-		free(u);
-		return -1;
-	}
-	u->next = s->users;
-	s->users = u;
-	return 0;
+struct pt_watch *pt_server_watcher(struct pt_server *s)
+{
+	return s->watch;
 }
 
 /* ---- the loop ---- */
@@ -767,25 +853,32 @@ static void dispatch(struct pt_server *s, struct watch *wt)
 		u = (struct user_watch *)wt;
 		u->cb(s, u->arg);
 		break;
+	case W_PIDFD:
+		pt_watch_ready(s->watch, wt->fd);
+		break;
 	}
 }
 
 /*
  * The batching sleep, cut short by a readable user watch: `record` hears
  * of its command's end through one, and every millisecond until it does
- * is added to the run.
+ * is added to the run; a watched process's pidfd, because its exit status
+ * can only be read until its parent reaps it.
  */
 static void batch_sleep(struct pt_server *s)
 {
 	static const struct timespec batch = { 0, BATCH_SLEEP_NS };
-	struct pollfd pfd[4];
 	struct user_watch *u;
 	nfds_t n = 0;
 
-	for (u = s->users; u && n < sizeof pfd / sizeof *pfd; u = u->next)
-		pfd[n++] = (struct pollfd){ .fd = u->w.fd, .events = POLLIN };
+	for (u = s->users; u && n < s->npfd; u = u->next)
+		s->pfd[n++] = (struct pollfd){ .fd = u->w.fd,
+					       .events = POLLIN };
 	if (n)
-		poll(pfd, n, (int)(BATCH_SLEEP_NS / 1000000));
+		poll(s->pfd, n, pt_watch_busy(s->watch) == 2 &&
+				s->watch_tick_ns < BATCH_SLEEP_NS ?
+				(int)(s->watch_tick_ns / 1000000) :
+				(int)(BATCH_SLEEP_NS / 1000000));
 	else
 		nanosleep(&batch, NULL);
 }
@@ -795,10 +888,14 @@ int pt_server_run(struct pt_server *s, uint64_t tick_ns,
 {
 	struct epoll_event ev[MAX_EVENTS];
 	uint64_t now = pt_mono_ns(), next_tick = now + tick_ns;
+	uint64_t next_watch = now + s->watch_tick_ns;
 	int n, i, timeout;
 
 	while (!s->stop) {
 		timeout = FLUSH_MS;
+		/* Never sleep through a watch tick, when there is one. */
+		if (pt_watch_busy(s->watch) == 2)
+			timeout = (int)(s->watch_tick_ns / 1000000) + 1;
 		if (tick) {
 			now = pt_mono_ns();
 			if (next_tick <= now)
@@ -823,6 +920,10 @@ int pt_server_run(struct pt_server *s, uint64_t tick_ns,
 		if (s->w)
 			pt_writer_flush(s->w, 0);
 		now = pt_mono_ns();
+		if (now >= next_watch) {
+			pt_watch_tick(s->watch);
+			next_watch = now + s->watch_tick_ns;
+		}
 		if (tick && (now >= next_tick || s->busy_until == UINT64_MAX)) {
 			tick(s, arg);
 			next_tick = now + tick_ns;
@@ -892,15 +993,20 @@ void pt_server_shutdown(struct pt_server *s)
 		next = c->next;         /* read_conn may free c */
 		read_conn(s, c, DRAIN_MSGS);
 	}
+	pt_watch_tick(s->watch);
 	if (s->w) {
 		/* Where the capture ends: what is still running then has no
-		 * end of its own, and ends here in the views. */
-		char mono[24];
-		const char *kv[2] = { "end_monotonic_ns", mono };
+		 * end of its own, and ends here in the views; info shows the
+		 * wall-clock end. */
+		char mono[24], real[24];
+		const char *kv[4] = { "end_monotonic_ns", mono,
+				      "end_realtime_ns", real };
 
 		snprintf(mono, sizeof mono, "%llu",
 			 (unsigned long long)pt_mono_ns());
-		pt_writer_meta(s->w, kv, 1);
+		snprintf(real, sizeof real, "%llu",
+			 (unsigned long long)pt_real_ns());
+		pt_writer_meta(s->w, kv, 2);
 		pt_writer_flush(s->w, 1);
 	}
 	s->w = NULL;                    /* the caller closes it next */
@@ -919,10 +1025,12 @@ void pt_server_free(struct pt_server *s)
 		free(c->pend);
 		free(c);
 	}
+	pt_watch_free(s->watch);        /* closes its pidfds */
 	for (u = s->users; u; u = un) {
 		un = u->next;
 		free(u);
 	}
+	free(s->pfd);
 	if (s->listen.fd >= 0)
 		close(s->listen.fd);
 	if (s->epfd >= 0)

@@ -68,6 +68,10 @@ const char *pt_server_path(const struct pt_server *s);
 int pt_server_watch(struct pt_server *s, int fd,
 		    void (*cb)(struct pt_server *s, void *arg), void *arg);
 
+/* The watcher of processes seen from outside (watch.h), for `record`
+ * to name its command. */
+struct pt_watch *pt_server_watcher(struct pt_server *s);
+
 /*
  * Serve until pt_server_stop() is called (from a callback) or a peer of
  * our uid sends a STOP frame.  tick(s, arg), if not NULL, runs about every

@@ -1,11 +1,12 @@
 /*
- * Start and end of a traced program image: the constructor (HELLO), the
- * wrapper around main (to learn the status main returns, which glibc hands
- * to exit() internally, out of our hooks' sight) and the destructor (EXIT,
+ * Start and end of a traced program image: the constructor (HELLO), an
+ * on_exit handler (to learn the status main returns, which glibc hands to
+ * exit() internally, out of our hooks' sight) and the destructor (EXIT,
  * after the program's own atexit handlers).
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -26,16 +27,15 @@ void pt_resolve(void)
 		return;
 	/* Cheap (about 1,000 instructions each), and done before any vfork
 	 * child can need them: dlsym takes the loader's lock.  Only what a
-	 * vfork child may call (exec, the exit family) and what every process
-	 * calls (__libc_start_main); the rest is looked up on first use,
-	 * PT_REAL_LAZY, since most processes never call it. */
+	 * vfork child may call (exec, the exit family); the rest is looked
+	 * up on first use, PT_REAL_LAZY, since most processes never call
+	 * it. */
 	RESOLVE(execvpe, "execvpe");
 	RESOLVE(fexecve, "fexecve");
 	RESOLVE(execveat, "execveat");
 	RESOLVE(exit, "exit");
 	RESOLVE(_exit, "_exit");
 	RESOLVE(_Exit, "_Exit");
-	RESOLVE(libc_start_main, "__libc_start_main");
 	RESOLVE(execve, "execve");      /* last: it marks the table complete */
 }
 
@@ -107,6 +107,49 @@ out:
 	errno = saved;
 }
 
+
+static void image_end(void)
+{
+	pid_t self;
+
+	if (!pt.ready || pt.off || pt.exit_sent)
+		return;
+	self = pt_sys_getpid();
+	if (self == pt.owner)
+		pt_send_exit(pt.exit_status,
+			     pt.exit_how ? pt.exit_how : PT_EXIT_UNKNOWN, self);
+	else if (pt.exit_how == PT_EXIT_RETURN)
+		/* A clone child that returned from main (bwrap's pid 1):
+		 * nobody traced may wait for it. */
+		pt_send_exit(pt.exit_status, PT_EXIT_RETURN, self);
+}
+
+/*
+ * The image's end, for every exit(): glibc passes the status, including
+ * the one main returned, which no hook sees (wrapping main instead put a
+ * frame of ours between main and libc in every backtrace, ASan's reports
+ * included).  Registered by the constructor, before anything else is, it
+ * runs last: after the program's atexit handlers and every library's
+ * destructors, so the image's CPU and memory are whole.  An exit()
+ * through our hook has said how already.
+ */
+static void pt_on_exit(int status, void *arg)
+{
+	(void)arg;
+	if (!pt.off && !pt.exit_how) {
+		pt.exit_status = status;
+		pt.exit_how = PT_EXIT_RETURN;
+	}
+	image_end();
+}
+
+/* Without the handler (on_exit failed), the destructor ends the image. */
+__attribute__((destructor)) static void pt_fini(void)
+{
+	if (!pt.at_exit)
+		image_end();
+}
+
 /*
  * glibc calls constructors of preloaded objects with (argc, argv, envp)
  * before the program's own, so argv is intact here.
@@ -129,60 +172,8 @@ __attribute__((constructor)) static void pt_init(int argc, char **argv,
 	}
 	pt_env_setup(envp);
 	pt_conn_start_image(argv, envp);
+	if (!pt.off)
+		pt.at_exit = on_exit(pt_on_exit, NULL) == 0;
 	pt.ready = 1;
 	errno = saved;
-}
-
-__attribute__((destructor)) static void pt_fini(void)
-{
-	pid_t self;
-
-	if (!pt.ready || pt.off || pt.exit_sent)
-		return;
-	self = pt_sys_getpid();
-	if (self == pt.owner)
-		pt_send_exit(pt.exit_status,
-			     pt.exit_how ? pt.exit_how : PT_EXIT_UNKNOWN, self);
-	else if (pt.exit_how == PT_EXIT_RETURN)
-		/* A clone child that returned from main (bwrap's pid 1):
-		 * nobody traced may wait for it. */
-		pt_send_exit(pt.exit_status, PT_EXIT_RETURN, self);
-}
-
-/*
- * With a frame pointer: frame-pointer unwinders (ASan's reports, perf)
- * walk through this frame to the program's callers as they would without
- * us, instead of stopping short of __libc_start_call_main.
- */
-__attribute__((optimize("no-omit-frame-pointer")))
-static int pt_main(int argc, char **argv, char **envp)
-{
-	int status = pt_real.main(argc, argv, envp);
-
-	/* No owner check (a system call): main returns in the process that
-	 * ran it, never in a vfork child, whose return from the function
-	 * that called vfork is undefined; and a child forked behind our
-	 * back writes its own copy, which the destructor's check ignores. */
-	if (!pt.off) {
-		pt.exit_status = status;
-		pt.exit_how = PT_EXIT_RETURN;
-	}
-	return status;
-}
-
-/* Declared by no header: glibc's startup calls it from _start. */
-PT_EXPORT int __libc_start_main(int (*main)(int, char **, char **), int argc,
-				char **argv, void (*init)(void),
-				void (*fini)(void), void (*rtld_fini)(void),
-				void *stack_end);
-
-PT_EXPORT int __libc_start_main(int (*main)(int, char **, char **), int argc,
-				char **argv, void (*init)(void),
-				void (*fini)(void), void (*rtld_fini)(void),
-				void *stack_end)
-{
-	pt_resolve();
-	pt_real.main = main;
-	return pt_real.libc_start_main(pt_main, argc, argv, init, fini,
-				       rtld_fini, stack_end);
 }

@@ -70,6 +70,7 @@ struct pt_state {
 	int exit_status;
 	int exit_how;           /* enum pt_exit_how, 0 = not known */
 	int exit_sent;
+	int at_exit;             /* pt_on_exit ends the image (init.c) */
 	/*
 	 * Strings pt_env_setup() sets once, as offsets into pool (0 is "",
 	 * also before setup): kept together, they dirty one page of .bss in
@@ -127,14 +128,6 @@ struct pt_real {
 	long (*syscall)(long, ...);
 	int (*dl_iterate_phdr)(int (*)(struct dl_phdr_info *, size_t, void *),
 			       void *);
-	int (*libc_start_main)(int (*)(int, char **, char **), int, char **,
-			       void (*)(void), void (*)(void), void (*)(void),
-			       void *);
-	/* The program's main, which __libc_start_main runs through ours.
-	 * Here rather than in a variable of its own: the linker put that
-	 * on a page of .bss that nothing else touches, one more page fault
-	 * per process; pt_real shares the page that the loader zeroes. */
-	int (*main)(int, char **, char **);
 };
 
 extern struct pt_real pt_real PT_HIDDEN;

@@ -184,7 +184,7 @@ def compare(*caps, args=()):
     eq(len(caps_m), len(caps_t), "captures")
     for t, m in zip(caps_t, caps_m):
         want = re.match(r"\s+#(\d+)\s+(.*?)\s+(\S+)\s+([\d.]+) s\s+(\d+) "
-                        r"executions", t).groups()
+                        r"executions?", t).groups()
         eq((m[0], m[1], m[2], m[3], m[4]), want, "capture row")
 
     if not section(text, "Programs by self"):

@@ -60,7 +60,7 @@ def folded_lines(data):
 
 def svg(cap, weight, name="t"):
     path = os.path.join(TMP, f"{name}-{weight}.svg")
-    args = ["convert", "-f", "svg", "-o", path, cap]
+    args = ["convert", "-f", "svg", "--force", "-o", path, cap]
     if weight != "wall":
         args[3:3] = ["--weight", weight]
     run(*args)
@@ -223,7 +223,7 @@ def test_random():
 def test_two_captures():
     ca, cb = capture("alpha", host_a), capture("beta", host_b)
     path = os.path.join(TMP, "two.svg")
-    run("convert", "-f", "svg", "-o", path, ca, cb)
+    run("convert", "-f", "svg", "--force", "-o", path, ca, cb)
     fs = frames(path)
     eq(sorted(f["stack"] for f in fs[1:]),
        ["capture 1 alpha", "capture 1 alpha;build-a", "capture 2 beta",

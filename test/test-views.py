@@ -74,7 +74,7 @@ def capture(name, build):
 
 def trace(*caps):
     out = os.path.join(TMP, "t.json")
-    run("convert", "-f", "json", "-o", out, *caps)
+    run("convert", "-f", "json", "--force", "-o", out, *caps)
     doc = validate.load_trace(out)
     validate.check_trace(doc)
     if ARGS.speedscope and xevents(doc):
@@ -84,7 +84,7 @@ def trace(*caps):
 
 def folded(*caps, fmt="folded"):
     out = os.path.join(TMP, "t.folded")
-    run("convert", "-f", fmt, "-o", out, *caps)
+    run("convert", "-f", fmt, "--force", "-o", out, *caps)
     with open(out, "rb") as f:
         text = f.read().decode("utf-8")
     validate.check_folded(text)
@@ -417,9 +417,9 @@ def test_two_hosts():
     text = report(a, b)
     caps = section(text, "Captures")
     check(re.search(r"#1\s+alpha\s+2023-11-14T22:13:20\.000Z\s+4\.000 s\s+"
-                    r"1 executions", caps[0]), caps[0])
+                    r"1 execution ", caps[0]), caps[0])
     check(re.search(r"#2\s+beta\s+2023-11-14T22:13:22\.000Z\s+3\.000 s\s+"
-                    r"1 executions", caps[1]), caps[1])
+                    r"1 execution ", caps[1]), caps[1])
     check(re.search(r"wall time\s+5\.000 s", text), "wall")
     eq([r[:3] for r in rows(section(text, "Parallelism"), 3)],
        [["0", "0.000", "0.0"], ["1", "3.000", "60.0"],
@@ -523,6 +523,13 @@ LABELS = [
     (["x86_64-linux-gnu-gcc-12", "-c", "-o", "foo.o", "/home/u/foo.c"],
      "x86_64-linux-gnu-gcc-12 foo.c"),
     (["as", "--64", "-o", "foo.o", "/tmp/ccX.s"], "as foo.o"),
+    # What gcc -MD passes cc1: the dependency file (.d, also D's source
+    # extension) is not the source.
+    (["/usr/lib/gcc/x86_64-linux-gnu/12/cc1", "-quiet", "-I", "lib", "-MD",
+      "lib/quotearg.d", "-MF", "lib/.deps/quotearg.Tpo", "-MT", "lib/q.d",
+      "lib/quotearg.c", "-o", "/tmp/cc1.s"], "cc1 lib/quotearg.c"),
+    (["gcc", "-MD", "-c", "lib/quotearg.c"], "gcc lib/quotearg.c"),
+    (["gdc", "-c", "app.d"], "gdc app.d"),
     (["ocamlfind", "ocamlopt", "-c", "src/a.ml"], "ocamlfind src/a.ml"),
     (["ocamlopt.opt", "-c", "-I", "lib", "lib/b.mli"], "ocamlopt.opt lib/b.mli"),
     (["ar", "rcs", "libx.a", "a.o"], "ar libx.a"),

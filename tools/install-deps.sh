@@ -2,8 +2,12 @@
 # Install what building and testing proftrace needs on Debian or Ubuntu.
 # Only packages that are missing are installed; needs root (or sudo).
 set -eu
+# bubblewrap, nodejs, perl, golang-go and busybox-static run the tests;
+# pandoc builds the man pages; man-db renders them in the tests;
+# debhelper, dpkg-dev and lintian build and check the Debian package; git
+# and python3-yaml run doc/ci.md's recipes.
 pkgs="gcc make meson ninja-build pkg-config zlib1g-dev libc6-dev python3 strace binutils
-	bubblewrap nodejs perl"
+bubblewrap nodejs perl golang-go busybox-static pandoc man-db debhelper dpkg-dev lintian git python3-yaml curl"
 # The tests of the SVG and Markdown views: a browser, ImageMagick to look
 # at its screenshots, a CommonMark parser with GitHub's tables.
 pkgs="$pkgs chromium imagemagick cmark-gfm"
@@ -15,6 +19,15 @@ done
 [ -z "$missing" ] && exit 0
 echo "proftrace: installing:$missing" >&2
 if [ "$(id -u)" -eq 0 ]; then sudo=; else sudo=sudo; fi
-$sudo apt-get update -qq
+# apt's own chatter (warnings about its CLI, debconf, dpkg's progress)
+# goes to a log, shown only when the installation fails.
+log=$(mktemp "${TMPDIR:-/tmp}/proftrace-install-deps.XXXXXX")
+trap 'rm -f "$log"' EXIT
 # shellcheck disable=SC2086
-DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends $missing >/dev/null
+if ! { $sudo apt-get update -qq &&
+       DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq \
+		--no-install-recommends $missing; } >"$log" 2>&1; then
+	cat "$log" >&2
+	echo "proftrace: installing$missing failed" >&2
+	exit 1
+fi

@@ -113,6 +113,8 @@ enum pt_call {
 	PT_CALL_EXECVEAT, PT_CALL_POSIX_SPAWN, PT_CALL_POSIX_SPAWNP,
 	PT_CALL_SYSTEM, PT_CALL_POPEN, PT_CALL_FORK, PT_CALL_VFORK,
 	PT_CALL__FORK, PT_CALL_CLONE,
+	PT_CALL_SEEN,                   /* no call seen: the collector found the
+					 * child in /proc (collector/watch.h) */
 	PT_CALL_MAX
 };
 
@@ -147,12 +149,18 @@ struct pt_rec_fork {                    /* 8 bytes */
 /* REAP: a wait-family call collected child_pid. */
 struct pt_rec_reap {                    /* 40 bytes */
 	uint32_t child_pid;
-	int32_t  wait_status;           /* as wait(2) encodes it */
+	int32_t  wait_status;           /* as wait(2) encodes it; -1: unknown */
 	uint32_t have_rusage;           /* 1: the three fields below are valid */
-	uint32_t reserved;
+	uint32_t flags;                 /* enum pt_reap_flag; 0 from the library */
 	uint64_t utime_us;              /* child's user CPU */
 	uint64_t stime_us;              /* child's system CPU */
 	uint64_t maxrss_kb;
+};
+
+enum pt_reap_flag {
+	PT_REAP_SEEN = 1u << 0,         /* not a wait: the collector saw the end
+					 * (a pidfd, /proc), not the parent */
+	PT_REAP_NO_RSS = 1u << 1,       /* maxrss_kb is not known (0) */
 };
 
 enum pt_exit_how {

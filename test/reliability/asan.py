@@ -9,9 +9,9 @@ object in dl_iterate_phdr's list: a preloaded library used to come first
 For each compiler found, one program is built and run twice, untraced and
 under `proftrace record`: once clean (prints a line, exits 3) and once with
 a planted heap-buffer-overflow (ASan's report, exit 1).  Exit status,
-stdout and stderr must be the same, the report compared with its addresses
-and pids masked and the one frame of the library (its wrapper of main)
-left out; the capture must hold the execution with its exit status.
+stdout and stderr must be the same, the report compared frame for frame
+with its addresses and pids masked; the capture must hold the execution
+with its exit status.
 """
 
 import os
@@ -39,10 +39,6 @@ int main(int argc, char **argv)
 def normalize(text):
     out, n = [], 0
     for line in text.splitlines():
-        # The library's wrapper of main, named by llvm-symbolizer, an
-        # address in libproftrace.so for gcc's.
-        if "libproftrace.so" in line or " in pt_main " in line:
-            continue
         m = re.match(r"(\s*)#\d+ (.*)", line)
         if m:
             line = "%s#%d %s" % (m.group(1), n, m.group(2))

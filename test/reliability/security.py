@@ -113,7 +113,15 @@ def s2_rundir(a, d):
     os.chmod(out, 0o777)
     target = d + "/elsewhere"
     os.mkdir(target, 0o777)
-    env = ptrel.untraced_env({"PROFTRACE_LIB": a.lib})
+    # Copies nobody can read: the build tree may be under /root (0700).
+    pub = d + "/s2bin"
+    os.mkdir(pub, 0o755)
+    os.chmod(pub, 0o755)
+    prog, lib = pub + "/proftrace", pub + "/libproftrace.so"
+    shutil.copy(a.proftrace, prog)
+    shutil.copy(a.lib, lib)
+    os.chmod(d, 0o711)
+    env = ptrel.untraced_env({"PROFTRACE_LIB": lib})
     plants = [
         ("a symbolic link", lambda: os.symlink(target, udir),
          "not a directory"),
@@ -129,7 +137,7 @@ def s2_rundir(a, d):
             for cmd in (["daemon", "-o", out + "/x.ptcap"],
                         ["record", "-q", "-o", out + "/y.ptcap", "--",
                          "touch", out + "/ran"]):
-                r = as_nobody([a.proftrace] + cmd, env=env, timeout=60)
+                r = as_nobody([prog] + cmd, env=env, timeout=60)
                 err = r.stderr.decode()
                 check(r.returncode == 1 and why in err and "refusing" in err,
                       "%s as %s: exit %d, %s" % (cmd[0], what, r.returncode,
@@ -145,6 +153,7 @@ def s2_rundir(a, d):
             else:
                 os.rmdir(udir)
     finally:
+        os.chmod(d, 0o700)
         if os.path.islink(udir):
             os.unlink(udir)
         elif os.path.isdir(udir):

@@ -37,7 +37,7 @@ def main():
     log("record: clean")
     for fmt in ("csv", "json", "folded", "folded-cpu"):
         r = ptrel.run(wrap + [a.proftrace, "convert", "-f", fmt, "--redact",
-                              "x", "-o", d + "/out", cap],
+                              "x", "--force", "-o", d + "/out", cap],
                       env=ptrel.untraced_env(), timeout=600)
         check(r.returncode == 0, "convert -f %s under valgrind exited %d:\n%s"
               % (fmt, r.returncode, r.stderr.decode()))

@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""Small things a new user trips over, each as the user would see it:
+record's summary keeps one line per command; counts of one are singular;
+convert -o does not replace an existing file without --force; record of a
+command that does not exist says why; report and convert read a
+directory of captures as those captures; a daemon --detach that cannot
+start makes the shell's eval fail and leaves no log or CSV behind."""
+import argparse
+import csv
+import io
+import os
+import subprocess
+import sys
+import tempfile
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--proftrace", required=True)
+args = ap.parse_args()
+pt = os.path.abspath(args.proftrace)
+failures = []
+
+
+def check(what, ok, detail=""):
+    print(("ok:   " if ok else "FAIL: ") + what)
+    if not ok:
+        print("      " + str(detail).replace("\n", "\n      "))
+        failures.append(what)
+
+
+def run(*argv, **kw):
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("PROFTRACE_SOCKET", "LD_PRELOAD"))}
+    env.update(kw.pop("env", {}))
+    return subprocess.run(list(argv), stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True, env=env, **kw)
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    os.chdir(tmp)
+    # A command line with a newline in an argument.
+    r = run(pt, "record", "-o", "ml.ptcap", "--", "/bin/sh", "-c",
+            "true; \\\n/bin/true")
+    lines = r.stderr.splitlines()
+    slow = lines[lines.index("slowest commands:") + 1:] if \
+        "slowest commands:" in lines else []
+    check("summary: one line per command, newline shown as ?",
+          any(l.endswith("/bin/sh -c 'true; \\?/bin/true'") for l in slow) and
+          not any(l.strip() == "/bin/true'" for l in lines), r.stderr)
+
+    r = run(pt, "record", "-o", "one.ptcap", "--", "/bin/true")
+    check("summary: '1 execution'",
+          "proftrace: 1 execution, wall" in r.stderr, r.stderr)
+    r = run(pt, "report", "one.ptcap")
+    check("report: '1 execution'", " 1 execution " in r.stdout and
+          "1 executions" not in r.stdout, r.stdout[:400])
+
+    # convert -o refuses to replace a file, as record and daemon do.
+    with open("out.csv", "w") as f:
+        f.write("keep\n")
+    r = run(pt, "convert", "-o", "out.csv", "one.ptcap")
+    check("convert -o: existing file refused, exit 1",
+          r.returncode == 1 and "--force" in r.stderr and
+          open("out.csv").read() == "keep\n", (r.returncode, r.stderr))
+    r = run(pt, "convert", "--force", "-o", "out.csv", "one.ptcap")
+    check("convert --force -o: replaced",
+          r.returncode == 0 and open("out.csv").read().startswith("pipeline_id,"),
+          r.stderr)
+    r = run(pt, "convert", "-o", "/dev/null", "one.ptcap")
+    check("convert -o /dev/null: written without --force", r.returncode == 0,
+          r.stderr)
+
+    # record of a command that does not exist.
+    r = run(pt, "record", "-o", "nx.ptcap", "--", "no-such-command-xyz")
+    check("record -- nosuchcmd: 127 and says why",
+          r.returncode == 127 and "no-such-command-xyz" in r.stderr and
+          "No such file" in r.stderr, (r.returncode, r.stderr))
+
+    # A folder of captures (CI artifacts), given to report and convert.
+    os.mkdir("caps")
+    os.rename("ml.ptcap", "caps/ml.ptcap")
+    os.rename("one.ptcap", "caps/one.ptcap")
+    r = run(pt, "report", "caps")
+    check("report DIR of captures: both read, no complaint",
+          r.returncode == 0 and not r.stderr and "#2 " in r.stdout,
+          (r.returncode, r.stderr, r.stdout[:300]))
+    r = run(pt, "convert", "caps")
+    check("convert DIR of captures: every execution",
+          r.returncode == 0 and len(list(csv.reader(io.StringIO(r.stdout)))) == 1 + 3,
+          (r.returncode, r.stderr, r.stdout))
+
+    # daemon --detach that cannot start: the socket is taken.
+    sock = os.path.join(tmp, "sock")
+    r = run("sh", "-c", f'eval "$("{pt}" daemon -o d1.ptcap --socket {sock} --detach)"')
+    check("daemon --detach starts", r.returncode == 0, r.stderr)
+    r = run("sh", "-c", f'eval "$("{pt}" daemon -o d2.ptcap --csv d2.csv '
+            f'--socket {sock} --detach)"; echo "status $?"')
+    check("failed daemon --detach: eval's status is 1",
+          r.stdout.strip() == "status 1", (r.stdout, r.stderr))
+    check("failed daemon --detach: says why", "already listening" in r.stderr,
+          r.stderr)
+    left = sorted(f for f in os.listdir(".") if f.startswith("d2"))
+    check("failed daemon --detach: no log, CSV or capture left", not left, left)
+    run(pt, "stop", "--socket", sock)
+
+sys.exit(1 if failures else 0)

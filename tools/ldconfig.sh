@@ -1,0 +1,22 @@
+#!/bin/sh
+# Run by `meson install`: refresh ld.so's cache, so that a bare-name
+# LD_PRELOAD=libproftrace.so finds the library just installed in $1.
+# A staged install (DESTDIR, a package build) leaves that to the package's
+# own ldconfig trigger.
+set -u
+dir=$1
+if [ "${MESON_INSTALL_DESTDIR_PREFIX:-}" != "${MESON_INSTALL_PREFIX:-}" ]; then
+	exit 0
+fi
+PATH=$PATH:/sbin:/usr/sbin
+if [ "$(id -u)" -ne 0 ]; then
+	echo "proftrace: not root, ld.so's cache not refreshed: run 'ldconfig' as root" \
+	     "for LD_PRELOAD=libproftrace.so, or name $dir/libproftrace.so" >&2
+	exit 0
+fi
+ldconfig || exit 1
+if ! ldconfig -p | grep -q "=> $dir/libproftrace.so\$"; then
+	echo "proftrace: $dir is not in the loader's search path (/etc/ld.so.conf):" \
+	     "name the library as LD_PRELOAD=$dir/libproftrace.so" >&2
+fi
+exit 0
