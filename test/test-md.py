@@ -367,6 +367,7 @@ def test_diff():
                  ["--weight", "cpu"], ["--weight", "self", "-n", "1"]):
         compare_diff(a, b, args)
     compare_diff(f, m)
+    compare_diff(capture("alpha", host_a), capture("beta", host_b))
     compare_diff(m, f, ["--group-by", "cwd"])
     md, _ = markdown_of(["diff", "--format", "markdown", f, m])
     only = md_table(md, "Only in A")[1]

@@ -81,10 +81,11 @@ static void only(struct pt_md *md, const struct pt_diff *d, int side,
 	size_t i, n = d->nonly[side];
 	char name[64];
 
-	pt_md_line(md, "\n### Only in %c: %zu %ss, %zu executions, %.3f s of "
-		   "%s", side ? 'B' : 'A', n, pt_group_name(&d->group),
-		   d->only_runs[side], secs(d->only_total[side]),
-		   pt_diff_weight_name(d->weight));
+	pt_md_line(md, "\n### Only in %c: %zu %s%s, %zu execution%s, %.3f s "
+		   "of %s", side ? 'B' : 'A', n, pt_group_name(&d->group),
+		   n == 1 ? "" : "s", d->only_runs[side],
+		   d->only_runs[side] == 1 ? "" : "s",
+		   secs(d->only_total[side]), pt_diff_weight_name(d->weight));
 	if (!n)
 		return;
 	pt_md_header(md, cols, 2, pt_group_name(&d->group));
