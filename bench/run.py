@@ -21,7 +21,8 @@ sides alike.  Stages:
   3 ingest  K synthetic clients flooding a collector (bench/ingest.c), and
             the same clients against a trivial receiver (the ceiling)
   4 convert a synthetic capture of N executions (bench/gencapture.c) through
-            `proftrace convert -f csv`, `-f json` and `proftrace report`
+            `proftrace convert -f csv`, `-f json`, `-f svg`, `proftrace report`
+            and `report --format markdown`
   5 size    capture bytes per execution, and against the CSV
 
 The hand-written part of doc/performance.md (everything after the line
@@ -706,6 +707,7 @@ class Suite:
         formats = m.group(1).split() if m else ["csv"]
         have["csv"] = "csv" in formats
         have["json"] = "json" in formats
+        have["svg"] = "svg" in formats
         h = subprocess.run([self.proftrace, "--help"], capture_output=True, text=True)
         have["report"] = bool(re.search(r"^\s+report\s", h.stdout, re.M))
         return have
@@ -720,12 +722,17 @@ class Suite:
         gen_s = time.monotonic() - t0
         g = kv(out.stdout)
         have = self.available()
-        outs = {"csv": cap + ".csv", "json": cap + ".json", "report": cap + ".report.txt"}
+        outs = {"csv": cap + ".csv", "json": cap + ".json", "svg": cap + ".svg",
+                "report": cap + ".report.txt",
+                "report --format markdown": cap + ".report.md"}
         cmds = {
             "read only (bench/capcount)": ([self.capcount, cap], None),
             "convert -f csv": ([self.proftrace, "convert", "-f", "csv", "--force", "-o", outs["csv"], cap], "csv"),
             "convert -f json": ([self.proftrace, "convert", "-f", "json", "--force", "-o", outs["json"], cap], "json"),
+            "convert -f svg": ([self.proftrace, "convert", "-f", "svg", "--force", "-o", outs["svg"], cap], "svg"),
             "report": ([self.proftrace, "report", cap], "report"),
+            "report --format markdown": ([self.proftrace, "report", "--format", "markdown", cap],
+                                         "report"),
         }
         res = {c: [] for c in cmds}
         log(f"[convert] {rounds} round(s) of {', '.join(cmds)}")
@@ -738,8 +745,8 @@ class Suite:
                 if feat and not have.get(feat):
                     continue
                 stdout = subprocess.DEVNULL
-                if c == "report":
-                    stdout = open(outs["report"], "w")
+                if c.startswith("report"):
+                    stdout = open(outs[c], "w")
                 try:
                     wall, cpu, rss, rc = run_measured(cmd, env=clean_env(), stdout=stdout,
                                                       check=False)

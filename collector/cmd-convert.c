@@ -26,17 +26,21 @@
 #include "redact.h"
 #include "strbuf.h"
 #include "util.h"
+#include "views/svg.h"
 
 struct format {
 	const char *name;
 	int (*write)(const struct pt_model *m, FILE *f);
+	/* The same by CPU time (--weight cpu), for those that weigh. */
+	int (*write_cpu)(const struct pt_model *m, FILE *f);
 };
 
 static const struct format formats[] = {
-	{ "csv", pt_csv_write },
-	{ "json", pt_json_write },
-	{ "folded", pt_folded_write_wall },
-	{ "folded-cpu", pt_folded_write_cpu },
+	{ "csv", pt_csv_write, NULL },
+	{ "json", pt_json_write, NULL },
+	{ "folded", pt_folded_write_wall, pt_folded_write_cpu },
+	{ "folded-cpu", pt_folded_write_cpu, NULL },
+	{ "svg", pt_svg_write_wall, pt_svg_write_cpu },
 };
 
 #define N_FORMATS (sizeof formats / sizeof formats[0])
@@ -45,8 +49,10 @@ static int run(int argc, char **argv);
 
 const struct pt_cmd pt_cmd_convert = {
 	.name = "convert",
-	.usage = "[-f FORMAT] [-o FILE] [--force] [--redact REGEX]... CAPTURE...",
-	.summary = "convert captures (or spool directories) to csv, json or folded stacks",
+	.usage = "[-f FORMAT] [--weight wall|cpu] [-o FILE] [--force] "
+		 "[--redact REGEX]... CAPTURE...",
+	.summary = "convert captures (or spool directories) to csv, json, "
+		   "folded stacks or an SVG flame graph",
 	.run = run,
 };
 
@@ -62,6 +68,9 @@ static void help(void)
 	for (i = 0; i < N_FORMATS; i++)
 		printf(" %s", formats[i].name);
 	printf(")\n"
+	       "  --weight wall|cpu    what folded and svg weigh: wall time "
+	       "(default) or\n"
+	       "                       CPU time\n"
 	       "  -o, --output FILE    write to FILE instead of standard output\n"
 	       "  --force              overwrite FILE if it exists\n"
 	       "  --redact REGEX       replace what REGEX (POSIX extended) "
@@ -177,8 +186,9 @@ static int write_output(const struct format *fmt, const struct pt_model *m,
 
 static int run(int argc, char **argv)
 {
-	const char *fmt_name = "csv", *out = NULL, *v;
+	const char *fmt_name = "csv", *out = NULL, *weight = "wall", *v;
 	const struct format *fmt;
+	struct format cpu_format;
 	struct pt_model m;
 	char **inputs;
 	int i, n = 0, missing = 0, status = 0, only_inputs = 0, force = 0, rc;
@@ -206,6 +216,9 @@ static int run(int argc, char **argv)
 		} else if ((v = opt_value(argc, argv, &i, 'o', "--output",
 					  &missing))) {
 			out = v;
+		} else if ((v = opt_value(argc, argv, &i, 0, "--weight",
+					  &missing))) {
+			weight = v;
 		} else if ((v = opt_value(argc, argv, &i, 0, "--redact",
 					  &missing))) {
 			if (pt_redact_add(red, v) < 0) {
@@ -234,6 +247,23 @@ static int run(int argc, char **argv)
 		free(inputs);
 		pt_redact_free(red);
 		return 2;
+	}
+	if (strcmp(weight, "wall") && (strcmp(weight, "cpu") ||
+				       !fmt->write_cpu)) {
+		if (strcmp(weight, "cpu"))
+			pt_warn("--weight: expected wall or cpu, not '%s'",
+				weight);
+		else
+			pt_warn("--weight cpu: format %s has no weight",
+				fmt->name);
+		free(inputs);
+		pt_redact_free(red);
+		return 2;
+	}
+	if (!strcmp(weight, "cpu")) {
+		cpu_format = *fmt;
+		cpu_format.write = fmt->write_cpu;
+		fmt = &cpu_format;
 	}
 	/* As record and daemon do: an existing file is not replaced unless
 	 * asked.  A device or FIFO (/dev/stdout) is written, not replaced. */

@@ -12,39 +12,22 @@
 #include <string.h>
 
 #include "analysis.h"
+#include "diff.h"
 #include "cmd.h"
 #include "load.h"
 #include "model.h"
 #include "redact.h"
 #include "strbuf.h"
 #include "util.h"
+#include "views/diff-md.h"
 
 #define MIN_WIDTH 60
 
-enum weight { W_WALL, W_SELF, W_CPU };
-
-struct side {
-	struct pt_model m;
-	struct pt_analysis a;
-	int64_t cpu_us;
-	size_t failed;
-};
-
-struct row {
-	int64_t t[2];                   /* ns of the chosen weight, A and B */
-	size_t n[2];
-	uint32_t id;
-};
-
 struct diff {
-	struct side s[2];
+	struct pt_diff d;               /* the figures */
 	struct pt_redact *red;
-	struct pt_group_by group;
-	enum weight weight;
 	int top, width;
-	struct pt_strtab keys;
-	struct row *rows;
-	size_t nrows;
+	int markdown;                   /* --format markdown */
 	struct pt_sb line;
 };
 
@@ -53,6 +36,7 @@ static const char help_text[] =
 	"program and arguments, with absolute paths cut to their last part\n"
 	"and temporary file names ignored) in A and in B, largest change\n"
 	"first, then what ran in only one of them.\n\n"
+	"  -f, --format F      text (default) or markdown (GitHub-flavoured)\n"
 	"  -g, --group-by KEY  match by command (default), exe, package, cwd\n"
 	"                      or env:NAME\n"
 	"  --weight W          wall (default: wall time), self (wall time not\n"
@@ -94,111 +78,9 @@ static double secs(int64_t ns)
 	return (double)ns / 1e9;
 }
 
-static int64_t weigh(const struct side *s, const struct pt_exec *e,
-		     enum weight w)
-{
-	switch (w) {
-	case W_WALL:
-		return e->end_ns - e->start_ns;
-	case W_SELF:
-		return s->a.self_ns[e->id];
-	case W_CPU:
-		return pt_exec_cpu_us(e) * 1000;
-	}
-	return 0;
-}
-
-static int load(struct side *s, const char *path, struct pt_redact *red)
-{
-	char *paths[] = { (char *)path };
-	int rc = pt_model_load(&s->m, paths, 1, red);
-	size_t i;
-
-	if (rc < 0)
-		return -1;
-	pt_analyze_tree(&s->a, &s->m);
-	for (i = 0; i < s->m.n; i++) {
-		const struct pt_exec *e = s->m.execs[i];
-
-		s->cpu_us += pt_exec_cpu_us(e);
-		if (e->exit_code > 0 || e->signal > 0)
-			s->failed++;
-	}
-	return rc;
-}
-
-static void tally(struct diff *d)
-{
-	struct pt_sb key = PT_SB_INIT;
-	size_t side, i, cap = 0;
-
-	for (side = 0; side < 2; side++) {
-		const struct side *s = &d->s[side];
-
-		for (i = 0; i < s->m.n; i++) {
-			const struct pt_exec *e = s->m.execs[i];
-			uint32_t id;
-			int added;
-
-			pt_sb_reset(&key);
-			pt_group_key(&d->group, e, &key);
-			id = pt_strtab_intern(&d->keys, key.buf, key.len,
-					      &added);
-			if (added) {
-				if (d->nrows == cap) {
-					cap = cap ? 2 * cap : 256;
-					d->rows = pt_xrealloc(d->rows, cap *
-							      sizeof *d->rows);
-				}
-				memset(&d->rows[id], 0, sizeof d->rows[id]);
-				d->rows[id].id = id;
-				d->nrows++;
-			}
-			d->rows[id].t[side] += weigh(s, e, d->weight);
-			d->rows[id].n[side]++;
-		}
-	}
-	pt_sb_release(&key);
-}
-
-static int64_t absdelta(const struct row *r)
-{
-	int64_t v = r->t[1] - r->t[0];
-
-	return v < 0 ? -v : v;
-}
-
-static int cmp_delta(const void *x, const void *y)
-{
-	const struct row *a = x, *b = y;
-	int64_t da = absdelta(a), db = absdelta(b);
-
-	if (da != db)
-		return da > db ? -1 : 1;
-	return a->id < b->id ? -1 : a->id > b->id;
-}
-
-static int cmp_a(const void *x, const void *y)
-{
-	const struct row *a = x, *b = y;
-
-	if (a->t[0] != b->t[0])
-		return a->t[0] > b->t[0] ? -1 : 1;
-	return a->id < b->id ? -1 : a->id > b->id;
-}
-
-static int cmp_b(const void *x, const void *y)
-{
-	const struct row *a = x, *b = y;
-
-	if (a->t[1] != b->t[1])
-		return a->t[1] > b->t[1] ? -1 : 1;
-	return a->id < b->id ? -1 : a->id > b->id;
-}
-
 static void summary(struct diff *d, const char *pa, const char *pb)
 {
-	const struct side *a = &d->s[0], *b = &d->s[1];
+	const struct pt_diff_side *a = &d->d.s[0], *b = &d->d.s[1];
 	int64_t wa = a->a.t1 - a->a.t0, wb = b->a.t1 - b->a.t0;
 
 	pt_sb_addf(&d->line, "proftrace diff: A = %s, B = %s", pa, pb);
@@ -225,32 +107,20 @@ static void summary(struct diff *d, const char *pa, const char *pb)
 	emit(d);
 }
 
-static const char *weight_name(enum weight w)
-{
-	return w == W_WALL ? "wall time" :
-	       w == W_SELF ? "self time" : "CPU time";
-}
-
 static void changes(struct diff *d)
 {
-	size_t i, n = 0, shown = 0;
-	struct row *both = pt_xcalloc(d->nrows ? d->nrows : 1, sizeof *both);
+	const struct pt_diff *f = &d->d;
+	size_t i;
 
-	for (i = 0; i < d->nrows; i++)
-		if (d->rows[i].n[0] && d->rows[i].n[1])
-			both[n++] = d->rows[i];
-	qsort(both, n, sizeof *both, cmp_delta);
 	printf("\nLargest changes in %s, per %s seen in both runs "
-	       "(%zu of them)\n", weight_name(d->weight),
-	       pt_group_name(&d->group), n);
+	       "(%zu of them)\n", pt_diff_weight_name(f->weight),
+	       pt_group_name(&f->group), f->nboth);
 	pt_sb_addf(&d->line, "  %10s %10s %10s %7s %6s %6s  %s", "A s", "B s",
-		   "B - A s", "change", "n A", "n B", pt_group_name(&d->group));
+		   "B - A s", "change", "n A", "n B", pt_group_name(&f->group));
 	emit(d);
-	for (i = 0; i < n && shown < (size_t)d->top; i++) {
-		const struct row *r = &both[i];
+	for (i = 0; i < f->nchanged; i++) {
+		const struct pt_diff_row *r = &f->both[i];
 
-		if (!absdelta(r) && shown)
-			break;
 		pt_sb_addf(&d->line, "  %10.3f %10.3f %+10.3f ", secs(r->t[0]),
 			   secs(r->t[1]), secs(r->t[1] - r->t[0]));
 		if (r->t[0] > 0)
@@ -260,44 +130,35 @@ static void changes(struct diff *d)
 		else
 			pt_sb_addf(&d->line, "%7s", "new");
 		pt_sb_addf(&d->line, " %6zu %6zu  %s", r->n[0], r->n[1],
-			   pt_strtab_str(&d->keys, r->id));
-		emit(d);
-		shown++;
-	}
-	if (n > shown) {
-		pt_sb_addf(&d->line, "  ... %zu more", n - shown);
+			   pt_strtab_str(&f->keys, r->id));
 		emit(d);
 	}
-	free(both);
+	if (f->nboth > f->nchanged) {
+		pt_sb_addf(&d->line, "  ... %zu more", f->nboth - f->nchanged);
+		emit(d);
+	}
 }
 
 static void only(struct diff *d, int side)
 {
-	size_t i, n = 0, runs = 0;
-	int64_t total = 0;
-	struct row *rows = pt_xcalloc(d->nrows ? d->nrows : 1, sizeof *rows);
+	const struct pt_diff *f = &d->d;
+	const struct pt_diff_row *rows = f->only[side];
+	size_t i, n = f->nonly[side];
 
-	for (i = 0; i < d->nrows; i++)
-		if (d->rows[i].n[side] && !d->rows[i].n[!side]) {
-			rows[n++] = d->rows[i];
-			total += d->rows[i].t[side];
-			runs += d->rows[i].n[side];
-		}
-	qsort(rows, n, sizeof *rows, side ? cmp_b : cmp_a);
 	printf("\nOnly in %c: %zu %s%s, %zu execution%s, %.3f s of %s\n",
-	       side ? 'B' : 'A', n, pt_group_name(&d->group), n == 1 ? "" : "s",
-	       runs, runs == 1 ? "" : "s", secs(total), weight_name(d->weight));
+	       side ? 'B' : 'A', n, pt_group_name(&f->group), n == 1 ? "" : "s",
+	       f->only_runs[side], f->only_runs[side] == 1 ? "" : "s",
+	       secs(f->only_total[side]), pt_diff_weight_name(f->weight));
 	for (i = 0; i < n && i < (size_t)d->top; i++) {
 		pt_sb_addf(&d->line, "  %10.3f %6zu  %s", secs(rows[i].t[side]),
 			   rows[i].n[side],
-			   pt_strtab_str(&d->keys, rows[i].id));
+			   pt_strtab_str(&f->keys, rows[i].id));
 		emit(d);
 	}
 	if (n > (size_t)d->top) {
 		pt_sb_addf(&d->line, "  ... %zu more", n - (size_t)d->top);
 		emit(d);
 	}
-	free(rows);
 }
 
 static int parse_int(const char *s, int min, int *out)
@@ -314,6 +175,7 @@ static int parse_int(const char *s, int min, int *out)
 static int run(int argc, char **argv)
 {
 	static const struct option long_opts[] = {
+		{ "format", required_argument, NULL, 'f' },
 		{ "group-by", required_argument, NULL, 'g' },
 		{ "weight", required_argument, NULL, 'W' },
 		{ "top", required_argument, NULL, 'n' },
@@ -326,19 +188,28 @@ static int run(int argc, char **argv)
 	int c, status = 0, i;
 
 	memset(&d, 0, sizeof d);
-	pt_group_parse("command", 1, &d.group);
-	d.weight = W_WALL;
+	pt_group_parse("command", 1, &d.d.group);
+	d.d.weight = PT_DIFF_WALL;
 	d.top = 20;
 	d.red = pt_redact_new();
-	while ((c = getopt_long(argc, argv, "g:n:w:h", long_opts,
+	while ((c = getopt_long(argc, argv, "f:g:n:w:h", long_opts,
 				NULL)) != -1) {
 		switch (c) {
 		case 'R':
 			if (pt_redact_add(d.red, optarg) < 0)
 				goto bad;
 			break;
+		case 'f':
+			if (!strcmp(optarg, "markdown"))
+				d.markdown = 1;
+			else if (strcmp(optarg, "text")) {
+				pt_warn("--format: expected text or markdown, "
+					"not '%s'", optarg);
+				goto bad;
+			}
+			break;
 		case 'g':
-			if (pt_group_parse(optarg, 1, &d.group) < 0) {
+			if (pt_group_parse(optarg, 1, &d.d.group) < 0) {
 				pt_warn("--group-by: expected command, exe, "
 					"package, cwd or env:NAME, not '%s'",
 					optarg);
@@ -347,11 +218,11 @@ static int run(int argc, char **argv)
 			break;
 		case 'W':
 			if (!strcmp(optarg, "wall"))
-				d.weight = W_WALL;
+				d.d.weight = PT_DIFF_WALL;
 			else if (!strcmp(optarg, "self"))
-				d.weight = W_SELF;
+				d.d.weight = PT_DIFF_SELF;
 			else if (!strcmp(optarg, "cpu"))
-				d.weight = W_CPU;
+				d.d.weight = PT_DIFF_CPU;
 			else {
 				pt_warn("--weight: expected wall, self or cpu, "
 					"not '%s'", optarg);
@@ -385,36 +256,35 @@ static int run(int argc, char **argv)
 	for (i = 0; i < 2; i++) {
 		int rc;
 
-		rc = load(&d.s[i], argv[optind + i], d.red);
+		rc = pt_diff_load(&d.d, i, argv[optind + i], d.red);
 		if (rc < 0) {
 			if (i)
-				pt_analysis_free(&d.s[0].a);
-			pt_model_free(&d.s[0].m);
+				pt_analysis_free(&d.d.s[0].a);
+			pt_model_free(&d.d.s[0].m);
 			if (i)
-				pt_model_free(&d.s[1].m);
+				pt_model_free(&d.d.s[1].m);
 			pt_redact_free(d.red);
 			return 1;
 		}
 		if (rc > 0)
 			status = 1;
 	}
-	pt_strtab_init(&d.keys);
 	pt_sb_init(&d.line);
-	tally(&d);
-	summary(&d, argv[optind], argv[optind + 1]);
-	changes(&d);
-	only(&d, 0);
-	only(&d, 1);
+	d.d.top = (size_t)d.top;
+	pt_diff_compute(&d.d);
+	if (d.markdown) {
+		pt_diff_md_write(&d.d, argv[optind], argv[optind + 1], stdout);
+	} else {
+		summary(&d, argv[optind], argv[optind + 1]);
+		changes(&d);
+		only(&d, 0);
+		only(&d, 1);
+	}
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		pt_warn("writing standard output failed");
 		status = 1;
 	}
-	for (i = 0; i < 2; i++) {
-		pt_analysis_free(&d.s[i].a);
-		pt_model_free(&d.s[i].m);
-	}
-	free(d.rows);
-	pt_strtab_free(&d.keys);
+	pt_diff_free(&d.d, 2);
 	pt_sb_release(&d.line);
 	pt_redact_free(d.red);
 	return status;
@@ -429,7 +299,8 @@ bad:
 
 const struct pt_cmd pt_cmd_diff = {
 	.name = "diff",
-	.usage = "[--group-by command|exe|package|cwd|env:NAME] "
+	.usage = "[--format text|markdown] "
+		 "[--group-by command|exe|package|cwd|env:NAME] "
 		 "[--weight wall|self|cpu] [--top N] [--width N] "
 		 "[--redact REGEX]... A B",
 	.summary = "compare two runs: time per command, largest change first",

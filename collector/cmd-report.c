@@ -1,8 +1,10 @@
 /*
  * proftrace report: where the time of a run went, as text for a terminal
- * or a CI log.  Sections: the captures, a summary, programs by self and
- * by total time, the process tree, the critical path, the parallelism
- * profile.  doc/proftrace-report.1.md defines every number.
+ * or a CI log (or, with --format markdown, views/report-md.c).  Sections:
+ * the captures, a summary, programs by self and by total time, the
+ * process tree, the critical path, the parallelism profile, the failed
+ * executions.  The figures are report.c's; doc/proftrace-report.1.md
+ * defines every number.
  *
  * Exit status: 0; 1 if an input was damaged (the report covers what was
  * intact) or unreadable; 2 for bad usage.
@@ -18,8 +20,10 @@
 #include "load.h"
 #include "model.h"
 #include "redact.h"
+#include "report.h"
 #include "strbuf.h"
 #include "util.h"
+#include "views/report-md.h"
 
 #define NONE UINT32_MAX
 #define MIN_WIDTH 60
@@ -29,13 +33,13 @@
 struct opts {
 	struct pt_group_by group;
 	int depth, top, width;
+	int markdown;                   /* --format markdown */
 };
 
 struct report {
 	const struct pt_model *m;
-	struct pt_analysis a;
+	const struct pt_report *d;      /* the figures */
 	struct opts o;
-	int64_t wall;
 	FILE *f;
 	struct pt_sb line, tmp;
 };
@@ -44,6 +48,8 @@ static const char help_text[] =
 	"Print where the time of the recorded run(s) went: a summary, the\n"
 	"programs that took the most time, the process tree, the critical\n"
 	"path and how parallel the run was.\n\n"
+	"  -f, --format F      text (default) or markdown (GitHub-flavoured,\n"
+	"                      for a CI job summary or a merge request)\n"
 	"  -g, --group-by KEY  group programs by exe (default), package, cwd\n"
 	"                      or env:NAME (a recorded variable)\n"
 	"  -d, --depth N       process tree depth (default 6)\n"
@@ -105,10 +111,7 @@ static double secs(int64_t ns)
 	return (double)ns / 1e9;
 }
 
-static double pct(int64_t part, int64_t whole)
-{
-	return whole > 0 ? 100.0 * (double)part / (double)whole : 0.0;
-}
+#define pct pt_report_pct
 
 /* Label of an execution (cleaned, short) into r->tmp. */
 static const char *label(struct report *r, uint32_t id)
@@ -123,21 +126,10 @@ static const char *label(struct report *r, uint32_t id)
 static void captures(struct report *r)
 {
 	const struct pt_model *m = r->m;
-	int64_t *first, *last;
-	size_t *count, c, i;
+	const struct pt_report_capture *cap = r->d->caps;
+	size_t c;
 	struct pt_sb iso = PT_SB_INIT;
 
-	first = pt_xcalloc(m->ncaptures + 1, sizeof *first);
-	last = pt_xcalloc(m->ncaptures + 1, sizeof *last);
-	count = pt_xcalloc(m->ncaptures + 1, sizeof *count);
-	for (i = 0; i < m->n; i++) {
-		const struct pt_exec *e = m->execs[i];
-
-		if (!count[e->capture]++ || e->start_ns < first[e->capture])
-			first[e->capture] = e->start_ns;
-		if (e->end_ns > last[e->capture])
-			last[e->capture] = e->end_ns;
-	}
 	heading(r, "Captures");
 	for (c = 0; c < m->ncaptures; c++) {
 		const char *host = pt_model_meta(m, c, "host");
@@ -147,14 +139,14 @@ static void captures(struct report *r)
 		if (!job)
 			job = pt_model_meta(m, c, "GITHUB_JOB");
 		pt_sb_reset(&iso);
-		if (count[c])
-			pt_sb_add_iso8601(&iso, first[c]);
+		if (cap[c].count)
+			pt_sb_add_iso8601(&iso, cap[c].first);
 		else
 			pt_sb_addstr(&iso, "-");
 		pt_sb_addf(&r->line, "  #%zu  %s  %s  %9.3f s  %zu execution%s",
 			   c + 1, host ? host : "?", iso.buf,
-			   count[c] ? secs(last[c] - first[c]) : 0.0, count[c],
-			   count[c] == 1 ? "" : "s");
+			   cap[c].count ? secs(cap[c].last - cap[c].first) : 0.0,
+			   cap[c].count, cap[c].count == 1 ? "" : "s");
 		if (job)
 			pt_sb_addf(&r->line, "  job %s", job);
 		if (cmd)
@@ -162,63 +154,41 @@ static void captures(struct report *r)
 		emit(r);
 	}
 	pt_sb_release(&iso);
-	free(first);
-	free(last);
-	free(count);
 }
 
 static void summary(struct report *r)
 {
 	const struct pt_model *m = r->m;
-	size_t failed = 0, killed = 0, untraced = 0, nocpu = 0, i;
-	int64_t user = 0, sys = 0, rss = -1;
-	uint32_t rss_id = NONE;
+	const struct pt_report *d = r->d;
 	struct pt_sb iso = PT_SB_INIT;
 
-	for (i = 0; i < m->n; i++) {
-		const struct pt_exec *e = m->execs[i];
-
-		if (e->signal > 0)
-			killed++;
-		else if (e->exit_code > 0)
-			failed++;
-		if (e->flags & PT_EXF_UNTRACED)
-			untraced++;
-		if (e->utime_us < 0 && e->stime_us < 0)
-			nocpu++;
-		user += pt_cpu_part_us(e->utime_us);
-		sys += pt_cpu_part_us(e->stime_us);
-		if (e->maxrss_kb > rss) {
-			rss = e->maxrss_kb;
-			rss_id = (uint32_t)i;
-		}
-	}
 	heading(r, "Summary");
 	if (m->n)
-		pt_sb_add_iso8601(&iso, r->a.t0);
+		pt_sb_add_iso8601(&iso, d->a.t0);
 	pt_sb_addf(&r->line, "  wall time     %10.3f s   from %s",
-		   secs(r->wall), m->n ? iso.buf : "-");
+		   secs(d->wall), m->n ? iso.buf : "-");
 	emit(r);
 	pt_sb_addf(&r->line, "  executions    %10zu     %zu failed, %zu "
-		   "killed by a signal, %zu untraced", m->n, failed, killed,
-		   untraced);
+		   "killed by a signal, %zu untraced", m->n, d->failed,
+		   d->killed, d->untraced);
 	emit(r);
 	pt_sb_addf(&r->line, "  CPU time      %10.3f s   user %.3f s, "
-		   "system %.3f s", (double)(user + sys) / 1e6,
-		   (double)user / 1e6, (double)sys / 1e6);
-	if (r->wall > 0)
+		   "system %.3f s", (double)(d->user_us + d->sys_us) / 1e6,
+		   (double)d->user_us / 1e6, (double)d->sys_us / 1e6);
+	if (d->wall > 0)
 		pt_sb_addf(&r->line, "; %.2f x wall",
-			   (double)(user + sys) * 1e3 / (double)r->wall);
-	if (nocpu)
-		pt_sb_addf(&r->line, "; %zu without CPU data", nocpu);
+			   (double)(d->user_us + d->sys_us) * 1e3 /
+			   (double)d->wall);
+	if (d->nocpu)
+		pt_sb_addf(&r->line, "; %zu without CPU data", d->nocpu);
 	emit(r);
 	pt_sb_addf(&r->line, "  parallelism   %10.2f     busy executions on "
-		   "average, peak %u", r->a.average, r->a.peak);
+		   "average, peak %u", d->a.average, d->a.peak);
 	emit(r);
-	if (rss_id != NONE) {
+	if (d->rss_id != NONE) {
 		pt_sb_addf(&r->line, "  peak memory   %10.1f MB  ",
-			   (double)rss / 1024.0);
-		pt_sb_addstr(&r->line, label(r, rss_id));
+			   (double)d->rss_kb / 1024.0);
+		pt_sb_addstr(&r->line, label(r, d->rss_id));
 		emit(r);
 	}
 	if (m->damaged || m->lost_frames || m->bad_frames) {
@@ -233,79 +203,10 @@ static void summary(struct report *r)
 
 /* ---- programs ---- */
 
-struct group {
-	int64_t self, total, cpu;
-	size_t count;
-	uint32_t id;
-};
-
-static int cmp_self(const void *x, const void *y)
+static void group_table(struct report *r, const struct pt_report_group *g)
 {
-	const struct group *a = x, *b = y;
-
-	if (a->self != b->self)
-		return a->self > b->self ? -1 : 1;
-	return a->id < b->id ? -1 : a->id > b->id;
-}
-
-static int cmp_total(const void *x, const void *y)
-{
-	const struct group *a = x, *b = y;
-
-	if (a->total != b->total)
-		return a->total > b->total ? -1 : 1;
-	return a->id < b->id ? -1 : a->id > b->id;
-}
-
-/*
- * Total time of a group is the wall time of its executions that have no
- * ancestor in the same group: make running make counts once, as perf's
- * "children" column counts a recursive function once.
- */
-static void group_totals(struct report *r, const uint32_t *gid,
-			 struct group *g, size_t ng)
-{
-	const struct pt_model *m = r->m;
-	uint32_t *open = pt_xcalloc(ng ? ng : 1, sizeof *open);
-	size_t i;
-
-#define ENTER(x) do { \
-		if (!open[gid[(x)->id]]++) \
-			g[gid[(x)->id]].total += (x)->end_ns - (x)->start_ns; \
-	} while (0)
-#define LEAVE(x) (open[gid[(x)->id]]--)
-	for (i = 0; i < m->n; i++) {
-		const struct pt_exec *x = m->execs[i];
-
-		if (x->parent)
-			continue;
-		ENTER(x);
-		for (;;) {
-			if (x->first_child) {
-				x = x->first_child;
-				ENTER(x);
-				continue;
-			}
-			while (x->parent && !x->next_sibling) {
-				LEAVE(x);
-				x = x->parent;
-			}
-			LEAVE(x);
-			if (!x->parent)
-				break;
-			x = x->next_sibling;
-			ENTER(x);
-		}
-	}
-#undef ENTER
-#undef LEAVE
-	free(open);
-}
-
-static void group_table(struct report *r, struct group *g, size_t ng,
-			int64_t self_sum, struct pt_strtab *names)
-{
-	size_t i;
+	const struct pt_report *d = r->d;
+	size_t i, ng = d->ngroups;
 
 	pt_sb_addf(&r->line, "  %10s %6s %10s %6s %10s %7s  %s", "self s",
 		   "%self", "total s", "%wall", "cpu s", "count",
@@ -314,10 +215,10 @@ static void group_table(struct report *r, struct group *g, size_t ng,
 	for (i = 0; i < ng && i < (size_t)r->o.top; i++) {
 		pt_sb_addf(&r->line,
 			   "  %10.3f %5.1f%% %10.3f %5.1f%% %10.3f %7zu  %s",
-			   secs(g[i].self), pct(g[i].self, self_sum),
-			   secs(g[i].total), pct(g[i].total, r->wall),
-			   (double)g[i].cpu / 1e6, g[i].count,
-			   pt_strtab_str(names, g[i].id));
+			   secs(g[i].self), pct(g[i].self, d->self_sum),
+			   secs(g[i].total), pct(g[i].total, d->wall),
+			   (double)g[i].cpu_us / 1e6, g[i].count,
+			   pt_strtab_str(&d->names, g[i].id));
 		emit(r);
 	}
 	if (ng > (size_t)r->o.top) {
@@ -328,47 +229,12 @@ static void group_table(struct report *r, struct group *g, size_t ng,
 
 static void programs(struct report *r)
 {
-	const struct pt_model *m = r->m;
-	struct pt_strtab names;
-	struct group *g = NULL;
-	uint32_t *gid;
-	int64_t self_sum = 0;
-	size_t i, ng;
-
-	pt_strtab_init(&names);
-	gid = pt_xcalloc(m->n ? m->n : 1, sizeof *gid);
-	for (i = 0; i < m->n; i++) {
-		pt_sb_reset(&r->tmp);
-		pt_group_key(&r->o.group, m->execs[i], &r->tmp);
-		gid[i] = pt_strtab_intern(&names, r->tmp.buf, r->tmp.len, NULL);
-	}
-	ng = names.n;
-	g = pt_xcalloc(ng ? ng : 1, sizeof *g);
-	for (i = 0; i < ng; i++)
-		g[i].id = (uint32_t)i;
-	for (i = 0; i < m->n; i++) {
-		const struct pt_exec *e = m->execs[i];
-		struct group *x = &g[gid[i]];
-
-		x->self += r->a.self_ns[i];
-		x->cpu += pt_exec_cpu_us(e);
-		x->count++;
-		self_sum += r->a.self_ns[i];
-	}
-	group_totals(r, gid, g, ng);
-
 	heading(r, "Programs by self time (wall time not waiting for "
 		   "children)");
-	qsort(g, ng, sizeof *g, cmp_self);
-	group_table(r, g, ng, self_sum, &names);
+	group_table(r, r->d->by_self);
 	heading(r, "Programs by total time (including children; nested runs "
 		   "once)");
-	qsort(g, ng, sizeof *g, cmp_total);
-	group_table(r, g, ng, self_sum, &names);
-
-	free(g);
-	free(gid);
-	pt_strtab_free(&names);
+	group_table(r, r->d->by_total);
 }
 
 /* ---- process tree ---- */
@@ -415,7 +281,7 @@ static void tree_line(struct tree_ctx *t, const struct pt_exec *x,
 	struct report *r = t->r;
 
 	pt_sb_addf(&r->line, "  %10.3f %10.3f  %s%s",
-		   secs(x->end_ns - x->start_ns), secs(r->a.self_ns[x->id]),
+		   secs(x->end_ns - x->start_ns), secs(r->d->a.self_ns[x->id]),
 		   t->prefix.buf, branch);
 	pt_sb_addstr(&r->line, label(r, x->id));
 	if (x->signal > 0)
@@ -450,7 +316,7 @@ static size_t choose(struct tree_ctx *t, const struct pt_exec *first,
 	*hid_n = 0;
 	*hid_ns = 0;
 #define CONSIDER(c) do { \
-		if (subtree_span(&r->a, (c)) >= t->min_ns) { \
+		if (subtree_span(&r->d->a, (c)) >= t->min_ns) { \
 			if (t->nkids == t->capkids) { \
 				t->capkids = t->capkids ? 2 * t->capkids \
 							: 256; \
@@ -459,7 +325,7 @@ static size_t choose(struct tree_ctx *t, const struct pt_exec *first,
 			} \
 			t->kids[t->nkids++] = (c)->id; \
 		} else { \
-			*hid_n += r->a.sub_n[(c)->id]; \
+			*hid_n += r->d->a.sub_n[(c)->id]; \
 			*hid_ns += (c)->end_ns - (c)->start_ns; \
 		} \
 	} while (0)
@@ -475,11 +341,13 @@ static size_t choose(struct tree_ctx *t, const struct pt_exec *first,
 	n = t->nkids - beg;
 	keep = n < (size_t)r->o.top ? n : (size_t)r->o.top;
 	if (keep < n) {
-		qsort_r(t->kids + beg, n, sizeof *t->kids, cmp_span, &r->a);
+		/* cmp_span only reads the analysis. */
+		qsort_r(t->kids + beg, n, sizeof *t->kids, cmp_span,
+			(void *)&r->d->a);
 		for (i = keep; i < n; i++) {
 			const struct pt_exec *x = m->execs[t->kids[beg + i]];
 
-			*hid_n += r->a.sub_n[x->id];
+			*hid_n += r->d->a.sub_n[x->id];
 			*hid_ns += x->end_ns - x->start_ns;
 		}
 		t->nkids = beg + keep;
@@ -511,7 +379,7 @@ static void tree_level(struct tree_ctx *t, const struct pt_exec *first,
 			t->nkids = kbeg;
 		}
 		if (x->first_child && !kn) {
-			below = r->a.sub_n[x->id] - 1;
+			below = r->d->a.sub_n[x->id] - 1;
 			t->hidden += below;
 		}
 		tree_line(t, x, roots ? "" : last ? "`- " : "|- ", below);
@@ -540,7 +408,7 @@ static void tree(struct report *r)
 
 	memset(&t, 0, sizeof t);
 	t.r = r;
-	t.min_ns = r->wall / 100;
+	t.min_ns = r->d->wall / 100;
 	t.roots = pt_xcalloc(r->m->n ? r->m->n : 1, sizeof *t.roots);
 	for (c = 0; c < r->m->n; c++)
 		if (!r->m->execs[c]->parent)
@@ -573,143 +441,78 @@ static void tree(struct report *r)
 
 /* ---- critical path ---- */
 
-struct cp_pick {
-	size_t step;
-	int64_t span;
-	uint32_t depth;
-};
-
-static int cmp_pick_span(const void *x, const void *y)
-{
-	const struct cp_pick *a = x, *b = y;
-
-	if (a->span != b->span)
-		return a->span > b->span ? -1 : 1;
-	if (a->depth != b->depth)
-		return a->depth < b->depth ? -1 : 1;
-	return a->step < b->step ? -1 : a->step > b->step;
-}
-
-static int cmp_pick_step(const void *x, const void *y)
-{
-	const struct cp_pick *a = x, *b = y;
-
-	return a->step < b->step ? -1 : a->step > b->step;
-}
-
 static void critical(struct report *r)
 {
-	const struct pt_analysis *a = &r->a;
-	struct cp_pick *p;
-	struct pt_strtab names;
-	struct group *g = NULL;
-	size_t np = 0, i, shown, maxlines = 3 * (size_t)r->o.top, ng;
-	int64_t idle = 0, hidden_own = 0, min_span = r->wall / 100;
+	const struct pt_report *d = r->d;
+	const struct pt_analysis *a = &d->a;
+	size_t i;
 
 	if (!a->ncp)
 		return;
-	p = pt_xcalloc(a->ncp, sizeof *p);
-	for (i = 0; i < a->ncp; i++) {
-		if (a->cp[i].exec == NONE) {
-			idle += a->cp[i].own;
-			continue;
-		}
-		p[np].step = i;
-		p[np].span = a->cp[i].to - a->cp[i].from;
-		p[np].depth = a->cp[i].depth;
-		np++;
-	}
-	/* The longest spans, which include every shown step's ancestors. */
-	qsort(p, np, sizeof *p, cmp_pick_span);
-	for (shown = 0; shown < np && shown < maxlines &&
-	     p[shown].span >= min_span; shown++)
-		;
-	for (i = shown; i < np; i++)
-		hidden_own += a->cp[p[i].step].own;
-	qsort(p, shown, sizeof *p, cmp_pick_step);
-
 	heading(r, "Critical path (what the end of the run waited for)");
 	pt_sb_addf(&r->line, "  %10s %10s %6s %10s %6s  %s", "at s", "span s",
 		   "%wall", "own s", "%wall", "execution");
 	emit(r);
-	for (i = 0; i < shown; i++) {
-		const struct pt_cp_step *st = &a->cp[p[i].step];
-		uint32_t d;
+	for (i = 0; i < d->ncp_shown; i++) {
+		const struct pt_cp_step *st = &a->cp[d->cp_shown[i]];
+		uint32_t dep;
 
 		pt_sb_addf(&r->line, "  %10.3f %10.3f %5.1f%% %10.3f %5.1f%%  ",
 			   secs(st->from - a->t0), secs(st->to - st->from),
-			   pct(st->to - st->from, r->wall), secs(st->own),
-			   pct(st->own, r->wall));
+			   pct(st->to - st->from, d->wall), secs(st->own),
+			   pct(st->own, d->wall));
 		/* Indent by depth, but keep deep chains readable. */
-		for (d = 1; d < st->depth && d <= MAX_INDENT; d++)
+		for (dep = 1; dep < st->depth && dep <= MAX_INDENT; dep++)
 			pt_sb_addstr(&r->line, "  ");
 		if (st->depth > MAX_INDENT + 1)
 			pt_sb_addf(&r->line, "[%u] ", st->depth - 1);
 		pt_sb_addstr(&r->line, label(r, st->exec));
 		emit(r);
 	}
-	if (shown < np) {
+	if (d->ncp_shown < d->ncp_steps) {
 		pt_sb_addf(&r->line, "  ... %zu shorter steps, own %.3f s "
-			   "(%.1f%%)", np - shown, secs(hidden_own),
-			   pct(hidden_own, r->wall));
+			   "(%.1f%%)", d->ncp_steps - d->ncp_shown,
+			   secs(d->cp_hidden_own), pct(d->cp_hidden_own, d->wall));
 		emit(r);
 	}
-	if (idle > 0) {
+	if (d->cp_idle > 0) {
 		pt_sb_addf(&r->line, "  off the path: %.3f s (%.1f%%): nothing "
-			   "ran, or nothing the path waited for", secs(idle),
-			   pct(idle, r->wall));
+			   "ran, or nothing the path waited for",
+			   secs(d->cp_idle), pct(d->cp_idle, d->wall));
 		emit(r);
 	}
 
-	/* The path's own time by program: what to make faster.  There are
-	 * no more groups than steps. */
-	pt_strtab_init(&names);
-	g = pt_xcalloc(a->ncp, sizeof *g);
-	for (i = 0; i < a->ncp; i++) {
-		uint32_t id;
+	if (!d->ncp_groups)
+		return;
+	heading(r, "Critical path by %s", pt_group_name(&r->o.group));
+	pt_sb_addf(&r->line, "  %10s %6s %7s  %s", "own s", "%wall", "steps",
+		   pt_group_name(&r->o.group));
+	emit(r);
+	for (i = 0; i < d->ncp_groups && i < (size_t)r->o.top; i++) {
+		const struct pt_report_group *g = &d->cp_groups[i];
 
-		if (a->cp[i].exec == NONE || !a->cp[i].own)
-			continue;
-		pt_sb_reset(&r->tmp);
-		pt_group_key(&r->o.group, r->m->execs[a->cp[i].exec], &r->tmp);
-		id = pt_strtab_intern(&names, r->tmp.buf, r->tmp.len, NULL);
-		g[id].id = id;
-		g[id].self += a->cp[i].own;
-		g[id].count++;
-	}
-	ng = names.n;
-	if (ng) {
-		qsort(g, ng, sizeof *g, cmp_self);
-		heading(r, "Critical path by %s", pt_group_name(&r->o.group));
-		pt_sb_addf(&r->line, "  %10s %6s %7s  %s", "own s", "%wall",
-			   "steps", pt_group_name(&r->o.group));
+		pt_sb_addf(&r->line, "  %10.3f %5.1f%% %7zu  %s", secs(g->self),
+			   pct(g->self, d->wall), g->count,
+			   pt_strtab_str(&d->cp_names, g->id));
 		emit(r);
-		for (i = 0; i < ng && i < (size_t)r->o.top; i++) {
-			pt_sb_addf(&r->line, "  %10.3f %5.1f%% %7zu  %s",
-				   secs(g[i].self), pct(g[i].self, r->wall),
-				   g[i].count, pt_strtab_str(&names, g[i].id));
-			emit(r);
-		}
 	}
-	free(g);
-	pt_strtab_free(&names);
-	free(p);
 }
 
 /* ---- parallelism ---- */
 
-static void level_row(struct report *r, size_t lo, size_t hi, int64_t ns)
+static void level_row(struct report *r, const struct pt_report_level *l)
 {
 	int barw = r->o.width - 34;
-	int bar = barw > 0 ? (int)(pct(ns, r->wall) * barw / 100.0 + 0.5) : 0;
+	int bar = barw > 0 ? (int)(pct(l->ns, r->d->wall) * barw / 100.0 +
+				   0.5) : 0;
 	char range[32];
 
-	if (lo == hi)
-		snprintf(range, sizeof range, "%zu", lo);
+	if (l->lo == l->hi)
+		snprintf(range, sizeof range, "%zu", l->lo);
 	else
-		snprintf(range, sizeof range, "%zu-%zu", lo, hi);
-	pt_sb_addf(&r->line, "  %9s %10.3f %5.1f%%  ", range, secs(ns),
-		   pct(ns, r->wall));
+		snprintf(range, sizeof range, "%zu-%zu", l->lo, l->hi);
+	pt_sb_addf(&r->line, "  %9s %10.3f %5.1f%%  ", range, secs(l->ns),
+		   pct(l->ns, r->d->wall));
 	while (bar-- > 0)
 		pt_sb_addch(&r->line, '#');
 	emit(r);
@@ -717,49 +520,65 @@ static void level_row(struct report *r, size_t lo, size_t hi, int64_t ns)
 
 static void parallelism(struct report *r)
 {
-	const struct pt_analysis *a = &r->a;
-	size_t k, i, n;
+	const struct pt_report *d = r->d;
+	const struct pt_analysis *a = &d->a;
+	size_t i;
 
 	heading(r, "Parallelism (busy = running, with no running descendant)");
 	pt_sb_addf(&r->line, "  %9s %10s %6s", "busy", "time s", "%wall");
 	emit(r);
-	/* One row per level up to 8, then rows of doubling width. */
-	for (k = 0; k < a->nlevels && k < 8; k++)
-		level_row(r, k, k, a->level_ns[k]);
-	for (; k < a->nlevels; k *= 2) {
-		int64_t ns = 0;
-		size_t hi = 2 * k - 1;
-
-		if (hi > a->nlevels - 1)
-			hi = a->nlevels - 1;
-
-		for (i = k; i <= hi; i++)
-			ns += a->level_ns[i];
-		level_row(r, k, hi, ns);
-	}
+	for (i = 0; i < d->nlevels; i++)
+		level_row(r, &d->levels[i]);
 	pt_sb_addf(&r->line, "  average %.2f busy, peak %u", a->average,
 		   a->peak);
 	emit(r);
-	/* Only stretches worth a look: half a percent of the run or more. */
-	for (n = 0; n < a->nalone; n++) {
-		int64_t len = a->alone[n].to - a->alone[n].from;
-
-		if (len <= 0 || len * 200 < r->wall)
-			break;
-	}
-	if (!n)
+	if (!d->nalone_shown)
 		return;
 	heading(r, "Longest stretches with a single busy execution");
 	pt_sb_addf(&r->line, "  %10s %10s %6s  %s", "length s", "at s", "%wall",
 		   "execution");
 	emit(r);
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < d->nalone_shown; i++) {
 		const struct pt_stretch *s = &a->alone[i];
 
 		pt_sb_addf(&r->line, "  %10.3f %10.3f %5.1f%%  ",
 			   secs(s->to - s->from), secs(s->from - a->t0),
-			   pct(s->to - s->from, r->wall));
+			   pct(s->to - s->from, d->wall));
 		pt_sb_addstr(&r->line, label(r, s->exec));
+		emit(r);
+	}
+}
+
+/* ---- failures ---- */
+
+static void failures(struct report *r)
+{
+	const struct pt_report *d = r->d;
+	size_t i;
+
+	if (!d->nfailures)
+		return;
+	heading(r, "Failed executions (in start order)");
+	pt_sb_addf(&r->line, "  %10s %10s  %-10s  %s", "at s", "wall s",
+		   "status", "execution");
+	emit(r);
+	for (i = 0; i < d->nfailures && i < (size_t)r->o.top; i++) {
+		const struct pt_exec *e = r->m->execs[d->failures[i]];
+		char status[32];
+
+		if (e->signal > 0)
+			snprintf(status, sizeof status, "signal %d", e->signal);
+		else
+			snprintf(status, sizeof status, "exit %d", e->exit_code);
+		pt_sb_addf(&r->line, "  %10.3f %10.3f  %-10s  ",
+			   secs(e->start_ns - d->a.t0),
+			   secs(e->end_ns - e->start_ns), status);
+		pt_sb_addstr(&r->line, label(r, e->id));
+		emit(r);
+	}
+	if (d->nfailures > (size_t)r->o.top) {
+		pt_sb_addf(&r->line, "  ... %zu more",
+			   d->nfailures - (size_t)r->o.top);
 		emit(r);
 	}
 }
@@ -780,6 +599,7 @@ static int parse_int(const char *s, int min, int *out)
 static int run(int argc, char **argv)
 {
 	static const struct option long_opts[] = {
+		{ "format", required_argument, NULL, 'f' },
 		{ "group-by", required_argument, NULL, 'g' },
 		{ "depth", required_argument, NULL, 'd' },
 		{ "top", required_argument, NULL, 'n' },
@@ -789,6 +609,7 @@ static int run(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct report r;
+	struct pt_report d;
 	struct pt_model m;
 	struct pt_redact *red;
 	int c, i, status = 0;
@@ -799,11 +620,21 @@ static int run(int argc, char **argv)
 	r.o.top = 10;
 	r.o.width = 0;
 	red = pt_redact_new();
-	while ((c = getopt_long(argc, argv, "g:d:n:w:h", long_opts,
+	while ((c = getopt_long(argc, argv, "f:g:d:n:w:h", long_opts,
 				NULL)) != -1) {
 		switch (c) {
 		case 'R':
 			if (pt_redact_add(red, optarg) < 0) {
+				pt_redact_free(red);
+				return 2;
+			}
+			break;
+		case 'f':
+			if (!strcmp(optarg, "markdown"))
+				r.o.markdown = 1;
+			else if (strcmp(optarg, "text")) {
+				pt_warn("--format: expected text or markdown, "
+					"not '%s'", optarg);
 				pt_redact_free(red);
 				return 2;
 			}
@@ -852,30 +683,38 @@ static int run(int argc, char **argv)
 		return 1;
 	}
 
+	/* Markdown keeps to its row cap, so its figures do too. */
+	if (r.o.markdown && r.o.top > PT_MD_MAX_ROWS)
+		r.o.top = PT_MD_MAX_ROWS;
+	pt_report_compute(&d, &m, &r.o.group, (size_t)r.o.top);
 	r.m = &m;
+	r.d = &d;
 	r.f = stdout;
 	pt_sb_init(&r.line);
 	pt_sb_init(&r.tmp);
-	pt_analyze(&r.a, &m, (size_t)r.o.top < 5 ? (size_t)r.o.top : 5);
-	r.wall = r.a.t1 - r.a.t0;
 
-	pt_sb_addstr(&r.line, "proftrace report:");
-	for (i = optind; i < argc; i++)
-		pt_sb_addf(&r.line, " %s", argv[i]);
-	emit(&r);
-	captures(&r);
-	summary(&r);
-	if (m.n) {
-		programs(&r);
-		tree(&r);
-		critical(&r);
-		parallelism(&r);
+	if (r.o.markdown) {
+		pt_report_md_write(&d, stdout);
+	} else {
+		pt_sb_addstr(&r.line, "proftrace report:");
+		for (i = optind; i < argc; i++)
+			pt_sb_addf(&r.line, " %s", argv[i]);
+		emit(&r);
+		captures(&r);
+		summary(&r);
+		if (m.n) {
+			programs(&r);
+			tree(&r);
+			critical(&r);
+			parallelism(&r);
+			failures(&r);
+		}
 	}
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		pt_warn("writing standard output failed");
 		status = 1;
 	}
-	pt_analysis_free(&r.a);
+	pt_report_free(&d);
 	pt_sb_release(&r.line);
 	pt_sb_release(&r.tmp);
 	pt_model_free(&m);
@@ -889,8 +728,9 @@ usage:
 
 const struct pt_cmd pt_cmd_report = {
 	.name = "report",
-	.usage = "[--group-by exe|package|cwd|env:NAME] [--depth N] [--top N] "
-		 "[--width N] [--redact REGEX]... CAPTURE...",
+	.usage = "[--format text|markdown] [--group-by exe|package|cwd|env:NAME] "
+		 "[--depth N] [--top N] [--width N] [--redact REGEX]... "
+		 "CAPTURE...",
 	.summary = "print where the time went: summary, programs, tree, "
 		   "critical path, parallelism",
 	.run = run,

@@ -19,14 +19,7 @@
 
 #define NONE UINT32_MAX
 
-struct trie {
-	struct pt_strtab keys;          /* parent id (4 bytes) + label */
-	uint32_t *parent, *first, *last, *next;
-	int64_t *weight;
-	size_t cap;
-};
-
-static uint32_t node(struct trie *t, uint32_t parent, const char *label,
+static uint32_t node(struct pt_stacks *t, uint32_t parent, const char *label,
 		     size_t len, struct pt_sb *key)
 {
 	uint32_t id;
@@ -38,6 +31,7 @@ static uint32_t node(struct trie *t, uint32_t parent, const char *label,
 	id = pt_strtab_intern(&t->keys, key->buf, key->len, &added);
 	if (!added)
 		return id;
+	t->n = t->keys.n;
 	if (id >= t->cap) {
 		t->cap = t->cap ? 2 * t->cap : 256;
 		t->parent = pt_xrealloc(t->parent, t->cap * sizeof *t->parent);
@@ -91,7 +85,7 @@ static int64_t exec_weight(const struct pt_analysis *a,
 	return pt_exec_cpu_us(e);
 }
 
-static void add_exec(struct trie *t, const struct pt_analysis *a,
+static void add_exec(struct pt_stacks *t, const struct pt_analysis *a,
 		     const struct pt_exec *e, uint32_t parent,
 		     enum pt_folded_weight w, uint32_t *nodes,
 		     struct pt_sb *label, struct pt_sb *key)
@@ -117,14 +111,14 @@ static void add_exec(struct trie *t, const struct pt_analysis *a,
 		t->weight[nodes[e->id]] = INT64_MAX;
 }
 
-static int print(struct trie *t, FILE *f, enum pt_folded_weight w)
+static int print(const struct pt_stacks *t, FILE *f)
 {
 	struct pt_sb line = PT_SB_INIT;
 	size_t *saved = NULL, depth = 0, cap = 0;
 	uint32_t id;
 	int rc = 0;
 
-	for (id = 0; id < t->keys.n; id++) {
+	for (id = 0; id < t->n; id++) {
 		uint32_t x;
 
 		if (t->parent[id] != NONE)
@@ -134,7 +128,8 @@ static int print(struct trie *t, FILE *f, enum pt_folded_weight w)
 		x = id;
 		for (;;) {
 			int64_t v = t->weight[x];
-			const char *lab = pt_strtab_str(&t->keys, x) + 4;
+			size_t llen;
+			const char *lab = pt_stacks_label(t, x, &llen);
 
 			if (depth == cap) {
 				cap = cap ? 2 * cap : 64;
@@ -143,9 +138,7 @@ static int print(struct trie *t, FILE *f, enum pt_folded_weight w)
 			saved[depth++] = line.len;
 			if (depth > 1)
 				pt_sb_addch(&line, ';');
-			pt_sb_add(&line, lab, t->keys.len[x] - 4);
-			if (w == PT_FOLDED_WALL)
-				v = v / 1000 + (v % 1000 >= 500);  /* no v + 500 */
+			pt_sb_add(&line, lab, llen);
 			if (v > 0) {
 				size_t keep = line.len;
 
@@ -180,18 +173,16 @@ static int print(struct trie *t, FILE *f, enum pt_folded_weight w)
 	return rc;
 }
 
-int pt_folded_write(const struct pt_model *m, FILE *f,
-		    enum pt_folded_weight w)
+void pt_stacks_build(struct pt_stacks *t, const struct pt_model *m,
+		     enum pt_folded_weight w)
 {
-	struct trie t;
 	struct pt_analysis a;
 	struct pt_sb label = PT_SB_INIT, key = PT_SB_INIT;
 	uint32_t *nodes, *capnode;
 	size_t nc = m->ncaptures ? m->ncaptures : 1, i;
-	int rc;
 
-	memset(&t, 0, sizeof t);
-	pt_strtab_init(&t.keys);
+	memset(t, 0, sizeof *t);
+	pt_strtab_init(&t->keys);
 	pt_analyze_tree(&a, m);
 	nodes = pt_xmalloc((m->n ? m->n : 1) * sizeof *nodes);
 	memset(nodes, 0xff, (m->n ? m->n : 1) * sizeof *nodes);
@@ -206,7 +197,7 @@ int pt_folded_write(const struct pt_model *m, FILE *f,
 		pt_sb_reset(&label);
 		pt_sb_addf(&label, "capture %zu %s", i + 1, host ? host : "");
 		frame_label(&label);
-		capnode[i] = node(&t, NONE, label.buf, label.len, &key);
+		capnode[i] = node(t, NONE, label.buf, label.len, &key);
 	}
 	/* Parents before children: walk each root's tree in preorder. */
 	for (i = 0; i < m->n; i++) {
@@ -214,7 +205,7 @@ int pt_folded_write(const struct pt_model *m, FILE *f,
 
 		if (x->parent)
 			continue;
-		add_exec(&t, &a, x, capnode[x->capture], w, nodes, &label,
+		add_exec(t, &a, x, capnode[x->capture], w, nodes, &label,
 			 &key);
 		for (;;) {
 			if (x->first_child) {
@@ -226,32 +217,53 @@ int pt_folded_write(const struct pt_model *m, FILE *f,
 					break;
 				x = x->next_sibling;
 			}
-			add_exec(&t, &a, x, nodes[x->parent->id], w, nodes,
+			add_exec(t, &a, x, nodes[x->parent->id], w, nodes,
 				 &label, &key);
 		}
 	}
 	/* Whatever no root reaches (a corrupt parent cycle) stands alone. */
 	for (i = 0; i < m->n; i++)
 		if (nodes[i] == NONE)
-			add_exec(&t, &a, m->execs[i],
+			add_exec(t, &a, m->execs[i],
 				 capnode[m->execs[i]->capture], w, nodes,
 				 &label, &key);
+	/* Wall time is summed in ns and rounded once per stack. */
+	if (w == PT_FOLDED_WALL)
+		for (i = 0; i < t->n; i++) {
+			int64_t v = t->weight[i];
 
-	rc = print(&t, f, w);
-	if (fflush(f) != 0)
-		rc = -1;
+			t->weight[i] = v / 1000 + (v % 1000 >= 500); /* no v + 500 */
+		}
 
 	pt_sb_release(&label);
 	pt_sb_release(&key);
 	free(nodes);
 	free(capnode);
-	free(t.parent);
-	free(t.first);
-	free(t.last);
-	free(t.next);
-	free(t.weight);
-	pt_strtab_free(&t.keys);
 	pt_analysis_free(&a);
+}
+
+void pt_stacks_free(struct pt_stacks *t)
+{
+	free(t->parent);
+	free(t->first);
+	free(t->last);
+	free(t->next);
+	free(t->weight);
+	pt_strtab_free(&t->keys);
+	memset(t, 0, sizeof *t);
+}
+
+int pt_folded_write(const struct pt_model *m, FILE *f,
+		    enum pt_folded_weight w)
+{
+	struct pt_stacks t;
+	int rc;
+
+	pt_stacks_build(&t, m, w);
+	rc = print(&t, f);
+	if (fflush(f) != 0)
+		rc = -1;
+	pt_stacks_free(&t);
 	if (rc < 0 && !errno)
 		errno = EIO;
 	return rc;

@@ -20,8 +20,10 @@
 #ifndef PT_FOLDED_H
 #define PT_FOLDED_H
 
+#include <stdint.h>
 #include <stdio.h>
 
+#include "analysis.h"
 #include "model.h"
 
 #define PT_FOLDED_MAX_DEPTH 256
@@ -30,6 +32,39 @@ enum pt_folded_weight {
 	PT_FOLDED_WALL,
 	PT_FOLDED_CPU,
 };
+
+/*
+ * The stacks of a model, merged: a tree of frames (the trie of the
+ * stacks), each with its own weight in the unit the folded lines print
+ * (microseconds), already rounded as they print, so that any other view
+ * of the stacks (the SVG flame graph) agrees with the folded lines to the
+ * unit.  Top frames are those with parent PT_STACKS_NONE, in order of
+ * first appearance; children follow first/next, also in that order.
+ */
+#define PT_STACKS_NONE UINT32_MAX
+
+struct pt_stacks {
+	size_t n;                       /* frames */
+	uint32_t *parent, *first, *next;
+	int64_t *weight;                /* own weight, >= 0 */
+	struct pt_strtab keys;          /* private: parent id + label */
+	uint32_t *last;                 /* private: last child */
+	size_t cap;                     /* private */
+};
+
+/* Build m's stacks into s (free with pt_stacks_free()). */
+void pt_stacks_build(struct pt_stacks *s, const struct pt_model *m,
+		     enum pt_folded_weight weight);
+
+/* Label of frame id (cleaned as folded.h says) and its length. */
+static inline const char *pt_stacks_label(const struct pt_stacks *s,
+					  uint32_t id, size_t *len)
+{
+	*len = s->keys.len[id] - sizeof(uint32_t);
+	return pt_strtab_str(&s->keys, id) + sizeof(uint32_t);
+}
+
+void pt_stacks_free(struct pt_stacks *s);
 
 /* Write m's stacks to f.  Returns 0, or -1 if a write failed. */
 int pt_folded_write(const struct pt_model *m, FILE *f,
