@@ -25,11 +25,11 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "capture-read.h"
-#include "capture-v2.h"
-#include "capture-write.h"
+#include "capture/read.h"
+#include "capture/v3.h"
+#include "capture/write.h"
 #include "proftrace/wire.h"
-#include "le.h"
+#include "capture/le.h"
 
 static int failures;
 static char dir[64];

@@ -16,7 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "frame.h"
+#include "capture/frame.h"
 #include "pt-preload.h"
 
 /* What init.c provides in the library. */

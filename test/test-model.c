@@ -17,11 +17,11 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "capture.h"
-#include "csv.h"
-#include "model.h"
+#include "capture/capture.h"
+#include "views/csv.h"
+#include "model/model.h"
 #include "proftrace/wire.h"
-#include "le.h"
+#include "capture/le.h"
 
 static int failures;
 static char dir[64];
