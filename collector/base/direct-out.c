@@ -13,12 +13,12 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "base/direct-out.h"
+#include "base/worker.h"
 
 #define DIRECT_ALIGN 4096
 #define DIRECT_BUF   (4u << 20)
@@ -29,11 +29,8 @@ struct direct_out {
 	char *buf[2];           /* DIRECT_BUF bytes each, aligned */
 	int cur;                /* the buffer being filled */
 	size_t len;             /* bytes in it */
-	pthread_t thread;
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
+	struct pt_worker w;     /* the writer */
 	const char *pending;    /* a full buffer for the thread, or NULL */
-	int quit;
 	int err;                /* errno of the first failed write, or 0 */
 };
 
@@ -83,24 +80,24 @@ static void *writer_main(void *arg)
 	struct direct_out *d = arg;
 	const char *p;
 
-	pthread_mutex_lock(&d->lock);
+	pt_worker_lock(&d->w);
 	for (;;) {
-		while (!d->pending && !d->quit)
-			pthread_cond_wait(&d->cond, &d->lock);
+		while (!d->pending && !d->w.quit)
+			pt_worker_wait(&d->w);
 		if (!d->pending)
 			break;
 		p = d->pending;
-		pthread_mutex_unlock(&d->lock);
+		pt_worker_unlock(&d->w);
 		int rc = d->err ? 0 : put(d, p, DIRECT_BUF);
 		int e = errno;
 
-		pthread_mutex_lock(&d->lock);
+		pt_worker_lock(&d->w);
 		if (rc < 0 && !d->err)
 			d->err = e;
 		d->pending = NULL;
-		pthread_cond_broadcast(&d->cond);
+		pt_worker_wake(&d->w);
 	}
-	pthread_mutex_unlock(&d->lock);
+	pt_worker_unlock(&d->w);
 	return NULL;
 }
 
@@ -109,11 +106,11 @@ static int wait_idle(struct direct_out *d)
 {
 	int err;
 
-	pthread_mutex_lock(&d->lock);
+	pt_worker_lock(&d->w);
 	while (d->pending)
-		pthread_cond_wait(&d->cond, &d->lock);
+		pt_worker_wait(&d->w);
 	err = d->err;
-	pthread_mutex_unlock(&d->lock);
+	pt_worker_unlock(&d->w);
 	return err;
 }
 
@@ -134,10 +131,10 @@ static ssize_t direct_write(void *cookie, const char *data, size_t n)
 			continue;
 		if ((errno = wait_idle(d)))
 			return 0;       /* stdio's sign of an error */
-		pthread_mutex_lock(&d->lock);
+		pt_worker_lock(&d->w);
 		d->pending = d->buf[d->cur];
-		pthread_cond_broadcast(&d->cond);
-		pthread_mutex_unlock(&d->lock);
+		pt_worker_wake(&d->w);
+		pt_worker_unlock(&d->w);
 		d->cur ^= 1;
 		d->len = 0;
 	}
@@ -146,13 +143,7 @@ static ssize_t direct_write(void *cookie, const char *data, size_t n)
 
 static void release(struct direct_out *d)
 {
-	pthread_mutex_lock(&d->lock);
-	d->quit = 1;
-	pthread_cond_broadcast(&d->cond);
-	pthread_mutex_unlock(&d->lock);
-	pthread_join(d->thread, NULL);
-	pthread_mutex_destroy(&d->lock);
-	pthread_cond_destroy(&d->cond);
+	pt_worker_stop(&d->w);
 	free(d->buf[0]);
 	free(d->buf[1]);
 	free(d);
@@ -206,13 +197,9 @@ FILE *pt_direct_fopen(const char *path)
 	}
 	d->fd = fd;
 	d->direct = 1;
-	pthread_mutex_init(&d->lock, NULL);
-	pthread_cond_init(&d->cond, NULL);
-	if ((errno = pthread_create(&d->thread, NULL, writer_main, d))) {
+	if ((errno = pt_worker_start(&d->w, writer_main, d))) {
 		int err = errno;
 
-		pthread_mutex_destroy(&d->lock);
-		pthread_cond_destroy(&d->cond);
 		free(d->buf[0]);
 		free(d->buf[1]);
 		free(d);

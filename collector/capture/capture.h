@@ -17,7 +17,9 @@
 #ifndef PROFTRACE_CAPTURE_H
 #define PROFTRACE_CAPTURE_H
 
+#include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "proftrace/wire.h"
 
@@ -53,5 +55,48 @@ struct pt_cap_record {                  /* 40 bytes */
 	uint64_t conn_id;               /* unique per capture, from 1 */
 	uint64_t recv_ns;               /* collector's CLOCK_MONOTONIC */
 };
+
+PT_ASSERT_SIZE(pt_cap_file_header, 16);
+PT_ASSERT_OFF(pt_cap_file_header, magic, 0);
+PT_ASSERT_OFF(pt_cap_file_header, version, 8);
+PT_ASSERT_OFF(pt_cap_file_header, header_size, 12);
+
+PT_ASSERT_SIZE(pt_cap_record, 40);
+PT_ASSERT_OFF(pt_cap_record, magic, 0);
+PT_ASSERT_OFF(pt_cap_record, kind, 4);
+PT_ASSERT_OFF(pt_cap_record, reserved, 6);
+PT_ASSERT_OFF(pt_cap_record, length, 8);
+PT_ASSERT_OFF(pt_cap_record, peer_pid, 12);
+PT_ASSERT_OFF(pt_cap_record, peer_uid, 16);
+PT_ASSERT_OFF(pt_cap_record, reserved2, 20);
+PT_ASSERT_OFF(pt_cap_record, conn_id, 24);
+PT_ASSERT_OFF(pt_cap_record, recv_ns, 32);
+
+/*
+ * Walk a META record's "key\0value\0" pairs: each call takes the pair at
+ * *p (before end), sets key and value (NUL-terminated inside the record,
+ * their lengths in *klen and *vlen) and advances *p.  Returns 1, or 0 at
+ * the end or at a pair that is not whole: a dangling key or an
+ * unterminated value is not trusted, and nothing after it is read.
+ */
+static inline int pt_cap_meta_next(const unsigned char **p,
+				   const unsigned char *end,
+				   const char **key, size_t *klen,
+				   const char **val, size_t *vlen)
+{
+	const unsigned char *k = *p, *kz, *v, *vz;
+
+	if (k >= end || !(kz = memchr(k, 0, (size_t)(end - k))))
+		return 0;
+	v = kz + 1;
+	if (v >= end || !(vz = memchr(v, 0, (size_t)(end - v))))
+		return 0;
+	*key = (const char *)k;
+	*klen = (size_t)(kz - k);
+	*val = (const char *)v;
+	*vlen = (size_t)(vz - v);
+	*p = vz + 1;
+	return 1;
+}
 
 #endif

@@ -1,6 +1,6 @@
 /* Decoding and validating wire frames; see frame.h. */
 #include "capture/frame.h"
-#include "capture/le.h"
+#include "proftrace/wire.h"
 
 #include <endian.h>
 #include <stdlib.h>
@@ -10,18 +10,7 @@
 int pt_frame_header_decode(const void *p, struct pt_frame_header *out,
 			   const char **why)
 {
-	const unsigned char *b = p;
-
-	out->magic = pt_get32(b + 0);
-	out->version = b[4];
-	out->type = b[5];
-	out->flags = pt_get16(b + 6);
-	out->pid = pt_get32(b + 8);
-	out->length = pt_get32(b + 12);
-	out->raw_length = pt_get32(b + 16);
-	out->origin = pt_get32(b + 20);
-	out->time_ns = pt_get64(b + 24);
-
+	pt_wire_get_header(p, out);
 	if (out->magic != PT_WIRE_MAGIC) {
 		*why = "bad frame magic";
 		return -1;
@@ -94,73 +83,95 @@ size_t pt_record_fixed_size(unsigned type)
 	}
 }
 
+#define GET32(rec, field) pt_wire_get32(p + PT_OFF(rec, field))
+#define GET64(rec, field) pt_wire_get64(p + PT_OFF(rec, field))
+
 static void parse_fixed(unsigned type, const unsigned char *p,
 			struct pt_record *rec)
 {
 	switch (type) {
 	case PT_REC_HELLO:
-		rec->u.hello.ppid = pt_get32(p);
-		rec->u.hello.uid = pt_get32(p + 4);
-		rec->u.hello.kind = pt_get32(p + 8);
-		rec->u.hello.pidns = pt_get32(p + 12);
-		rec->u.hello.realtime_ns = pt_get64(p + 16);
-		rec->u.hello.start_ns = pt_get64(p + 24);
+		rec->u.hello.ppid = GET32(pt_rec_hello, ppid);
+		rec->u.hello.uid = GET32(pt_rec_hello, uid);
+		rec->u.hello.kind = GET32(pt_rec_hello, kind);
+		rec->u.hello.pidns = GET32(pt_rec_hello, pidns);
+		rec->u.hello.realtime_ns = GET64(pt_rec_hello, realtime_ns);
+		rec->u.hello.start_ns = GET64(pt_rec_hello, start_ns);
 		break;
 	case PT_REC_EXEC:               /* all four share the 8-byte shape */
 	case PT_REC_EXEC_FAILED:
 	case PT_REC_SPAWN:
 	case PT_REC_FORK:
-		rec->u.exec.ppid = pt_get32(p);
-		rec->u.exec.call = pt_get32(p + 4);
+		rec->u.exec.ppid = GET32(pt_rec_exec, ppid);
+		rec->u.exec.call = GET32(pt_rec_exec, call);
 		break;
 	case PT_REC_REAP:
-		rec->u.reap.child_pid = pt_get32(p);
-		rec->u.reap.wait_status = (int32_t)pt_get32(p + 4);
-		rec->u.reap.have_rusage = pt_get32(p + 8);
-		rec->u.reap.utime_us = pt_get64(p + 16);
-		rec->u.reap.stime_us = pt_get64(p + 24);
-		rec->u.reap.maxrss_kb = pt_get64(p + 32);
+		rec->u.reap.child_pid = GET32(pt_rec_reap, child_pid);
+		rec->u.reap.wait_status = (int32_t)GET32(pt_rec_reap, wait_status);
+		rec->u.reap.have_rusage = GET32(pt_rec_reap, have_rusage);
+		rec->u.reap.utime_us = GET64(pt_rec_reap, utime_us);
+		rec->u.reap.stime_us = GET64(pt_rec_reap, stime_us);
+		rec->u.reap.maxrss_kb = GET64(pt_rec_reap, maxrss_kb);
 		break;
 	case PT_REC_EXIT:
-		rec->u.exit.status = (int32_t)pt_get32(p);
-		rec->u.exit.how = pt_get32(p + 4);
-		rec->u.exit.utime_us = pt_get64(p + 8);
-		rec->u.exit.stime_us = pt_get64(p + 16);
-		rec->u.exit.maxrss_kb = pt_get64(p + 24);
+		rec->u.exit.status = (int32_t)GET32(pt_rec_exit, status);
+		rec->u.exit.how = GET32(pt_rec_exit, how);
+		rec->u.exit.utime_us = GET64(pt_rec_exit, utime_us);
+		rec->u.exit.stime_us = GET64(pt_rec_exit, stime_us);
+		rec->u.exit.maxrss_kb = GET64(pt_rec_exit, maxrss_kb);
 		break;
 	}
+}
+
+#undef GET32
+#undef GET64
+
+/*
+ * The checks and the fixed part that parsing and checking share: rec
+ * holds the header and the fixed fields, the tail's items are all
+ * terminated, and the number of ARG and ENV items is in *nargs, *nenv.
+ * Returns 0, or -1 with *why set.
+ */
+static int begin_record(const struct pt_frame_header *hdr,
+			const unsigned char *payload, struct pt_record *rec,
+			size_t *nargs, size_t *nenv, const char **why)
+{
+	size_t n = hdr->raw_length, pos = pt_record_fixed_size(hdr->type), len;
+	const char *s;
+	unsigned tag;
+	int r;
+
+	memset(rec, 0, sizeof *rec);
+	rec->hdr = *hdr;
+	if (n < pos) {
+		*why = "record shorter than its fixed part";
+		return -1;
+	}
+	parse_fixed(hdr->type, payload, rec);
+	*nargs = *nenv = 0;
+	while ((r = pt_wire_next_item(payload, n, &pos, &tag, &s, &len)) > 0) {
+		if (tag == PT_TAG_ARG)
+			++*nargs;
+		else if (tag == PT_TAG_ENV)
+			++*nenv;
+	}
+	if (r < 0) {
+		*why = "unterminated string in record tail";
+		return -1;
+	}
+	return 0;
 }
 
 int pt_record_parse(const struct pt_frame_header *hdr,
 		    const unsigned char *payload, struct pt_record *rec,
 		    const char **why)
 {
-	size_t n = hdr->raw_length, fixed = pt_record_fixed_size(hdr->type);
-	size_t pos, nargs = 0, nenv = 0, ai = 0, ei = 0;
+	size_t n = hdr->raw_length, pos, len, nargs, nenv, ai = 0, ei = 0;
+	const char *s;
+	unsigned tag;
 
-	memset(rec, 0, sizeof *rec);
-	rec->hdr = *hdr;
-	if (n < fixed) {
-		*why = "record shorter than its fixed part";
+	if (begin_record(hdr, payload, rec, &nargs, &nenv, why) < 0)
 		return -1;
-	}
-	parse_fixed(hdr->type, payload, rec);
-
-	/* First pass: validate items and count the repeated ones. */
-	for (pos = fixed; pos < n;) {
-		const unsigned char *s = payload + pos + 1;
-		const unsigned char *nul = memchr(s, 0, n - pos - 1);
-
-		if (pos + 1 >= n || !nul) {
-			*why = "unterminated string in record tail";
-			return -1;
-		}
-		if (payload[pos] == PT_TAG_ARG)
-			nargs++;
-		else if (payload[pos] == PT_TAG_ENV)
-			nenv++;
-		pos = (size_t)(nul - payload) + 1;
-	}
 	rec->argv = calloc(nargs + 1, sizeof *rec->argv);
 	rec->env = calloc(nenv + 1, sizeof *rec->env);
 	if (!rec->argv || !rec->env) {
@@ -168,10 +179,9 @@ int pt_record_parse(const struct pt_frame_header *hdr,
 		*why = "out of memory parsing record";
 		return -1;
 	}
-	for (pos = fixed; pos < n;) {
-		const char *s = (const char *)payload + pos + 1;
-
-		switch (payload[pos]) {
+	pos = pt_record_fixed_size(hdr->type);
+	while (pt_wire_next_item(payload, n, &pos, &tag, &s, &len) > 0) {
+		switch (tag) {
 		case PT_TAG_EXE:  rec->exe = s; break;
 		case PT_TAG_CWD:  rec->cwd = s; break;
 		case PT_TAG_PATH: rec->path = s; break;
@@ -183,7 +193,6 @@ int pt_record_parse(const struct pt_frame_header *hdr,
 		case PT_TAG_CPU_BEFORE: rec->cpu_before = s; break;
 		default: break;         /* unknown tags are skipped */
 		}
-		pos += strlen(s) + 2;
 	}
 	rec->argc = nargs;
 	rec->envc = nenv;
@@ -194,27 +203,9 @@ int pt_record_check(const struct pt_frame_header *hdr,
 		    const unsigned char *payload, struct pt_record *rec,
 		    const char **why)
 {
-	size_t n = hdr->raw_length, fixed = pt_record_fixed_size(hdr->type);
-	const unsigned char *p = payload + fixed, *end = payload + n, *nul;
+	size_t nargs, nenv;
 
-	memset(rec, 0, sizeof *rec);
-	rec->hdr = *hdr;
-	if (n < fixed) {
-		*why = "record shorter than its fixed part";
-		return -1;
-	}
-	parse_fixed(hdr->type, payload, rec);
-	/* Each item is a tag byte and a string: the next NUL after the tag
-	 * ends it. */
-	for (; p < end; p = nul + 1) {
-		nul = p + 1 < end ? memchr(p + 1, 0, (size_t)(end - p - 1))
-				  : NULL;
-		if (!nul) {
-			*why = "unterminated string in record tail";
-			return -1;
-		}
-	}
-	return 0;
+	return begin_record(hdr, payload, rec, &nargs, &nenv, why);
 }
 
 void pt_record_free(struct pt_record *rec)

@@ -5,7 +5,6 @@
  * only at a chunk's end.
  */
 #include <errno.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,18 +26,18 @@ static void *inflater_main(void *arg)
 	struct inflater *in = r->inf;
 	int n, err;
 
-	pthread_mutex_lock(&in->lock);
+	pt_worker_lock(&in->w);
 	for (;;) {
 		size_t slot;
 
-		while (in->count == RING && !in->quit)
-			pthread_cond_wait(&in->cond, &in->lock);
-		if (in->quit)
+		while (in->count == RING && !in->w.quit)
+			pt_worker_wait(&in->w);
+		if (in->w.quit)
 			break;
 		slot = (in->head + in->count) % RING;
-		pthread_mutex_unlock(&in->lock);
+		pt_worker_unlock(&in->w);
 		n = gzread(r->gz, in->chunk[slot], READ_CHUNK);
-		pthread_mutex_lock(&in->lock);
+		pt_worker_lock(&in->w);
 		if (n > 0) {
 			in->len[slot] = (size_t)n;
 			in->count++;
@@ -49,11 +48,11 @@ static void *inflater_main(void *arg)
 				in->gz_msg = strerror(errno);
 			in->done = 1;
 		}
-		pthread_cond_broadcast(&in->cond);
+		pt_worker_wake(&in->w);
 		if (in->done)
 			break;
 	}
-	pthread_mutex_unlock(&in->lock);
+	pt_worker_unlock(&in->w);
 	return NULL;
 }
 
@@ -65,14 +64,10 @@ void pt_reader_inflater_start(struct pt_reader *r)
 
 	for (i = 0; i < RING; i++)
 		in->chunk[i] = pt_xmalloc(READ_CHUNK);
-	pthread_mutex_init(&in->lock, NULL);
-	pthread_cond_init(&in->cond, NULL);
 	r->inf = in;
-	if (pthread_create(&in->thread, NULL, inflater_main, r) == 0)
+	if (pt_worker_start(&in->w, inflater_main, r) == 0)
 		return;
 	r->inf = NULL;
-	pthread_mutex_destroy(&in->lock);
-	pthread_cond_destroy(&in->cond);
 	for (i = 0; i < RING; i++)
 		free(in->chunk[i]);
 	free(in);
@@ -85,13 +80,7 @@ void pt_reader_inflater_stop(struct pt_reader *r)
 
 	if (!in)
 		return;
-	pthread_mutex_lock(&in->lock);
-	in->quit = 1;
-	pthread_cond_broadcast(&in->cond);
-	pthread_mutex_unlock(&in->lock);
-	pthread_join(in->thread, NULL);
-	pthread_mutex_destroy(&in->lock);
-	pthread_cond_destroy(&in->cond);
+	pt_worker_stop(&in->w);
 	for (i = 0; i < RING; i++)
 		free(in->chunk[i]);
 	free(in);
@@ -108,26 +97,26 @@ static void take_chunk(struct pt_reader *r)
 	struct inflater *in = r->inf;
 	size_t n;
 
-	pthread_mutex_lock(&in->lock);
+	pt_worker_lock(&in->w);
 	while (!in->count && !in->done)
-		pthread_cond_wait(&in->cond, &in->lock);
+		pt_worker_wait(&in->w);
 	if (!in->count) {
 		r->at_eof = 1;
 		r->gz_err = in->gz_err;
 		r->gz_msg = in->gz_msg;
-		pthread_mutex_unlock(&in->lock);
+		pt_worker_unlock(&in->w);
 		return;
 	}
-	pthread_mutex_unlock(&in->lock);
+	pt_worker_unlock(&in->w);
 	/* The slot is ours until count drops: the thread fills others. */
 	n = in->len[in->head];
 	memcpy(r->buf + r->end, in->chunk[in->head], n);
 	r->end += n;
-	pthread_mutex_lock(&in->lock);
+	pt_worker_lock(&in->w);
 	in->head = (in->head + 1) % RING;
 	in->count--;
-	pthread_cond_broadcast(&in->cond);
-	pthread_mutex_unlock(&in->lock);
+	pt_worker_wake(&in->w);
+	pt_worker_unlock(&in->w);
 }
 
 /*

@@ -30,7 +30,7 @@
 #include <zlib.h>
 
 #include "capture/v3.h"
-#include "capture/le.h"
+#include "proftrace/wire.h"
 #include "base/strbuf.h"
 #include "base/util.h"
 #include "capture/reader.h"
@@ -74,17 +74,17 @@ int pt_reader_decode_frame(struct pt_reader *r, const unsigned char *p,
 	struct pt_frame_header h;
 	const unsigned char *payload;
 
-	if (len < FRAME_HDR) {
+	if (len < PT_FRAME_HDR) {
 		*why = "frame record shorter than a frame header";
 		return -1;
 	}
 	if (pt_frame_header_decode(p, &h, why) < 0)
 		return -1;
-	if ((size_t)h.length != len - FRAME_HDR) {
+	if ((size_t)h.length != len - PT_FRAME_HDR) {
 		*why = "frame length disagrees with its record";
 		return -1;
 	}
-	payload = p + FRAME_HDR;
+	payload = p + PT_FRAME_HDR;
 	if (h.flags & PT_FRAME_DEFLATED) {
 		r->inflated = pt_frame_inflate(&h, payload, why);
 		if (!r->inflated)
@@ -98,22 +98,13 @@ int pt_reader_decode_frame(struct pt_reader *r, const unsigned char *p,
 
 void pt_reader_add_meta(struct pt_reader *r, const unsigned char *p, size_t n)
 {
-	const unsigned char *end = p + n, *k, *v;
+	const unsigned char *end = p + n;
+	const char *k, *v;
+	size_t kn, vn;
 
-	/* Whole pairs only: a dangling key or unterminated value is not
-	 * trusted. */
-	for (k = p; k < end;) {
-		const unsigned char *kz = memchr(k, 0, (size_t)(end - k)), *vz;
-
-		if (!kz)
-			return;
-		v = kz + 1;
-		vz = v < end ? memchr(v, 0, (size_t)(end - v)) : NULL;
-		if (!vz)
-			return;
-		pt_sb_add(&r->meta, k, (size_t)(vz - k) + 1);
-		k = vz + 1;
-	}
+	/* A pair is contiguous: key, NUL, value, NUL. */
+	while (pt_cap_meta_next(&p, end, &k, &kn, &v, &vn))
+		pt_sb_add(&r->meta, k, kn + 1 + vn + 1);
 }
 
 /* ---- capture files ---- */
@@ -143,8 +134,8 @@ static int open_capture(struct pt_reader *r)
 		pt_warn("%s: not a proftrace capture", r->path);
 		return -1;
 	}
-	version = pt_get32(r->buf + 8);
-	size = pt_get32(r->buf + 12);
+	version = pt_wire_get32(r->buf + PT_OFF(pt_cap_file_header, version));
+	size = pt_wire_get32(r->buf + PT_OFF(pt_cap_file_header, header_size));
 	if (version < PT_CAP_VERSION_MIN || version > PT_CAP_VERSION) {
 		pt_warn("%s: capture format version %u is not supported "
 			"(this proftrace reads %d to %d)", r->path, version,
@@ -153,7 +144,7 @@ static int open_capture(struct pt_reader *r)
 	}
 	r->version = version;
 	if (version >= 2)
-		r->st = pt_cap2_new();
+		r->st = pt_v3_new();
 	/* Bounded: a damaged size must not make us buffer gigabytes
 	 * before finding that the file is short. */
 	if (size < 16 || size > HEADER_MAX) {
@@ -185,15 +176,18 @@ static int next_record(struct pt_reader *r, struct pt_cap_event *ev)
 	}
 	p = r->buf + r->pos;
 	memset(ev, 0, sizeof *ev);
-	ev->hdr.magic = pt_get32(p);
-	ev->hdr.kind = pt_get16(p + 4);
-	ev->hdr.reserved = pt_get16(p + 6);
-	ev->hdr.length = pt_get32(p + 8);
-	ev->hdr.peer_pid = pt_get32(p + 12);
-	ev->hdr.peer_uid = pt_get32(p + 16);
-	ev->hdr.reserved2 = pt_get32(p + 20);
-	ev->hdr.conn_id = pt_get64(p + 24);
-	ev->hdr.recv_ns = pt_get64(p + 32);
+#define GET(n, field) \
+	ev->hdr.field = pt_wire_get##n(p + PT_OFF(pt_cap_record, field))
+	GET(32, magic);
+	GET(16, kind);
+	GET(16, reserved);
+	GET(32, length);
+	GET(32, peer_pid);
+	GET(32, peer_uid);
+	GET(32, reserved2);
+	GET(64, conn_id);
+	GET(64, recv_ns);
+#undef GET
 	if (ev->hdr.magic != PT_CAP_RECORD_MAGIC)
 		return pt_reader_damaged(r, r->path, "records", "bad record magic");
 	len = ev->hdr.length;
@@ -214,6 +208,56 @@ static int next_record(struct pt_reader *r, struct pt_cap_event *ev)
 		pt_reader_add_meta(r, ev->data, len);
 	}
 	pt_reader_consume(r, len);
+	r->nrec++;
+	return 1;
+}
+
+/* A record of a version 2 or 3 capture (the codec is capture/v3.c). */
+static int next_v3(struct pt_reader *r, struct pt_cap_event *ev)
+{
+	struct pt_v3_state *st = r->st;
+	const unsigned char *p;
+	const char *why = NULL;
+	const unsigned char *body;
+	uint64_t len;
+	size_t hn;
+	unsigned head, kind;
+
+	if (!pt_reader_fill(r, 1)) {
+		if (r->end == r->pos && pt_reader_stream_ended_cleanly(r))
+			return 0;
+		return pt_reader_damaged(r, r->path, "records", NULL);
+	}
+	pt_reader_fill(r, 11);  /* head and length, unless at the end */
+	p = r->buf + r->pos;
+	head = p[0];
+	hn = pt_uv_get(p + 1, r->buf + r->end, &len);
+	if (!hn)
+		return pt_reader_damaged(r, r->path, "records",
+					 r->end - r->pos >= 11 ?
+					 "bad record length" : NULL);
+	if (len > PT_V3_BODY_MAX)
+		return pt_reader_damaged(r, r->path, "records",
+					 "record length over limit");
+	if (!pt_reader_fill(r, 1 + hn + (size_t)len))
+		return pt_reader_damaged(r, r->path, "records", NULL);
+	body = r->buf + r->pos + 1 + hn;
+	memset(ev, 0, sizeof *ev);
+	if (pt_v3_decode(st, r->version, head, body, body + len, &ev->hdr,
+			 &ev->data, &r->frame, &why) < 0)
+		return pt_reader_damaged(r, r->path, "records", why);
+	kind = ev->hdr.kind;
+	if (kind == PT_CAP_FRAME) {
+		if (pt_reader_decode_frame(r, ev->data, ev->hdr.length,
+					   &why) < 0)
+			return pt_reader_damaged(r, r->path, "records", why);
+		ev->rec = r->rec;
+		if (!(head & PT_V3_RAW))
+			pt_v3_note_frame(st, ev->data, ev->hdr.length);
+	} else if (kind == PT_CAP_META) {
+		pt_reader_add_meta(r, ev->data, ev->hdr.length);
+	}
+	pt_reader_consume(r, 1 + hn + (size_t)len);
 	r->nrec++;
 	return 1;
 }
@@ -272,7 +316,7 @@ int pt_reader_next(struct pt_reader *r, struct pt_cap_event *ev)
 		rc = pt_reader_next_spool(r, ev);
 	} else {
 		pt_reader_release_event(r);
-		rc = r->version >= 2 ? pt_reader_next_record_v2(r, ev)
+		rc = r->version >= 2 ? next_v3(r, ev)
 				     : next_record(r, ev);
 	}
 	if (rc <= 0)
@@ -320,6 +364,6 @@ void pt_reader_close(struct pt_reader *r)
 	pt_sb_release(&r->meta);
 	pt_sb_release(&r->file_path);
 	pt_sb_release(&r->frame);
-	pt_cap2_free(r->st);
+	pt_v3_free(r->st);
 	free(r);
 }

@@ -3,9 +3,9 @@
  * files that fill it.  Only capture/ includes this; the interface is
  * capture/read.h.
  *
- * read.c opens a capture and reads version 1 records; inflate.c inflates
- * the gzip stream ahead in a thread of its own; read-v3.c decodes the
- * compact records of versions 2 and 3; spool.c reads spool directories.
+ * read.c opens a capture and reads its records (the compact ones of
+ * versions 2 and 3 through capture/v3.c); inflate.c inflates the gzip
+ * stream ahead in a thread of its own; spool.c reads spool directories.
  */
 #ifndef PT_CAPTURE_READER_H
 #define PT_CAPTURE_READER_H
@@ -19,10 +19,10 @@
 #include "capture/read.h"
 #include "capture/v3.h"
 #include "base/strbuf.h"
+#include "base/worker.h"
 
 #define READ_CHUNK (64u << 10)  /* small: a corrupt gzip block loses it all */
 #define RING       32           /* chunks inflated ahead of the parsing */
-#define FRAME_HDR  32           /* struct pt_frame_header on the wire */
 
 enum rstate {
 	RS_RUN,                 /* reading */
@@ -43,16 +43,13 @@ enum spool_state {
  * touches the gzFile again only after it saw done (or stopped the thread).
  */
 struct inflater {
-	pthread_t thread;
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
+	struct pt_worker w;
 	unsigned char *chunk[RING];
 	size_t len[RING];
 	size_t head, count;     /* the reader takes chunk[head]; count full */
 	int done;
 	int gz_err;
 	const char *gz_msg;
-	int quit;
 };
 
 struct pt_reader {
@@ -71,7 +68,7 @@ struct pt_reader {
 	struct pt_record rec;   /* the last parsed frame, to free */
 	struct pt_sb meta;      /* "key\0value\0" of every META record */
 	uint32_t version;       /* of the capture file */
-	struct pt_cap2_state *st;       /* version 2, 3: what the writer knew */
+	struct pt_v3_state *st;       /* version 2, 3: what the writer knew */
 	struct pt_sb frame;     /* version 2, 3: the frame rebuilt */
 
 	/* Spool directory mode. */
@@ -112,8 +109,6 @@ int pt_reader_fill(struct pt_reader *r, size_t need);
 void pt_reader_inflater_start(struct pt_reader *r);
 
 void pt_reader_inflater_stop(struct pt_reader *r);
-
-int pt_reader_next_record_v2(struct pt_reader *r, struct pt_cap_event *ev);
 
 int pt_reader_next_spool(struct pt_reader *r, struct pt_cap_event *ev);
 

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "capture/reader.h"
-#include "capture/le.h"
+#include "proftrace/wire.h"
 #include "base/strbuf.h"
 #include "base/util.h"
 
@@ -64,19 +64,20 @@ static int spool_frame(struct pt_reader *r)
 	const char *file = r->file_path.buf;
 	struct pt_frame_header h;
 
-	if (!pt_reader_fill(r, FRAME_HDR)) {
+	if (!pt_reader_fill(r, PT_FRAME_HDR)) {
 		if (r->end == r->pos && pt_reader_stream_ended_cleanly(r))
 			return 0;
 		return pt_reader_damaged(r, file, "frames", NULL);
 	}
 	if (pt_frame_header_decode(r->buf + r->pos, &h, &why) < 0)
 		return pt_reader_damaged(r, file, "frames", why);
-	if (!pt_reader_fill(r, FRAME_HDR + (size_t)h.length))
+	if (!pt_reader_fill(r, PT_FRAME_HDR + (size_t)h.length))
 		return pt_reader_damaged(r, file, "frames", NULL);
-	if (pt_reader_decode_frame(r, r->buf + r->pos, FRAME_HDR + h.length, &why) < 0)
+	if (pt_reader_decode_frame(r, r->buf + r->pos, PT_FRAME_HDR + h.length,
+				   &why) < 0)
 		return pt_reader_damaged(r, file, "frames", why);
 	r->sp_hdr = h;
-	r->sp_len = FRAME_HDR + h.length;
+	r->sp_len = PT_FRAME_HDR + h.length;
 	return 1;
 }
 

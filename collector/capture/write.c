@@ -22,7 +22,7 @@
 
 #include "capture/v3.h"
 #include "capture/frame.h"
-#include "capture/le.h"
+#include "proftrace/wire.h"
 #include "base/strbuf.h"
 #include "base/util.h"
 
@@ -59,15 +59,7 @@ struct pt_writer {
 	uint64_t last_flush_ns;
 	int level;                      /* deflate's, see LEVEL_SMALL */
 	uLong in_at_flush;              /* zs.total_in at the last flush */
-	struct pt_cap2_state *st;
-};
-
-#define FRAME_HDR 32
-#define MAX_SEGS  16                    /* a record's pieces, see add_segs */
-
-struct seg {
-	const void *p;
-	size_t n;
+	struct pt_v3_state *st;
 };
 
 /* Report the first error only: later ones are consequences of it. */
@@ -171,7 +163,7 @@ static void stage(struct pt_writer *w, const void *p, size_t n)
  * buffer (a large frame's tail) is deflated where it lies instead of being
  * copied.
  */
-static int add_segs(struct pt_writer *w, const struct seg *sg, size_t nsg)
+static int add_segs(struct pt_writer *w, const struct pt_v3_seg *sg, size_t nsg)
 {
 	size_t i;
 
@@ -211,7 +203,7 @@ struct pt_writer *pt_writer_open(const char *path, int overwrite)
 	w->fd = fd;
 	w->path = pt_xstrdup(path);
 	w->stage = pt_xmalloc(STAGE_SIZE);
-	w->st = pt_cap2_new();
+	w->st = pt_v3_new();
 	w->out = pt_xmalloc(OUT_SIZE);
 	/* windowBits 15 + 16: a gzip wrapper, so that zcat reads it. */
 	w->level = LEVEL_SMALL;
@@ -219,7 +211,7 @@ struct pt_writer *pt_writer_open(const char *path, int overwrite)
 			 Z_DEFAULT_STRATEGY) != Z_OK) {
 		pt_warn("cannot create %s: zlib initialisation failed", path);
 		close(fd);
-		pt_cap2_free(w->st);
+		pt_v3_free(w->st);
 		free(w->stage);
 		free(w->out);
 		free(w->path);
@@ -242,159 +234,13 @@ struct pt_writer *pt_writer_open(const char *path, int overwrite)
 	return w;
 }
 
-/* Can the frame be stored compact and read back byte for byte? */
-static int compactable(const unsigned char *f, size_t len)
-{
-	uint32_t length;
-
-	if (len < FRAME_HDR || pt_get32(f) != PT_WIRE_MAGIC ||
-	    f[4] != PT_CAP2_WIRE_VERSION || pt_get16(f + 6) != 0)
-		return 0;
-	length = pt_get32(f + 12);
-	return length == len - FRAME_HDR && pt_get32(f + 16) == length &&
-	       length <= PT_FRAME_MAX &&
-	       length >= pt_record_fixed_size(f[5]);
-}
-
-/* The fixed part of a frame as varints; returns the bytes written. */
-static size_t put_fixed(struct pt_cap2_state *st, unsigned char *o,
-			const unsigned char *f, uint32_t peer_uid)
-{
-	const unsigned char *p = f + FRAME_HDR;
-	uint32_t pid = pt_get32(f + 8);
-	uint64_t time = pt_get64(f + 24), off;
-	size_t n = 0;
-
-	switch (f[5]) {
-	case PT_REC_HELLO:
-		n += pt_uv_put(o + n, pt_zz32(pt_get32(p) - pid));
-		n += pt_uv_put(o + n, pt_zz32(pt_get32(p + 4) - peer_uid));
-		n += pt_uv_put(o + n, pt_get32(p + 8));
-		n += pt_uv_put(o + n, pt_get32(p + 12));
-		/* The two clocks move together: their offset barely
-		 * changes from one HELLO to the next. */
-		off = pt_get64(p + 16) - time;
-		n += pt_uv_put(o + n, pt_zz64(off - st->clock_off));
-		st->clock_off = off;
-		n += pt_uv_put(o + n, pt_zz64(time - pt_get64(p + 24)));
-		break;
-	case PT_REC_EXEC_FAILED:
-		n += pt_uv_put(o + n, pt_get32(p));
-		n += pt_uv_put(o + n, pt_get32(p + 4));
-		break;
-	case PT_REC_EXEC:
-	case PT_REC_SPAWN:
-	case PT_REC_FORK:
-		n += pt_uv_put(o + n, pt_zz32(pt_get32(p) - pid));
-		n += pt_uv_put(o + n, pt_get32(p + 4));
-		break;
-	case PT_REC_REAP:
-		n += pt_uv_put(o + n, pt_zz32(pt_get32(p) - pid));
-		n += pt_uv_put(o + n, pt_zz32(pt_get32(p + 4)));
-		n += pt_uv_put(o + n, pt_get32(p + 8));
-		n += pt_uv_put(o + n, pt_get32(p + 12));
-		n += pt_uv_put(o + n, pt_get64(p + 16));
-		n += pt_uv_put(o + n, pt_get64(p + 24));
-		n += pt_uv_put(o + n, pt_get64(p + 32));
-		break;
-	case PT_REC_EXIT:
-		n += pt_uv_put(o + n, pt_zz32(pt_get32(p)));
-		n += pt_uv_put(o + n, pt_get32(p + 4));
-		n += pt_uv_put(o + n, pt_get64(p + 8));
-		n += pt_uv_put(o + n, pt_get64(p + 16));
-		n += pt_uv_put(o + n, pt_get64(p + 24));
-		break;
-	}
-	return n;
-}
-
-static void add_seg(struct seg *sg, size_t *nsg, const void *p, size_t n)
-{
-	if (!n)
-		return;
-	if (*nsg && (const unsigned char *)sg[*nsg - 1].p + sg[*nsg - 1].n ==
-		    (const unsigned char *)p) {
-		sg[*nsg - 1].n += n;
-		return;
-	}
-	sg[(*nsg)++] = (struct seg){ p, n };
-}
-
-/*
- * The tail of a HELLO (payload bytes [from, n)) as pieces, with what its
- * pid's EXEC or SPAWN already said replaced by references.  Returns 1 if
- * some reference was used.
- */
-static int hello_tail(const struct pt_cap2_ref *ref, const unsigned char *p,
-		      size_t from, size_t n, struct seg *sg, size_t *nsg)
-{
-	static const unsigned char mark[3] = {
-		PT_CAP2_REF_ARGS, PT_CAP2_REF_CWD, PT_CAP2_REF_EXE,
-	};
-	size_t pos, run = from, a0 = 0, a1 = 0;
-	int used = 0, nruns = 0, in_args = 0;
-
-	/* The ARG items are replaced only as one run, as they were sent. */
-	for (pos = from; pos < n;) {
-		size_t next = pos + strlen((const char *)p + pos + 1) + 2;
-
-		if (p[pos] == PT_TAG_ARG) {
-			if (!in_args) {
-				nruns++;
-				a0 = pos;
-			}
-			in_args = 1;
-			a1 = next;
-		} else {
-			in_args = 0;
-		}
-		pos = next;
-	}
-	if (nruns != 1 || a1 - a0 != ref->args_len ||
-	    memcmp(p + a0, ref->buf, ref->args_len))
-		a0 = a1 = 0;
-	for (pos = from; pos < n;) {
-		size_t sl = strlen((const char *)p + pos + 1);
-		const unsigned char *m = NULL;
-
-		if (pos == a0 && a1) {
-			add_seg(sg, nsg, p + run, pos - run);
-			add_seg(sg, nsg, mark, 1);
-			run = pos = a1;
-			used = 1;
-			continue;
-		}
-		if (p[pos] == PT_TAG_CWD && ref->has_cwd && sl == ref->cwd_len &&
-		    !memcmp(p + pos + 1, ref->buf + ref->args_len, sl))
-			m = mark + 1;
-		else if (p[pos] == PT_TAG_EXE && ref->has_path &&
-			 sl == ref->path_len &&
-			 !memcmp(p + pos + 1, ref->buf + ref->args_len +
-				 ref->cwd_len, sl))
-			m = mark + 2;
-		if (m && *nsg + 3 < MAX_SEGS) {
-			add_seg(sg, nsg, p + run, pos - run);
-			add_seg(sg, nsg, m, 1);
-			run = pos + sl + 2;
-			used = 1;
-		}
-		pos += sl + 2;
-	}
-	add_seg(sg, nsg, p + run, n - run);
-	return used;
-}
-
 int pt_writer_add(struct pt_writer *w, enum pt_cap_kind kind, uint64_t conn_id,
 		  uint32_t peer_pid, uint32_t peer_uid, uint64_t recv_ns,
 		  const void *data, size_t len)
 {
-	struct pt_cap2_state *st = w->st;
-	const unsigned char *f = data;
-	unsigned char hd[1 + 10], body[256];
-	struct seg sg[MAX_SEGS];
-	size_t nsg = 1, nb = 0, total, i;
-	uint32_t cpid, cuid;
-	unsigned head = (unsigned)kind & PT_CAP2_KIND;
+	unsigned char hd[PT_V3_HEAD_MAX], body[PT_V3_FIELDS_MAX];
+	struct pt_v3_seg sg[PT_V3_MAX_SEGS];
+	size_t nsg;
 
 	if (w->failed)
 		return -1;
@@ -405,71 +251,13 @@ int pt_writer_add(struct pt_writer *w, enum pt_cap_kind kind, uint64_t conn_id,
 			w->path, len);
 		return -1;
 	}
-	if ((unsigned)kind > PT_CAP2_KIND) {
+	if ((unsigned)kind > PT_V3_KIND) {
 		pt_warn("writing %s: record kind %u cannot be stored", w->path,
 			(unsigned)kind);
 		return -1;
 	}
-	nb += pt_uv_put(body + nb, pt_zz64(conn_id - st->conn));
-	st->conn = conn_id;
-	pt_cap2_peer(st, conn_id, &cpid, &cuid);
-	if (cpid != peer_pid || cuid != peer_uid) {
-		head |= PT_CAP2_PEER;
-		nb += pt_uv_put(body + nb, pt_zz32(peer_pid - st->peer_pid));
-		nb += pt_uv_put(body + nb, pt_zz32(peer_uid - st->peer_uid));
-		st->peer_pid = peer_pid;
-		st->peer_uid = peer_uid;
-		pt_cap2_set_peer(st, conn_id, peer_pid, peer_uid);
-	}
-	/* A frame carries its own time; when the collector received it
-	 * adds nothing but bytes. */
-	if (kind != PT_CAP_FRAME) {
-		uint64_t d = recv_ns - st->recv_ns;
-		int64_t sd = (int64_t)d;
-
-		head |= PT_CAP2_RECV;
-		if (sd % 1000 == 0) {
-			head |= PT_CAP2_RECV_US;
-			d = (uint64_t)(sd / 1000);
-		}
-		nb += pt_uv_put(body + nb, pt_zz64(d));
-		st->recv_ns = recv_ns;
-	}
-	if (kind == PT_CAP_FRAME && compactable(f, len)) {
-		uint32_t pid = pt_get32(f + 8), origin = pt_get32(f + 20);
-		uint64_t time = pt_get64(f + 24);
-		size_t fixed = pt_record_fixed_size(f[5]);
-		const struct pt_cap2_ref *ref;
-
-		body[nb++] = f[5];
-		nb += pt_uv_put(body + nb, pt_zz32(pid - peer_pid));
-		nb += pt_uv_put(body + nb, origin ? pt_zz32(origin - pid) + 1
-						  : 0);
-		nb += pt_uv_put(body + nb, pt_zz64(time - st->time_ns));
-		st->time_ns = time;
-		nb += put_fixed(st, body + nb, f, peer_uid);
-		sg[nsg++] = (struct seg){ body, nb };
-		if (f[5] == PT_REC_HELLO && (ref = pt_cap2_ref(st, pid)) &&
-		    pt_cap2_tail_plain(f + FRAME_HDR, fixed,
-				       len - FRAME_HDR) == 0) {
-			if (hello_tail(ref, f + FRAME_HDR, fixed,
-				       len - FRAME_HDR, sg, &nsg))
-				head |= PT_CAP2_REFS;
-		} else {
-			add_seg(sg, &nsg, f + FRAME_HDR + fixed,
-				len - FRAME_HDR - fixed);
-		}
-		pt_cap2_note_frame(st, f, len);
-	} else {
-		if (kind == PT_CAP_FRAME)
-			head |= PT_CAP2_RAW;
-		sg[nsg++] = (struct seg){ body, nb };
-		add_seg(sg, &nsg, data, len);
-	}
-	for (total = 0, i = 1; i < nsg; i++)
-		total += sg[i].n;
-	hd[0] = (unsigned char)head;
-	sg[0] = (struct seg){ hd, 1 + pt_uv_put(hd + 1, total) };
+	nsg = pt_v3_encode(w->st, kind, conn_id, peer_pid, peer_uid, recv_ns,
+			   data, len, sg, hd, body);
 	if (add_segs(w, sg, nsg) < 0)
 		return -1;
 	w->dirty = 1;
@@ -539,7 +327,7 @@ int pt_writer_close(struct pt_writer *w)
 	if (close(w->fd) < 0)
 		fail(w, strerror(errno));
 	rc = w->failed ? -1 : 0;
-	pt_cap2_free(w->st);
+	pt_v3_free(w->st);
 	free(w->stage);
 	free(w->out);
 	free(w->path);

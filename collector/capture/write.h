@@ -1,5 +1,5 @@
 /*
- * Writing a capture (collector/capture/capture.h): a gzip stream, flushed at least
+ * Writing a capture (capture/capture.h): a gzip stream, flushed at least
  * once a second so that a crash loses at most the last second.
  */
 #ifndef PT_CAPTURE_WRITE_H

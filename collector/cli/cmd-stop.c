@@ -61,15 +61,15 @@ static int connect_to(const char *path)
 
 static int send_stop(int fd)
 {
-	struct pt_frame_header h;
+	struct pt_frame_header h = {
+		.magic = PT_WIRE_MAGIC, .version = PT_WIRE_VERSION,
+		.type = PT_REC_STOP, .pid = (uint32_t)getpid(),
+		.time_ns = pt_mono_ns(),
+	};
+	unsigned char f[PT_FRAME_HDR];
 
-	memset(&h, 0, sizeof h);
-	h.magic = htole32(PT_WIRE_MAGIC);
-	h.version = PT_WIRE_VERSION;
-	h.type = PT_REC_STOP;
-	h.pid = htole32((uint32_t)getpid());
-	h.time_ns = htole64(pt_mono_ns());
-	return send(fd, &h, sizeof h, MSG_NOSIGNAL) == (ssize_t)sizeof h ? 0 : -1;
+	pt_wire_put_header(f, &h);
+	return send(fd, f, sizeof f, MSG_NOSIGNAL) == (ssize_t)sizeof f ? 0 : -1;
 }
 
 /*

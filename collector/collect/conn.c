@@ -67,20 +67,14 @@ static void put_inflated(struct pt_server *s, struct conn *c,
 			 const struct pt_frame_header *h,
 			 const unsigned char *payload, uint64_t now)
 {
-	struct pt_frame_header le = {
-		.magic = htole32(h->magic),
-		.version = h->version,
-		.type = h->type,
-		.flags = 0,
-		.pid = htole32(h->pid),
-		.length = htole32(h->raw_length),
-		.raw_length = htole32(h->raw_length),
-		.origin = htole32(h->origin),
-		.time_ns = htole64(h->time_ns),
-	};
+	struct pt_frame_header inflated = *h;
+	unsigned char hdr[PT_FRAME_HDR];
 
+	inflated.flags = 0;
+	inflated.length = h->raw_length;
+	pt_wire_put_header(hdr, &inflated);
 	pt_sb_reset(&s->scratch);
-	pt_sb_add(&s->scratch, &le, sizeof le);
+	pt_sb_add(&s->scratch, hdr, sizeof hdr);
 	pt_sb_add(&s->scratch, payload, h->raw_length);
 	pt_server_put_record(s, c, PT_CAP_FRAME, now, s->scratch.buf, s->scratch.len);
 	if (s->scratch.alloc > (1u << 20))
@@ -126,7 +120,7 @@ static int handle_frame(struct pt_server *s, struct conn *c,
 			const struct pt_frame_header *h,
 			const unsigned char *p, uint64_t now, const char **why)
 {
-	const unsigned char *payload = p + HDR_SIZE;
+	const unsigned char *payload = p + PT_FRAME_HDR;
 	unsigned char *inflated = NULL;
 	struct pt_record rec;
 	int keep;
@@ -149,7 +143,7 @@ static int handle_frame(struct pt_server *s, struct conn *c,
 	else if (keep)
 		/* A plain frame is already what the capture stores: flags 0,
 		 * raw_length == length, every field little-endian. */
-		pt_server_put_record(s, c, PT_CAP_FRAME, now, p, HDR_SIZE + h->length);
+		pt_server_put_record(s, c, PT_CAP_FRAME, now, p, PT_FRAME_HDR + h->length);
 	free(inflated);
 	return 0;
 }
@@ -166,18 +160,18 @@ static int parse_frames(struct pt_server *s, struct conn *c,
 	const char *why;
 	size_t off = 0;
 
-	while (n - off >= HDR_SIZE) {
+	while (n - off >= PT_FRAME_HDR) {
 		/* The header is checked as soon as it is here, so a bogus
 		 * length is refused before we buffer towards it. */
 		if (pt_frame_header_decode(p + off, &h, &why) < 0 ||
-		    (n - off >= HDR_SIZE + h.length &&
+		    (n - off >= PT_FRAME_HDR + h.length &&
 		     handle_frame(s, c, &h, p + off, now, &why) < 0)) {
 			drop_conn(s, c, why);
 			return -1;
 		}
-		if (n - off < HDR_SIZE + h.length)
+		if (n - off < PT_FRAME_HDR + h.length)
 			break;
-		off += HDR_SIZE + h.length;
+		off += PT_FRAME_HDR + h.length;
 	}
 	*used = off;
 	return 0;

@@ -22,7 +22,6 @@
 #include "capture/frame.h"
 #include "base/strbuf.h"
 
-#define HDR_SIZE      sizeof(struct pt_frame_header)
 /* Larger than any message the library sends (PT_MSG_MAX); a bigger one
  * would be cut by recv, so it is detected (MSG_TRUNC) and refused. */
 #define RBUF_SIZE     (256u << 10)

@@ -165,11 +165,6 @@ void pt_server_begin(struct pt_server *s, struct pt_writer *w,
 	pt_server_write_meta(s, command);
 }
 
-const char *pt_server_path(const struct pt_server *s)
-{
-	return s->path;
-}
-
 int pt_server_watch(struct pt_server *s, int fd,
 		    void (*cb)(struct pt_server *s, void *arg), void *arg)
 {

@@ -58,9 +58,6 @@ struct pt_server *pt_server_new(const char *path);
 void pt_server_begin(struct pt_server *s, struct pt_writer *w,
 		     const char *command);
 
-/* The path the server listens at (owned by the server). */
-const char *pt_server_path(const struct pt_server *s);
-
 /*
  * Also watch fd (a signalfd, a pipe): cb runs in the loop whenever fd is
  * readable, and must consume what made it readable.  Returns 0 or -1.

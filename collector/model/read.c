@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "model/build.h"
+#include "base/worker.h"
 #include "base/strbuf.h"
 #include "base/util.h"
 
@@ -130,8 +131,7 @@ struct batch {
 
 struct rthread {
 	struct pt_reader *r;
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
+	struct pt_worker w;
 	struct batch full[NBATCH];      /* queue, in reading order */
 	size_t nfull, headfull;
 	struct batch spare[NBATCH];     /* consumed, for reuse */
@@ -274,22 +274,22 @@ static void *reader_main(void *arg)
 	int have = 0, rc;
 
 	do {
-		pthread_mutex_lock(&rt->lock);
+		pt_worker_lock(&rt->w);
 		while (!rt->nspare)
-			pthread_cond_wait(&rt->cond, &rt->lock);
+			pt_worker_wait(&rt->w);
 		bt = rt->spare[--rt->nspare];
-		pthread_mutex_unlock(&rt->lock);
+		pt_worker_unlock(&rt->w);
 
 		rc = batch_fill(rt->r, &bt, &held, &have);
 
-		pthread_mutex_lock(&rt->lock);
+		pt_worker_lock(&rt->w);
 		rt->full[(rt->headfull + rt->nfull++) % NBATCH] = bt;
 		if (rc <= 0) {
 			rt->done = 1;
 			rt->rc = rc;
 		}
-		pthread_cond_broadcast(&rt->cond);
-		pthread_mutex_unlock(&rt->lock);
+		pt_worker_wake(&rt->w);
+		pt_worker_unlock(&rt->w);
 	} while (rc > 0);
 	return NULL;
 }
@@ -545,27 +545,19 @@ static void add_eof(struct build *b, const struct pev *cev)
 static void add_meta(struct build *b, const unsigned char *data, size_t n)
 {
 	struct capmeta *cm = &b->p->meta[b->capture];
-	const char *p = (const char *)data, *end;
+	const unsigned char *p = data;
+	const char *k, *v;
+	size_t kn, vn;
 
 	if (!n)
 		return;                 /* data may be NULL then */
-	end = p + n;
-	while (p < end) {
-		const char *kz = memchr(p, 0, (size_t)(end - p)), *v, *vz;
-
-		if (!kz)
-			break;
-		v = kz + 1;
-		vz = v < end ? memchr(v, 0, (size_t)(end - v)) : NULL;
-		if (!vz)
-			break;
+	while (pt_cap_meta_next(&p, data + n, &k, &kn, &v, &vn)) {
 		if (cm->n + 2 > cm->cap) {
 			cm->cap = cm->cap ? 2 * cm->cap : 32;
 			cm->kv = pt_xrealloc(cm->kv, cm->cap * sizeof *cm->kv);
 		}
-		cm->kv[cm->n++] = pt_str_intern_ptr(&b->p->str, p, (size_t)(kz - p));
-		cm->kv[cm->n++] = pt_str_intern_ptr(&b->p->str, v, (size_t)(vz - v));
-		p = vz + 1;
+		cm->kv[cm->n++] = pt_str_intern_ptr(&b->p->str, k, kn);
+		cm->kv[cm->n++] = pt_str_intern_ptr(&b->p->str, v, vn);
 	}
 }
 
@@ -614,7 +606,6 @@ int pt_read_capture(struct build *b, struct pt_reader *r)
 {
 	struct rthread rt;
 	struct pt_cap_event held;
-	pthread_t tid;
 	int threaded, have = 0, rc = 1;
 	size_t i;
 
@@ -625,27 +616,27 @@ int pt_read_capture(struct build *b, struct pt_reader *r)
 		rt.spare[i].mem = pt_xmalloc(BATCH_SIZE);
 	}
 	rt.nspare = NBATCH;
-	pthread_mutex_init(&rt.lock, NULL);
-	pthread_cond_init(&rt.cond, NULL);
+	/* The reader ends by itself, at the capture's end; the worker's quit
+	 * flag is not needed, and stopping it only joins. */
 	threaded = sysconf(_SC_NPROCESSORS_ONLN) > 1 &&
-		   !pthread_create(&tid, NULL, reader_main, &rt);
+		   !pt_worker_start(&rt.w, reader_main, &rt);
 	for (;;) {
 		struct batch bt;
 		size_t off;
 
 		if (threaded) {
-			pthread_mutex_lock(&rt.lock);
+			pt_worker_lock(&rt.w);
 			while (!rt.nfull && !rt.done)
-				pthread_cond_wait(&rt.cond, &rt.lock);
+				pt_worker_wait(&rt.w);
 			if (!rt.nfull) {
 				rc = rt.rc;
-				pthread_mutex_unlock(&rt.lock);
+				pt_worker_unlock(&rt.w);
 				break;
 			}
 			bt = rt.full[rt.headfull];
 			rt.headfull = (rt.headfull + 1) % NBATCH;
 			rt.nfull--;
-			pthread_mutex_unlock(&rt.lock);
+			pt_worker_unlock(&rt.w);
 		} else {
 			if (rc <= 0)
 				break;
@@ -659,18 +650,16 @@ int pt_read_capture(struct build *b, struct pt_reader *r)
 			off += pe->size;
 		}
 		if (threaded) {
-			pthread_mutex_lock(&rt.lock);
+			pt_worker_lock(&rt.w);
 			rt.spare[rt.nspare++] = bt;
-			pthread_cond_broadcast(&rt.cond);
-			pthread_mutex_unlock(&rt.lock);
+			pt_worker_wake(&rt.w);
+			pt_worker_unlock(&rt.w);
 		} else {
 			rt.spare[0] = bt;
 		}
 	}
 	if (threaded)
-		pthread_join(tid, NULL);
-	pthread_mutex_destroy(&rt.lock);
-	pthread_cond_destroy(&rt.cond);
+		pt_worker_stop(&rt.w);
 	for (i = 0; i < rt.nspare; i++)
 		free(rt.spare[i].mem);
 	return rc;

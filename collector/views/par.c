@@ -5,21 +5,19 @@
  * formats while the other does: a chunk pair takes as long as the slower
  * of its two.
  */
-#include <pthread.h>
 
 #include "model/model.h"
 #include "views/par.h"
+#include "base/worker.h"
 
 struct par {
 	pt_par_format_fn *format;
 	void *arg;
 	size_t n, chunk;
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
+	struct pt_worker w;     /* the helper */
 	size_t job;             /* chunk the helper is to format next */
 	int posted;             /* job is waiting for the helper */
 	int done;               /* the helper's buffer holds chunk job */
-	int quit;
 	struct pt_sb sb;        /* the helper's text */
 };
 
@@ -35,40 +33,40 @@ static void *helper_main(void *arg)
 {
 	struct par *p = arg;
 
-	pthread_mutex_lock(&p->lock);
+	pt_worker_lock(&p->w);
 	for (;;) {
-		while (!p->posted && !p->quit)
-			pthread_cond_wait(&p->cond, &p->lock);
+		while (!p->posted && !p->w.quit)
+			pt_worker_wait(&p->w);
 		if (!p->posted)
 			break;
 		p->posted = 0;
-		pthread_mutex_unlock(&p->lock);
+		pt_worker_unlock(&p->w);
 		format_chunk(p, p->job, &p->sb);
-		pthread_mutex_lock(&p->lock);
+		pt_worker_lock(&p->w);
 		p->done = 1;
-		pthread_cond_broadcast(&p->cond);
+		pt_worker_wake(&p->w);
 	}
-	pthread_mutex_unlock(&p->lock);
+	pt_worker_unlock(&p->w);
 	pt_model_thread_done();
 	return NULL;
 }
 
 static void post(struct par *p, size_t c)
 {
-	pthread_mutex_lock(&p->lock);
+	pt_worker_lock(&p->w);
 	p->job = c;
 	p->done = 0;
 	p->posted = 1;
-	pthread_cond_broadcast(&p->cond);
-	pthread_mutex_unlock(&p->lock);
+	pt_worker_wake(&p->w);
+	pt_worker_unlock(&p->w);
 }
 
 static void wait_done(struct par *p)
 {
-	pthread_mutex_lock(&p->lock);
+	pt_worker_lock(&p->w);
 	while (!p->done)
-		pthread_cond_wait(&p->cond, &p->lock);
-	pthread_mutex_unlock(&p->lock);
+		pt_worker_wait(&p->w);
+	pt_worker_unlock(&p->w);
 }
 
 int pt_par_format(size_t n, size_t chunk, pt_par_format_fn *format,
@@ -78,13 +76,10 @@ int pt_par_format(size_t n, size_t chunk, pt_par_format_fn *format,
 			 .chunk = chunk ? chunk : 1, .sb = PT_SB_INIT };
 	struct pt_sb mine = PT_SB_INIT;
 	size_t nchunks = (n + p.chunk - 1) / p.chunk, c;
-	pthread_t helper;
 	int two = 0, rc = 0;
 
-	pthread_mutex_init(&p.lock, NULL);
-	pthread_cond_init(&p.cond, NULL);
 	if (nchunks > 1)
-		two = pthread_create(&helper, NULL, helper_main, &p) == 0;
+		two = pt_worker_start(&p.w, helper_main, &p) == 0;
 	for (c = 0; c < nchunks && rc == 0; c += two ? 2 : 1) {
 		if (two && c + 1 < nchunks)
 			post(&p, c + 1);
@@ -96,15 +91,8 @@ int pt_par_format(size_t n, size_t chunk, pt_par_format_fn *format,
 				rc = emit(arg, &p.sb);
 		}
 	}
-	if (two) {
-		pthread_mutex_lock(&p.lock);
-		p.quit = 1;
-		pthread_cond_broadcast(&p.cond);
-		pthread_mutex_unlock(&p.lock);
-		pthread_join(helper, NULL);
-	}
-	pthread_mutex_destroy(&p.lock);
-	pthread_cond_destroy(&p.cond);
+	if (two)
+		pt_worker_stop(&p.w);
 	pt_sb_release(&mine);
 	pt_sb_release(&p.sb);
 	return rc;

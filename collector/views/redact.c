@@ -128,11 +128,6 @@ int pt_redact_add(struct pt_redact *r, const char *regex)
 	return 0;
 }
 
-size_t pt_redact_count(const struct pt_redact *r)
-{
-	return r->n;
-}
-
 /* Mask the matches of one pattern in s into out.  Returns 1 if any. */
 static int mask_one(const regex_t *re, const char *s, struct pt_sb *out)
 {

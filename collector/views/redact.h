@@ -35,9 +35,6 @@ struct pt_redact *pt_redact_new(void);
  */
 int pt_redact_add(struct pt_redact *r, const char *regex);
 
-/* Number of patterns added (0: pt_redact_model does nothing). */
-size_t pt_redact_count(const struct pt_redact *r);
-
 /*
  * s with every match masked, as a new malloc'd string the caller frees;
  * NULL when nothing matched (s is fine as it is).
