@@ -1,7 +1,7 @@
 /*
  * capcount CAPTURE...: count what captures hold, to check that a benchmark
  * lost nothing.  Reads each capture with the collector's own reader
- * (collector/capture-read.h), so a damaged capture is reported as such.
+ * (collector/capture/read.h), so a damaged capture is reported as such.
  *
  * Prints one line of KEY VALUE pairs (bench/run.py parses it):
  *   records connects frames eofs drops lost  capture records by kind
@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "capture-read.h"
+#include "capture/read.h"
 
 int main(int argc, char **argv)
 {

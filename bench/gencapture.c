@@ -1,7 +1,7 @@
 /*
  * gencapture [-n EXECUTIONS] [-j JOBS] [-s SEED] OUTPUT: write a synthetic
  * capture of a large C build, as the collector would have recorded it,
- * with the collector's own writer (collector/capture-write.h).
+ * with the collector's own writer (collector/capture/write.h).
  *
  * The build: a top-level make runs, one directory after the other,
  * `sh -c "make -C DIR"` (fork, exec; the sub-make is exec'd by the shell's
@@ -25,7 +25,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "capture-write.h"
+#include "capture/write.h"
 #include "synth.h"
 
 #define MS            1000000ull

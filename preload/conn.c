@@ -310,9 +310,10 @@ static void hello_body(struct pt_body *b, uint32_t kind, uint64_t start_ns,
 	memset(b, 0, sizeof *b);
 	b->type = PT_REC_HELLO;
 	b->fixed_len = sizeof(struct pt_rec_hello);
-	pt_put32(b->fixed + 0, (uint32_t)pt_sys_getppid());
-	/* uid (+4) stays 0: the collector has it from SO_PEERCRED. */
-	pt_put32(b->fixed + 8, kind);
+	pt_wire_put32(b->fixed + PT_OFF(pt_rec_hello, ppid),
+		      (uint32_t)pt_sys_getppid());
+	/* uid stays 0: the collector has it from SO_PEERCRED. */
+	pt_wire_put32(b->fixed + PT_OFF(pt_rec_hello, kind), kind);
 	/* A fork child changes namespace only as the first process of a new
 	 * one (unshare --fork): pid 1.  A foreign process (clone, vfork) may
 	 * be anywhere.  Only the owner keeps the value: a vfork child shares
@@ -323,12 +324,13 @@ static void hello_body(struct pt_body *b, uint32_t kind, uint64_t start_ns,
 
 		if (self == pt.owner)
 			pt.pidns = ns;
-		pt_put32(b->fixed + 12, ns);
+		pt_wire_put32(b->fixed + PT_OFF(pt_rec_hello, pidns), ns);
 	} else {
-		pt_put32(b->fixed + 12, pt.pidns);
+		pt_wire_put32(b->fixed + PT_OFF(pt_rec_hello, pidns), pt.pidns);
 	}
-	pt_put64(b->fixed + 16, realtime_ns);
-	pt_put64(b->fixed + 24, start_ns ? start_ns : now);
+	pt_wire_put64(b->fixed + PT_OFF(pt_rec_hello, realtime_ns), realtime_ns);
+	pt_wire_put64(b->fixed + PT_OFF(pt_rec_hello, start_ns),
+		      start_ns ? start_ns : now);
 }
 
 int pt_conn_open(struct pt_chan *ch, uint32_t hello_kind, uint64_t start_ns,

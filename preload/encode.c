@@ -27,18 +27,6 @@
 #define PT_SMALL_FRAME 4096             /* stack buffer, hence the size */
 #define PT_DEFLATE_MIN 1024             /* below this, deflate saves nothing */
 
-void pt_put32(unsigned char *p, uint32_t v)
-{
-	v = htole32(v);
-	pt_memcpy(p, &v, 4);
-}
-
-void pt_put64(unsigned char *p, uint64_t v)
-{
-	v = htole64(v);
-	pt_memcpy(p, &v, 8);
-}
-
 /*
  * An output buffer that either overflows (counting what would not fit) or
  * hands each full buffer to a sink.
@@ -139,16 +127,14 @@ static void put_header(unsigned char *h, const struct pt_chan *ch,
 		       const struct pt_body *b, uint16_t flags, uint32_t len,
 		       uint32_t raw_len, uint64_t t)
 {
-	pt_put32(h, PT_WIRE_MAGIC);
-	h[4] = PT_WIRE_VERSION;
-	h[5] = b->type;
-	h[6] = (unsigned char)flags;
-	h[7] = (unsigned char)(flags >> 8);
-	pt_put32(h + 8, (uint32_t)ch->pid);
-	pt_put32(h + 12, len);
-	pt_put32(h + 16, raw_len);
-	pt_put32(h + 20, ch->owner ? 0 : (uint32_t)pt.owner);
-	pt_put64(h + 24, t);
+	struct pt_frame_header fh = {
+		.magic = PT_WIRE_MAGIC, .version = PT_WIRE_VERSION,
+		.type = b->type, .flags = flags, .pid = (uint32_t)ch->pid,
+		.length = len, .raw_length = raw_len,
+		.origin = ch->owner ? 0 : (uint32_t)pt.owner, .time_ns = t,
+	};
+
+	pt_wire_put_header(h, &fh);
 }
 
 /* zlib, loaded on first need.  Owner context only (dlopen allocates). */

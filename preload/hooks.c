@@ -32,9 +32,10 @@ static void exec_body(struct pt_body *b, uint8_t type, uint32_t a, uint32_t c)
 {
 	memset(b, 0, sizeof *b);
 	b->type = type;
-	b->fixed_len = 8;
-	pt_put32(b->fixed, a);
-	pt_put32(b->fixed + 4, c);
+	b->fixed_len = sizeof(struct pt_rec_exec);
+	/* EXEC, EXEC_FAILED, SPAWN and FORK share the shape (u32, call). */
+	pt_wire_put32(b->fixed + PT_OFF(pt_rec_exec, ppid), a);
+	pt_wire_put32(b->fixed + PT_OFF(pt_rec_exec, call), c);
 }
 
 /* Announce an exec; ch stays open until exec_failed or the exec. */
@@ -665,15 +666,19 @@ static void send_reap(pid_t child, int status, const struct rusage *ru)
 	memset(&b, 0, sizeof b);
 	b.type = PT_REC_REAP;
 	b.fixed_len = sizeof(struct pt_rec_reap);
-	pt_put32(b.fixed, (uint32_t)child);
-	pt_put32(b.fixed + 4, (uint32_t)status);
-	pt_put32(b.fixed + 8, ru != NULL);
+	pt_wire_put32(b.fixed + PT_OFF(pt_rec_reap, child_pid), (uint32_t)child);
+	pt_wire_put32(b.fixed + PT_OFF(pt_rec_reap, wait_status),
+		      (uint32_t)status);
+	pt_wire_put32(b.fixed + PT_OFF(pt_rec_reap, have_rusage), ru != NULL);
 	if (ru) {
-		pt_put64(b.fixed + 16, (uint64_t)ru->ru_utime.tv_sec * 1000000u +
-				       (uint64_t)ru->ru_utime.tv_usec);
-		pt_put64(b.fixed + 24, (uint64_t)ru->ru_stime.tv_sec * 1000000u +
-				       (uint64_t)ru->ru_stime.tv_usec);
-		pt_put64(b.fixed + 32, (uint64_t)ru->ru_maxrss);
+		pt_wire_put64(b.fixed + PT_OFF(pt_rec_reap, utime_us),
+			      (uint64_t)ru->ru_utime.tv_sec * 1000000u +
+			      (uint64_t)ru->ru_utime.tv_usec);
+		pt_wire_put64(b.fixed + PT_OFF(pt_rec_reap, stime_us),
+			      (uint64_t)ru->ru_stime.tv_sec * 1000000u +
+			      (uint64_t)ru->ru_stime.tv_usec);
+		pt_wire_put64(b.fixed + PT_OFF(pt_rec_reap, maxrss_kb),
+			      (uint64_t)ru->ru_maxrss);
 	}
 	now = pt_now_ns();
 	/* What was held for the child goes first, in the same message: its

@@ -26,17 +26,19 @@ void pt_resolve(void)
 	if (pt_real.execve)
 		return;
 	/* Cheap (about 1,000 instructions each), and done before any vfork
-	 * child can need them: dlsym takes the loader's lock.  Only what a
-	 * vfork child may call (exec, the exit family); the rest is looked
-	 * up on first use, PT_REAL_LAZY, since most processes never call
-	 * it. */
-	RESOLVE(execvpe, "execvpe");
-	RESOLVE(fexecve, "fexecve");
-	RESOLVE(execveat, "execveat");
-	RESOLVE(exit, "exit");
-	RESOLVE(_exit, "_exit");
-	RESOLVE(_Exit, "_Exit");
-	RESOLVE(execve, "execve");      /* last: it marks the table complete */
+	 * child can need them: dlsym takes the loader's lock.  Only the EAGER
+	 * hooks of hooks.def, what a vfork child may call (exec, the exit
+	 * family); the rest is looked up on first use, PT_REAL_LAZY, since
+	 * most processes never call it.  execve comes last in the list: once
+	 * it is set, the table is complete. */
+#define PT_RESOLVE_EAGER(sym, field) RESOLVE(field, #sym);
+#define PT_RESOLVE_LAZY(sym, field)
+#define PT_RESOLVE_NONE(sym, field)
+#define PT_HOOK_AS(sym, field, how, ret, params, attrs) \
+	PT_RESOLVE_##how(sym, field)
+#define PT_HOOK(sym, how, ret, params, attrs) \
+	PT_HOOK_AS(sym, sym, how, ret, params, attrs)
+#include "hooks.def"
 }
 
 int pt_is_owner(void)
@@ -96,11 +98,14 @@ void pt_send_exit(int status, int how, pid_t self)
 	memset(&b, 0, sizeof b);
 	b.type = PT_REC_EXIT;
 	b.fixed_len = sizeof(struct pt_rec_exit);
-	pt_put32(b.fixed + 0, (uint32_t)status);
-	pt_put32(b.fixed + 4, (uint32_t)how);
-	pt_put64(b.fixed + 8, tv_us(ru.ru_utime) - ut);
-	pt_put64(b.fixed + 16, tv_us(ru.ru_stime) - st);
-	pt_put64(b.fixed + 24, (uint64_t)ru.ru_maxrss);
+	pt_wire_put32(b.fixed + PT_OFF(pt_rec_exit, status), (uint32_t)status);
+	pt_wire_put32(b.fixed + PT_OFF(pt_rec_exit, how), (uint32_t)how);
+	pt_wire_put64(b.fixed + PT_OFF(pt_rec_exit, utime_us),
+		      tv_us(ru.ru_utime) - ut);
+	pt_wire_put64(b.fixed + PT_OFF(pt_rec_exit, stime_us),
+		      tv_us(ru.ru_stime) - st);
+	pt_wire_put64(b.fixed + PT_OFF(pt_rec_exit, maxrss_kb),
+		      (uint64_t)ru.ru_maxrss);
 	pt_send_record(&ch, &b, pt_now_ns());
 	pt_chan_put(&ch);
 out:

@@ -104,33 +104,26 @@ struct pt_state {
 
 extern struct pt_state pt PT_HIDDEN;
 
-/* The real functions behind the hooks, resolved once by the constructor. */
+/*
+ * The real functions behind the hooks (hooks.def): pt_real.NAME for each
+ * hook whose real function is looked up, EAGER ones by the constructor,
+ * LAZY ones on first use.
+ */
+#define PT_HOOK_FIELD_EAGER(field, ret, params, attrs) \
+	ret (*field) params attrs;
+#define PT_HOOK_FIELD_LAZY(field, ret, params, attrs) \
+	ret (*field) params attrs;
+#define PT_HOOK_FIELD_NONE(field, ret, params, attrs)
+#define PT_HOOK_AS(sym, field, how, ret, params, attrs) \
+	PT_HOOK_FIELD_##how(field, ret, params, attrs)
+#define PT_HOOK(sym, how, ret, params, attrs) \
+	PT_HOOK_AS(sym, sym, how, ret, params, attrs)
+
 struct pt_real {
-	int (*execve)(const char *, char *const[], char *const[]);
-	int (*execvpe)(const char *, char *const[], char *const[]);
-	int (*fexecve)(int, char *const[], char *const[]);
-	int (*execveat)(int, const char *, char *const[], char *const[], int);
-	int (*posix_spawn)(pid_t *, const char *, const posix_spawn_file_actions_t *,
-			   const posix_spawnattr_t *, char *const[], char *const[]);
-	int (*posix_spawnp)(pid_t *, const char *, const posix_spawn_file_actions_t *,
-			    const posix_spawnattr_t *, char *const[], char *const[]);
-	int (*system)(const char *);
-	FILE *(*popen)(const char *, const char *);
-	int (*pclose)(FILE *);
-	pid_t (*fork)(void);
-	pid_t (*_Fork)(void);
-	int (*clone)(int (*)(void *), void *, int, void *, ...);
-	pid_t (*wait4)(pid_t, int *, int, struct rusage *);
-	int (*waitid)(idtype_t, id_t, siginfo_t *, int);
-	void (*exit)(int) __attribute__((noreturn));
-	void (*_exit)(int) __attribute__((noreturn));
-	void (*_Exit)(int) __attribute__((noreturn));
-	void (*quick_exit)(int) __attribute__((noreturn));
-	int (*prctl)(int, ...);
-	long (*syscall)(long, ...);
-	int (*dl_iterate_phdr)(int (*)(struct dl_phdr_info *, size_t, void *),
-			       void *);
+#include "hooks.def"
 };
+#undef PT_HOOK
+#undef PT_HOOK_AS
 
 extern struct pt_real pt_real PT_HIDDEN;
 
@@ -183,8 +176,6 @@ struct pt_body {
 	char *const *envp;              /* HELLO: filtered through the allowlist */
 };
 
-PT_HIDDEN void pt_put32(unsigned char *p, uint32_t v);
-PT_HIDDEN void pt_put64(unsigned char *p, uint64_t v);
 
 /*
  * Send one record with header pid ch->pid and time t through ch.

@@ -25,11 +25,11 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "capture-read.h"
-#include "capture-v2.h"
-#include "capture-write.h"
+#include "capture/read.h"
+#include "capture/v3.h"
+#include "capture/write.h"
 #include "proftrace/wire.h"
-#include "le.h"
+#include "proftrace/wire.h"
 
 static int failures;
 static char dir[64];
@@ -111,11 +111,11 @@ static void fb_start(struct fb *f, unsigned type, uint32_t pid, uint64_t t)
 {
 	unsigned char h[32] = { 0 };
 
-	pt_set32(h, PT_WIRE_MAGIC);
+	pt_wire_put32(h, PT_WIRE_MAGIC);
 	h[4] = PT_WIRE_VERSION;
 	h[5] = (unsigned char)type;
-	pt_set32(h + 8, pid);
-	pt_set64(h + 24, t);
+	pt_wire_put32(h + 8, pid);
+	pt_wire_put64(h + 24, t);
 	f->len = 0;
 	fb_add(f, h, sizeof h);
 }
@@ -124,7 +124,7 @@ static void fb_u32(struct fb *f, uint32_t v)
 {
 	unsigned char b[4];
 
-	pt_set32(b, v);
+	pt_wire_put32(b, v);
 	fb_add(f, b, 4);
 }
 
@@ -132,7 +132,7 @@ static void fb_u64(struct fb *f, uint64_t v)
 {
 	unsigned char b[8];
 
-	pt_set64(b, v);
+	pt_wire_put64(b, v);
 	fb_add(f, b, 8);
 }
 
@@ -146,8 +146,8 @@ static void fb_str(struct fb *f, unsigned tag, const char *s)
 
 static void fb_end(struct fb *f)
 {
-	pt_set32(f->buf + 12, (uint32_t)(f->len - 32));
-	pt_set32(f->buf + 16, (uint32_t)(f->len - 32));
+	pt_wire_put32(f->buf + 12, (uint32_t)(f->len - 32));
+	pt_wire_put32(f->buf + 16, (uint32_t)(f->len - 32));
 }
 
 static void hello(struct fb *f, uint32_t pid, uint32_t ppid, uint64_t t,
@@ -244,17 +244,17 @@ static void small_build(struct recs *rs, int big)
 	exec_like(&f, PT_REC_SPAWN, 101, 102, T(5), "/usr/lib/cc1", cc1, NULL);
 	frame(rs, &f, 2, 101, T(5) + 10);
 	/* A connection id in the same table slot as 2, interleaved. */
-	add(rs, PT_CAP_CONNECT, 2 + PT_CAP2_CONN_SLOTS, 102, 1000, T(6), NULL,
+	add(rs, PT_CAP_CONNECT, 2 + PT_V3_CONN_SLOTS, 102, 1000, T(6), NULL,
 	    0);
 	/* The same argv but another cwd: only the args are referenced. */
 	hello(&f, 102, 101, T(6), "/usr/lib/cc1", cc1, "/elsewhere");
-	frame(rs, &f, 2 + PT_CAP2_CONN_SLOTS, 102, T(6) + 10);
+	frame(rs, &f, 2 + PT_V3_CONN_SLOTS, 102, T(6) + 10);
 	exit_frame(&f, 102, 0, T(9));
-	frame(rs, &f, 2 + PT_CAP2_CONN_SLOTS, 102, T(9) + 10);
+	frame(rs, &f, 2 + PT_V3_CONN_SLOTS, 102, T(9) + 10);
 	/* Times going backwards (another CPU's clock read earlier). */
 	reap(&f, 101, 102, 0, T(8), 100, 20, 3000);
 	frame(rs, &f, 2, 101, T(9) + 20);
-	add(rs, PT_CAP_EOF, 2 + PT_CAP2_CONN_SLOTS, 102, 1000, T(9) + 30, NULL,
+	add(rs, PT_CAP_EOF, 2 + PT_V3_CONN_SLOTS, 102, 1000, T(9) + 30, NULL,
 	    0);
 	/* A HELLO whose args differ from its reference by one. */
 	exec_like(&f, PT_REC_SPAWN, 101, 103, T(10), "/usr/bin/as",
@@ -298,17 +298,17 @@ static void small_build(struct recs *rs, int big)
 		f.len = 32;
 		fb_add(&f, z, zn);
 		f.buf[6] = PT_FRAME_DEFLATED;
-		pt_set32(f.buf + 12, (uint32_t)zn);
+		pt_wire_put32(f.buf + 12, (uint32_t)zn);
 		frame(rs, &f, 3, 103, T(14) + 10);
 	}
 	/* A type from the future, origin set, negative status, pid wrap. */
 	fb_start(&f, 42, 4000000000u, T(15));
-	pt_set32(f.buf + 20, 17);
+	pt_wire_put32(f.buf + 20, 17);
 	fb_str(&f, 9, "future");
 	fb_end(&f);
 	frame(rs, &f, 3, 103, T(15) + 10);
 	exit_frame(&f, 103, -1, T(16));
-	pt_set32(f.buf + 20, 103);
+	pt_wire_put32(f.buf + 20, 103);
 	frame(rs, &f, 3, 7, T(16) + 10);        /* another peer */
 	add(rs, PT_CAP_LOSS, 3, 7, 1000, T(16) + 20, &one, sizeof one);
 	add(rs, PT_CAP_DROP, 3, 7, 0, T(16) + 30, "why\0", 4);
@@ -364,20 +364,20 @@ static void write_v1(const char *path, const struct recs *rs)
 	size_t i;
 
 	memcpy(h, PT_CAP_FILE_MAGIC, 8);
-	pt_set32(h + 8, 1);
-	pt_set32(h + 12, 16);
+	pt_wire_put32(h + 8, 1);
+	pt_wire_put32(h + 12, 16);
 	gzwrite(gz, h, 16);
 	for (i = 0; i < rs->n; i++) {
 		const struct rec *r = &rs->v[i];
 
 		memset(h, 0, sizeof h);
-		pt_set32(h, PT_CAP_RECORD_MAGIC);
+		pt_wire_put32(h, PT_CAP_RECORD_MAGIC);
 		h[4] = (unsigned char)r->kind;
-		pt_set32(h + 8, (uint32_t)r->len);
-		pt_set32(h + 12, r->pid);
-		pt_set32(h + 16, r->uid);
-		pt_set64(h + 24, r->conn);
-		pt_set64(h + 32, r->recv);
+		pt_wire_put32(h + 8, (uint32_t)r->len);
+		pt_wire_put32(h + 12, r->pid);
+		pt_wire_put32(h + 16, r->uid);
+		pt_wire_put64(h + 24, r->conn);
+		pt_wire_put64(h + 32, r->recv);
 		gzwrite(gz, h, sizeof h);
 		if (r->len)
 			gzwrite(gz, r->data, (unsigned)r->len);
@@ -670,7 +670,7 @@ static void recv_microseconds(void)
 	CHECK(read_back(path, &rs, 1, &n) == 0);
 	CHECK(n == rs.n);
 	raw = gunzip_file(path, &len);
-	CHECK(pt_get32(raw + 8) == 3);
+	CHECK(pt_wire_get32(raw + 8) == 3);
 	/* head, length; body: conn, the peer (first record), recv. */
 	for (i = 0; i < rs.n && off < len; i++) {
 		const unsigned char *p = raw + off, *end = raw + len;
@@ -679,13 +679,13 @@ static void recv_microseconds(void)
 		size_t k = 1 + pt_uv_get(p + 1, end, &blen);
 
 		k += pt_uv_get(p + k, end, &v);
-		if (p[0] & PT_CAP2_PEER) {
+		if (p[0] & PT_V3_PEER) {
 			k += pt_uv_get(p + k, end, &v);
 			k += pt_uv_get(p + k, end, &v);
 		}
 		pt_uv_get(p + k, end, &v);
-		if (!CHECK((p[0] & (PT_CAP2_RECV | PT_CAP2_RECV_US)) ==
-			   (PT_CAP2_RECV | (us ? PT_CAP2_RECV_US : 0u)) &&
+		if (!CHECK((p[0] & (PT_V3_RECV | PT_V3_RECV_US)) ==
+			   (PT_V3_RECV | (us ? PT_V3_RECV_US : 0u)) &&
 			   v == pt_zz64(us ? (uint64_t)((int64_t)want / 1000)
 					   : want)))
 			printf("  record %zu: head %#x, field %llu\n", i, p[0],
@@ -699,12 +699,12 @@ static void recv_microseconds(void)
 	 * on; without RECV, at the second record, the first delivered. */
 	bad = malloc(len);
 	memcpy(bad, raw, len);
-	pt_set32(bad + 8, 2);
+	pt_wire_put32(bad + 8, 2);
 	gzip_file(path, bad, len);
 	CHECK(read_back(path, &rs, 1, &n) == -1 && n == 0);
 	memcpy(bad, raw, len);
-	CHECK(bad[second] & PT_CAP2_RECV_US);
-	bad[second] &= (unsigned char)~PT_CAP2_RECV;
+	CHECK(bad[second] & PT_V3_RECV_US);
+	bad[second] &= (unsigned char)~PT_V3_RECV;
 	gzip_file(path, bad, len);
 	CHECK(read_back(path, &rs, 1, &n) == -1 && n == 1);
 	free(bad);

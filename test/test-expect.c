@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "expect.h"
+#include "collect/expect.h"
 
 static int failures;
 

@@ -16,7 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "frame.h"
+#include "capture/frame.h"
 #include "pt-preload.h"
 
 /* What init.c provides in the library. */
@@ -98,9 +98,9 @@ static void test_small(void)
 	socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv);
 	ch.fd = sv[0];
 	ch.pid = getpid();
-	pt_put32(b.fixed, 1234);
-	pt_put32(b.fixed + 8, PT_HELLO_IMAGE);
-	pt_put64(b.fixed + 24, 41);
+	pt_wire_put32(b.fixed, 1234);
+	pt_wire_put32(b.fixed + 8, PT_HELLO_IMAGE);
+	pt_wire_put64(b.fixed + 24, 41);
 	b.exe = "/usr/bin/cc";
 	b.cwd = "/tmp";
 	b.argv = argv;
@@ -302,8 +302,8 @@ static void spawn_body(struct pt_body *b, pid_t child, char **argv)
 	memset(b, 0, sizeof *b);
 	b->type = PT_REC_SPAWN;
 	b->fixed_len = 8;
-	pt_put32(b->fixed, (uint32_t)child);
-	pt_put32(b->fixed + 4, PT_CALL_POSIX_SPAWN);
+	pt_wire_put32(b->fixed, (uint32_t)child);
+	pt_wire_put32(b->fixed + 4, PT_CALL_POSIX_SPAWN);
 	b->path = "/usr/bin/cc";
 	b->argv = argv;
 }
@@ -401,8 +401,8 @@ static void exec_rec(struct pt_body *b, char **argv)
 	memset(b, 0, sizeof *b);
 	b->type = PT_REC_EXEC;
 	b->fixed_len = 8;
-	pt_put32(b->fixed, 1);
-	pt_put32(b->fixed + 4, PT_CALL_EXECVE);
+	pt_wire_put32(b->fixed, 1);
+	pt_wire_put32(b->fixed + 4, PT_CALL_EXECVE);
 	b->path = "/bin/true";
 	b->argv = argv;
 }
@@ -545,11 +545,11 @@ static void test_damage(void)
 	const char *why;
 
 	memset(f, 0, sizeof f);
-	pt_put32(f, PT_WIRE_MAGIC);
+	pt_wire_put32(f, PT_WIRE_MAGIC);
 	f[4] = PT_WIRE_VERSION;
 	f[5] = PT_REC_EXEC;
-	pt_put32(f + 12, 12);
-	pt_put32(f + 16, 12);
+	pt_wire_put32(f + 12, 12);
+	pt_wire_put32(f + 16, 12);
 	CHECK(pt_frame_header_decode(f, &h, &why) == 0, "good header");
 	/* 8 fixed bytes, then an item whose string lacks its NUL */
 	f[40] = PT_TAG_PATH;
@@ -567,10 +567,10 @@ static void test_damage(void)
 	CHECK(pt_frame_header_decode(f, &h, &why) < 0 &&
 	      strstr(why, "version"), "unknown version accepted");
 	f[4] = PT_WIRE_VERSION;
-	pt_put32(f + 12, PT_FRAME_MAX + 1);
+	pt_wire_put32(f + 12, PT_FRAME_MAX + 1);
 	CHECK(pt_frame_header_decode(f, &h, &why) < 0, "oversized accepted");
-	pt_put32(f + 12, 12);
-	pt_put32(f + 16, 100);
+	pt_wire_put32(f + 12, 12);
+	pt_wire_put32(f + 16, 100);
 	f[6] = PT_FRAME_DEFLATED;
 	CHECK(pt_frame_header_decode(f, &h, &why) == 0, "deflated header");
 	CHECK(pt_frame_inflate(&h, f + 32, &why) == NULL, "corrupt deflate accepted");

@@ -17,11 +17,11 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "capture.h"
-#include "csv.h"
-#include "model.h"
+#include "capture/capture.h"
+#include "views/csv.h"
+#include "model/model.h"
 #include "proftrace/wire.h"
-#include "le.h"
+#include "proftrace/wire.h"
 
 static int failures;
 static char dir[64];
@@ -92,8 +92,8 @@ static void cap_open(struct cap *c, const char *path, const char *mode)
 		exit(2);
 	}
 	memcpy(h, PT_CAP_FILE_MAGIC, 8);
-	pt_set32(h + 8, 1);                /* the reader still reads version 1 */
-	pt_set32(h + 12, 16);
+	pt_wire_put32(h + 8, 1);                /* the reader still reads version 1 */
+	pt_wire_put32(h + 12, 16);
 	cap_write(c, h, 16);
 }
 
@@ -107,13 +107,13 @@ static void cap_rec(struct cap *c, unsigned kind, uint64_t conn, uint32_t pid,
 {
 	unsigned char h[40] = { 0 };
 
-	pt_set32(h, PT_CAP_RECORD_MAGIC);
+	pt_wire_put32(h, PT_CAP_RECORD_MAGIC);
 	h[4] = (unsigned char)kind;
-	pt_set32(h + 8, (uint32_t)len);
-	pt_set32(h + 12, pid);
-	pt_set32(h + 16, 1000);
-	pt_set64(h + 24, conn);
-	pt_set64(h + 32, recv);
+	pt_wire_put32(h + 8, (uint32_t)len);
+	pt_wire_put32(h + 12, pid);
+	pt_wire_put32(h + 16, 1000);
+	pt_wire_put64(h + 24, conn);
+	pt_wire_put64(h + 32, recv);
 	cap_write(c, h, sizeof h);
 	cap_write(c, data, len);
 	/* Flush points make a cut-short stream readable up to the cut. */
@@ -134,23 +134,23 @@ static void cap_meta(struct cap *c)
 static void fb_start(struct fb *f, unsigned type, uint32_t pid, uint64_t t)
 {
 	memset(f->buf, 0, 32);
-	pt_set32(f->buf, PT_WIRE_MAGIC);
+	pt_wire_put32(f->buf, PT_WIRE_MAGIC);
 	f->buf[4] = PT_WIRE_VERSION;
 	f->buf[5] = (unsigned char)type;
-	pt_set32(f->buf + 8, pid);
-	pt_set64(f->buf + 24, t);
+	pt_wire_put32(f->buf + 8, pid);
+	pt_wire_put64(f->buf + 24, t);
 	f->len = 32;
 }
 
 static void fb_u32(struct fb *f, uint32_t v)
 {
-	pt_set32(f->buf + f->len, v);
+	pt_wire_put32(f->buf + f->len, v);
 	f->len += 4;
 }
 
 static void fb_u64(struct fb *f, uint64_t v)
 {
-	pt_set64(f->buf + f->len, v);
+	pt_wire_put64(f->buf + f->len, v);
 	f->len += 8;
 }
 
@@ -175,8 +175,8 @@ static void fb_send(struct cap *c, struct fb *f, uint64_t conn)
 	uint32_t pid, len = (uint32_t)(f->len - 32);
 	uint64_t t;
 
-	pt_set32(f->buf + 12, len);
-	pt_set32(f->buf + 16, len);
+	pt_wire_put32(f->buf + 12, len);
+	pt_wire_put32(f->buf + 16, len);
 	memcpy(&pid, f->buf + 8, 4);
 	memcpy(&t, f->buf + 24, 8);
 	if (c->raw)
@@ -1203,8 +1203,8 @@ static void test_not_capture(void)
 	pt_model_free(&m);
 
 	memcpy(h, PT_CAP_FILE_MAGIC, 8);
-	pt_set32(h + 8, 9);
-	pt_set32(h + 12, 16);
+	pt_wire_put32(h + 8, 9);
+	pt_wire_put32(h + 12, 16);
 	f = fopen(cap_path("v9"), "w");
 	fwrite(h, 1, 16, f);
 	fclose(f);

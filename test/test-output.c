@@ -23,9 +23,9 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
-#include "direct-out.h"
-#include "par.h"
-#include "util.h"
+#include "base/direct-out.h"
+#include "views/par.h"
+#include "base/util.h"
 
 static int failures;
 

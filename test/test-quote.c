@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "quote.h"
+#include "base/quote.h"
 
 static const char *const tricky[] = {
 	"", "plain", "a b", "it's", "'", "''", "\"", "\\", "\n", "a\nb",

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Processes the library cannot reach, recorded from outside (collector/watch.c).
+"""Processes the library cannot reach, recorded from outside (collector/collect/watch.c).
 
     watch.py PROFTRACE SUID_EXEC
 

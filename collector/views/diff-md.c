@@ -1,10 +1,10 @@
 /* The diff as Markdown; see diff-md.h.  Numbers as the text prints them. */
-#include "diff-md.h"
+#include "views/diff-md.h"
 
 #include <errno.h>
 #include <string.h>
 
-#include "md.h"
+#include "views/md.h"
 
 static double secs(int64_t ns)
 {

@@ -10,8 +10,8 @@
 
 #include <stdio.h>
 
-#include "../diff.h"
-#include "report-md.h"
+#include "analysis/diff.h"
+#include "views/report-md.h"
 
 /* Write d, comparing the captures at paths a and b, to f.  Returns 0, or
  * -1 if a write failed. */

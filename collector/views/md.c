@@ -1,10 +1,10 @@
 /* Markdown helpers; see md.h. */
-#include "md.h"
+#include "views/md.h"
 
 #include <stdarg.h>
 #include <string.h>
 
-#include "../analysis.h"
+#include "analysis/analysis.h"
 
 void pt_md_init(struct pt_md *md, FILE *f)
 {

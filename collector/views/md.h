@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "../strbuf.h"
+#include "base/strbuf.h"
 
 /* Longest text from a capture in one cell, in bytes. */
 #define PT_MD_CELL_MAX 200

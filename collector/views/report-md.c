@@ -3,16 +3,16 @@
  * the text report's precision (seconds to the millisecond, shares to a
  * tenth of a percent), so that both say the same.
  */
-#include "report-md.h"
+#include "views/report-md.h"
 
 #include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <string.h>
 
-#include "../analysis.h"
-#include "../strbuf.h"
-#include "md.h"
+#include "analysis/analysis.h"
+#include "base/strbuf.h"
+#include "views/md.h"
 
 #define NONE UINT32_MAX
 #define BAR_MAX 40              /* parallelism bar at 100 %, characters */

@@ -18,7 +18,7 @@
 
 #include <stdio.h>
 
-#include "../report.h"
+#include "analysis/report.h"
 
 #define PT_MD_MAX_ROWS 100
 

@@ -9,15 +9,15 @@
  * character data and attribute values, so no command line can end the
  * CDATA section or inject markup.
  */
-#include "svg.h"
+#include "views/svg.h"
 
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../analysis.h"
-#include "../strbuf.h"
+#include "analysis/analysis.h"
+#include "base/strbuf.h"
 
 #define NONE PT_STACKS_NONE
 #define PAD 10                  /* px left and right of the frames */

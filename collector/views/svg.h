@@ -24,8 +24,8 @@
 
 #include <stdio.h>
 
-#include "../folded.h"
-#include "../model.h"
+#include "views/folded.h"
+#include "model/model.h"
 
 #define PT_SVG_WIDTH 1200               /* px */
 

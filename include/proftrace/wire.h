@@ -26,7 +26,9 @@
 #ifndef PROFTRACE_WIRE_H
 #define PROFTRACE_WIRE_H
 
+#include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define PT_WIRE_MAGIC   0x52544650u     /* "PFTR" as bytes on the wire */
 #define PT_WIRE_VERSION 1
@@ -36,6 +38,9 @@
 
 /* Largest single SOCK_SEQPACKET message the library sends. */
 #define PT_MSG_MAX      (32u << 10)
+
+/* Bytes of struct pt_frame_header, on the wire and in memory. */
+#define PT_FRAME_HDR 32u
 
 enum pt_frame_flag {
 	PT_FRAME_DEFLATED = 1u << 0,    /* payload is a zlib stream */
@@ -116,7 +121,7 @@ enum pt_call {
 	PT_CALL_SYSTEM, PT_CALL_POPEN, PT_CALL_FORK, PT_CALL_VFORK,
 	PT_CALL__FORK, PT_CALL_CLONE,
 	PT_CALL_SEEN,                   /* no call seen: the collector found the
-					 * child in /proc (collector/watch.h) */
+					 * child in /proc (collector/collect/watch.h) */
 	PT_CALL_MAX
 };
 
@@ -195,5 +200,171 @@ struct pt_rec_exit {                    /* 32 bytes */
 /* Default per-user directory: /tmp/proftrace-<uid>/, socket "socket". */
 #define PT_RUNDIR_PREFIX "/tmp/proftrace-"
 #define PT_SOCKET_NAME   "socket"
+
+/*
+ * The layout above is the format: every size and offset is asserted, so a
+ * change to a struct that would move a field on the wire does not compile.
+ * Encoders and decoders address fields with PT_OFF(), never with numbers.
+ */
+#define PT_OFF(type, field) offsetof(struct type, field)
+
+#define PT_ASSERT_SIZE(type, n) \
+	_Static_assert(sizeof(struct type) == (n), #type " is " #n " bytes")
+#define PT_ASSERT_OFF(type, field, n) \
+	_Static_assert(PT_OFF(type, field) == (n), #type "." #field " at " #n)
+
+PT_ASSERT_SIZE(pt_frame_header, PT_FRAME_HDR);
+PT_ASSERT_OFF(pt_frame_header, magic, 0);
+PT_ASSERT_OFF(pt_frame_header, version, 4);
+PT_ASSERT_OFF(pt_frame_header, type, 5);
+PT_ASSERT_OFF(pt_frame_header, flags, 6);
+PT_ASSERT_OFF(pt_frame_header, pid, 8);
+PT_ASSERT_OFF(pt_frame_header, length, 12);
+PT_ASSERT_OFF(pt_frame_header, raw_length, 16);
+PT_ASSERT_OFF(pt_frame_header, origin, 20);
+PT_ASSERT_OFF(pt_frame_header, time_ns, 24);
+
+PT_ASSERT_SIZE(pt_rec_hello, 32);
+PT_ASSERT_OFF(pt_rec_hello, ppid, 0);
+PT_ASSERT_OFF(pt_rec_hello, uid, 4);
+PT_ASSERT_OFF(pt_rec_hello, kind, 8);
+PT_ASSERT_OFF(pt_rec_hello, pidns, 12);
+PT_ASSERT_OFF(pt_rec_hello, realtime_ns, 16);
+PT_ASSERT_OFF(pt_rec_hello, start_ns, 24);
+
+PT_ASSERT_SIZE(pt_rec_exec, 8);
+PT_ASSERT_OFF(pt_rec_exec, ppid, 0);
+PT_ASSERT_OFF(pt_rec_exec, call, 4);
+
+PT_ASSERT_SIZE(pt_rec_exec_failed, 8);
+PT_ASSERT_OFF(pt_rec_exec_failed, error, 0);
+PT_ASSERT_OFF(pt_rec_exec_failed, call, 4);
+
+PT_ASSERT_SIZE(pt_rec_spawn, 8);
+PT_ASSERT_OFF(pt_rec_spawn, child_pid, 0);
+PT_ASSERT_OFF(pt_rec_spawn, call, 4);
+
+PT_ASSERT_SIZE(pt_rec_fork, 8);
+PT_ASSERT_OFF(pt_rec_fork, child_pid, 0);
+PT_ASSERT_OFF(pt_rec_fork, call, 4);
+
+/* EXEC, EXEC_FAILED, SPAWN and FORK have one shape: a u32, then call. */
+_Static_assert(PT_OFF(pt_rec_exec, call) == PT_OFF(pt_rec_spawn, call) &&
+	       PT_OFF(pt_rec_exec, call) == PT_OFF(pt_rec_fork, call) &&
+	       PT_OFF(pt_rec_exec, call) == PT_OFF(pt_rec_exec_failed, call),
+	       "the four exec-shaped records differ");
+
+PT_ASSERT_SIZE(pt_rec_reap, 40);
+PT_ASSERT_OFF(pt_rec_reap, child_pid, 0);
+PT_ASSERT_OFF(pt_rec_reap, wait_status, 4);
+PT_ASSERT_OFF(pt_rec_reap, have_rusage, 8);
+PT_ASSERT_OFF(pt_rec_reap, flags, 12);
+PT_ASSERT_OFF(pt_rec_reap, utime_us, 16);
+PT_ASSERT_OFF(pt_rec_reap, stime_us, 24);
+PT_ASSERT_OFF(pt_rec_reap, maxrss_kb, 32);
+
+PT_ASSERT_SIZE(pt_rec_exit, 32);
+PT_ASSERT_OFF(pt_rec_exit, status, 0);
+PT_ASSERT_OFF(pt_rec_exit, how, 4);
+PT_ASSERT_OFF(pt_rec_exit, utime_us, 8);
+PT_ASSERT_OFF(pt_rec_exit, stime_us, 16);
+PT_ASSERT_OFF(pt_rec_exit, maxrss_kb, 24);
+
+/*
+ * Little-endian fields in unaligned bytes, by shifts: the same code on
+ * both sides, needing no libc (the library calls none it could hook) and
+ * correct on any host byte order.
+ */
+static inline uint16_t pt_wire_get16(const unsigned char *p)
+{
+	return (uint16_t)(p[0] | p[1] << 8);
+}
+
+static inline uint32_t pt_wire_get32(const unsigned char *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
+}
+
+static inline uint64_t pt_wire_get64(const unsigned char *p)
+{
+	return (uint64_t)pt_wire_get32(p) | (uint64_t)pt_wire_get32(p + 4) << 32;
+}
+
+static inline void pt_wire_put16(unsigned char *p, uint16_t v)
+{
+	p[0] = (unsigned char)v;
+	p[1] = (unsigned char)(v >> 8);
+}
+
+static inline void pt_wire_put32(unsigned char *p, uint32_t v)
+{
+	p[0] = (unsigned char)v;
+	p[1] = (unsigned char)(v >> 8);
+	p[2] = (unsigned char)(v >> 16);
+	p[3] = (unsigned char)(v >> 24);
+}
+
+static inline void pt_wire_put64(unsigned char *p, uint64_t v)
+{
+	pt_wire_put32(p, (uint32_t)v);
+	pt_wire_put32(p + 4, (uint32_t)(v >> 32));
+}
+
+/* The header's fields from p (PT_FRAME_HDR bytes); nothing is checked. */
+static inline void pt_wire_get_header(const unsigned char *p,
+				      struct pt_frame_header *h)
+{
+	h->magic = pt_wire_get32(p + PT_OFF(pt_frame_header, magic));
+	h->version = p[PT_OFF(pt_frame_header, version)];
+	h->type = p[PT_OFF(pt_frame_header, type)];
+	h->flags = pt_wire_get16(p + PT_OFF(pt_frame_header, flags));
+	h->pid = pt_wire_get32(p + PT_OFF(pt_frame_header, pid));
+	h->length = pt_wire_get32(p + PT_OFF(pt_frame_header, length));
+	h->raw_length = pt_wire_get32(p + PT_OFF(pt_frame_header, raw_length));
+	h->origin = pt_wire_get32(p + PT_OFF(pt_frame_header, origin));
+	h->time_ns = pt_wire_get64(p + PT_OFF(pt_frame_header, time_ns));
+}
+
+/* h laid out at p, PT_FRAME_HDR bytes. */
+static inline void pt_wire_put_header(unsigned char *p,
+				      const struct pt_frame_header *h)
+{
+	pt_wire_put32(p + PT_OFF(pt_frame_header, magic), h->magic);
+	p[PT_OFF(pt_frame_header, version)] = h->version;
+	p[PT_OFF(pt_frame_header, type)] = h->type;
+	pt_wire_put16(p + PT_OFF(pt_frame_header, flags), h->flags);
+	pt_wire_put32(p + PT_OFF(pt_frame_header, pid), h->pid);
+	pt_wire_put32(p + PT_OFF(pt_frame_header, length), h->length);
+	pt_wire_put32(p + PT_OFF(pt_frame_header, raw_length), h->raw_length);
+	pt_wire_put32(p + PT_OFF(pt_frame_header, origin), h->origin);
+	pt_wire_put64(p + PT_OFF(pt_frame_header, time_ns), h->time_ns);
+}
+
+/*
+ * Walk a record's tail (decoders only: the library never reads one):
+ * each call takes the item at *pos of tail[0..len)
+ * and advances *pos past it.  Returns 1 with *tag and the string *s (its
+ * length in *n, the NUL not counted), 0 at the end of the tail, -1 if the
+ * item's string is not NUL-terminated inside the tail (a malformed frame).
+ */
+static inline int pt_wire_next_item(const unsigned char *tail, size_t len,
+				    size_t *pos, unsigned *tag,
+				    const char **s, size_t *n)
+{
+	size_t i = *pos;
+	const unsigned char *nul;
+
+	if (i >= len)
+		return 0;
+	nul = i + 1 < len ? memchr(tail + i + 1, 0, len - i - 1) : NULL;
+	if (!nul)
+		return -1;
+	*tag = tail[i];
+	*s = (const char *)tail + i + 1;
+	*n = (size_t)(nul - tail) - i - 1;
+	*pos = (size_t)(nul - tail) + 1;
+	return 1;
+}
 
 #endif

@@ -22,11 +22,11 @@
 
 #include "fuzz-input.h"
 
-#include "csv.h"
-#include "folded.h"
-#include "json.h"
-#include "model.h"
-#include "redact.h"
+#include "views/csv.h"
+#include "views/folded.h"
+#include "views/json.h"
+#include "model/model.h"
+#include "views/redact.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,5 +1,5 @@
 /*
- * Fuzz target: the collector's frame decoder (collector/frame.h), fed one
+ * Fuzz target: the collector's frame decoder (collector/capture/frame.h), fed one
  * connection's bytes the way server.c feeds it: each header checked, each
  * payload (copied to a buffer of its exact size, so that ASan sees any
  * read past it) inflated when deflated, then parsed; the parsed strings
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "frame.h"
+#include "capture/frame.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

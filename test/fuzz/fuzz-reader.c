@@ -1,5 +1,5 @@
 /*
- * Fuzz target: the capture reader alone (collector/capture-read.h), on a
+ * Fuzz target: the capture reader alone (collector/capture/read.h), on a
  * capture file or a spool directory, every event read to its end.  The
  * first input byte chooses the presentation, as in fuzz-capture.c:
  *   bit 0  gzip-compressed (else written as is)
@@ -20,7 +20,7 @@
 
 #include "fuzz-input.h"
 
-#include "capture-read.h"
+#include "capture/read.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

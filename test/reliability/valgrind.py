@@ -43,7 +43,7 @@ def main():
               % (fmt, r.returncode, r.stderr.decode()))
     log("convert (csv, json, folded, folded-cpu): clean")
     # Over 1024 executions, so that csv and json are formatted on two
-    # threads (collector/par.c); the capture is recorded without valgrind.
+    # threads (collector/views/par.c); the capture is recorded without valgrind.
     big = d + "/big.ptcap"
     r = ptrel.run([a.proftrace, "record", "-q", "-o", big, "--", "sh", "-c",
                    "i=0; while [ $i -lt 2100 ]; do /bin/true x$i; "

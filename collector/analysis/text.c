@@ -1,0 +1,90 @@
+/*
+ * Text helpers of the views: terminal width, base names, ISO 8601 times,
+ * display widths of UTF-8.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "analysis/internal.h"
+#include "base/quote.h"
+#include "base/util.h"
+
+/* ---- small string helpers ---- */
+
+int pt_term_width(void)
+{
+	struct winsize ws;
+	const char *c = getenv("COLUMNS");
+
+	if (isatty(STDOUT_FILENO) &&
+	    ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+		return ws.ws_col;
+	if (c && atoi(c) > 0)
+		return atoi(c);
+	return 100;
+}
+
+const char *pt_basename(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	if (!s)
+		return path;
+	/* "dir/" names the directory: keep it whole rather than say "". */
+	return s[1] ? s + 1 : path;
+}
+
+void pt_sb_add_iso8601(struct pt_sb *sb, int64_t t_ns)
+{
+	time_t secs = (time_t)(t_ns / 1000000000);
+	int64_t ms = (t_ns % 1000000000) / 1000000;
+	struct tm tm;
+	char buf[64];
+
+	if (ms < 0) {
+		ms += 1000;
+		secs--;
+	}
+	if (!gmtime_r(&secs, &tm)) {
+		pt_sb_addstr(sb, "?");
+		return;
+	}
+	strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+	pt_sb_addf(sb, "%s.%03dZ", buf, (int)ms);
+}
+
+size_t pt_utf8_len(const unsigned char *p, size_t n)
+{
+	size_t len, i;
+	uint32_t c;
+
+	if (p[0] < 0x80)
+		return 1;
+	if (p[0] >= 0xc2 && p[0] <= 0xdf) {
+		len = 2;
+		c = p[0] & 0x1f;
+	} else if (p[0] >= 0xe0 && p[0] <= 0xef) {
+		len = 3;
+		c = p[0] & 0x0f;
+	} else if (p[0] >= 0xf0 && p[0] <= 0xf4) {
+		len = 4;
+		c = p[0] & 0x07;
+	} else {
+		return 0;
+	}
+	if (len > n)
+		return 0;
+	for (i = 1; i < len; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		c = c << 6 | (p[i] & 0x3f);
+	}
+	/* Overlong forms, surrogates and beyond U+10FFFF are invalid. */
+	if ((len == 3 && c < 0x800) || (len == 4 && c < 0x10000) ||
+	    (c >= 0xd800 && c <= 0xdfff) || c > 0x10ffff)
+		return 0;
+	return len;
+}

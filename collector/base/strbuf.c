@@ -1,0 +1,129 @@
+/* Growable buffer and checked allocation; see strbuf.h. */
+#include "base/strbuf.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+char pt_sb_empty[1];
+
+static void out_of_memory(size_t n)
+{
+	fprintf(stderr, "proftrace: out of memory allocating %zu bytes\n", n);
+	exit(70);
+}
+
+void *pt_xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+
+	if (!p)
+		out_of_memory(n);
+	return p;
+}
+
+void *pt_xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+
+	if (!p)
+		out_of_memory(n * size);
+	return p;
+}
+
+void *pt_xrealloc(void *p, size_t n)
+{
+	p = realloc(p, n ? n : 1);
+	if (!p)
+		out_of_memory(n);
+	return p;
+}
+
+char *pt_xstrdup(const char *s)
+{
+	size_t n = strlen(s) + 1;
+
+	return memcpy(pt_xmalloc(n), s, n);
+}
+
+void pt_sb_init(struct pt_sb *sb)
+{
+	sb->buf = pt_sb_empty;
+	sb->len = sb->alloc = 0;
+}
+
+void pt_sb_grow_slow(struct pt_sb *sb, size_t extra)
+{
+	size_t want = sb->len + extra + 1;
+
+	if (want < sb->len)
+		out_of_memory(SIZE_MAX);
+	if (want <= sb->alloc)
+		return;
+	if (want < sb->alloc * 2)
+		want = sb->alloc * 2;
+	if (want < 64)
+		want = 64;
+	sb->buf = pt_xrealloc(sb->alloc ? sb->buf : NULL, want);
+	if (!sb->alloc)
+		sb->buf[0] = '\0';
+	sb->alloc = want;
+}
+
+void pt_sb_addstr(struct pt_sb *sb, const char *s)
+{
+	pt_sb_add(sb, s, strlen(s));
+}
+
+void pt_sb_vaddf(struct pt_sb *sb, const char *fmt, va_list ap)
+{
+	va_list cp;
+	int n;
+
+	va_copy(cp, ap);
+	n = vsnprintf(sb->buf + sb->len, sb->alloc ? sb->alloc - sb->len : 0,
+		      fmt, cp);
+	va_end(cp);
+	if (n < 0)
+		return;
+	if ((size_t)n >= (sb->alloc ? sb->alloc - sb->len : 0)) {
+		pt_sb_grow(sb, (size_t)n);
+		vsnprintf(sb->buf + sb->len, sb->alloc - sb->len, fmt, ap);
+	}
+	sb->len += (size_t)n;
+}
+
+void pt_sb_addf(struct pt_sb *sb, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	pt_sb_vaddf(sb, fmt, ap);
+	va_end(ap);
+}
+
+void pt_sb_reset(struct pt_sb *sb)
+{
+	sb->len = 0;
+	if (sb->alloc)
+		sb->buf[0] = '\0';
+}
+
+void pt_sb_release(struct pt_sb *sb)
+{
+	if (sb->alloc)
+		free(sb->buf);
+	pt_sb_init(sb);
+}
+
+char *pt_sb_detach(struct pt_sb *sb, size_t *len)
+{
+	char *r;
+
+	if (len)
+		*len = sb->len;
+	r = sb->alloc ? sb->buf : pt_xstrdup("");
+	pt_sb_init(sb);
+	return r;
+}

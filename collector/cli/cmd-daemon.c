@@ -1,0 +1,363 @@
+/*
+ * proftrace daemon: a long-running collector for commands started
+ * elsewhere (a CI job's steps, an interactive shell).  Those commands find
+ * it through PROFTRACE_SOCKET and load the library through LD_PRELOAD;
+ * with --detach the daemon prints both as shell code for eval.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli/cmd.h"
+#include "proftrace/wire.h"
+#include "views/csv.h"
+#include "model/load.h"
+#include "model/model.h"
+#include "base/quote.h"
+#include "views/redact.h"
+#include "collect/rundir.h"
+#include "collect/server.h"
+#include "base/strbuf.h"
+#include "base/util.h"
+
+struct daemon_opts {
+	const char *output, *socket, *csv;
+	int detach, force;
+	struct pt_redact *redact;       /* --redact: masks the CSV */
+};
+
+static const char help_text[] =
+	"Collect the processes of commands started elsewhere into CAPTURE,\n"
+	"until SIGTERM, SIGINT or 'proftrace stop'.\n\n"
+	"  -o, --output CAPTURE  the capture to write (required)\n"
+	"  --socket PATH         listen here (default /tmp/proftrace-UID/socket)\n"
+	"  --csv FILE            also write FILE as CSV at the end\n"
+	"  --detach              run in the background, logging to CAPTURE.log;\n"
+	"                        print shell code for eval that sets\n"
+	"                        PROFTRACE_SOCKET, LD_PRELOAD and PROFTRACE_PID\n"
+	"  --force               overwrite CAPTURE if it exists\n"
+	"  --redact REGEX        replace what REGEX (POSIX extended) matches in\n"
+	"                        command lines by *** in the CSV (repeatable;\n"
+	"                        the capture keeps them whole)\n"
+	"  -h, --help            show this help\n\n"
+	"example: eval \"$(proftrace daemon -o ci.ptcap --detach)\"; make; "
+	"proftrace stop\n"
+	"The full page: man proftrace-daemon (proftrace-daemon(1)).\n";
+
+/* Absolute form of path: a detached daemon leaves the directory. */
+static char *absolute(const char *path)
+{
+	struct pt_sb sb = PT_SB_INIT;
+	char *cwd;
+
+	if (path[0] == '/')
+		return pt_xstrdup(path);
+	cwd = getcwd(NULL, 0);
+	if (!cwd)
+		pt_die(1, "getcwd: %s", strerror(errno));
+	pt_sb_addf(&sb, "%s/%s", cwd, path);
+	free(cwd);
+	return pt_sb_detach(&sb, NULL);
+}
+
+/* Rebuild the model from the finished capture and write it as CSV. */
+static int write_csv(const char *capture, const char *path, FILE *f,
+		     struct pt_redact *red)
+{
+	struct pt_model m;
+	int rc = 0;
+
+	if (pt_model_load(&m, (char *[]){ (char *)capture }, 1, red) < 0)
+		return -1;
+	if (pt_csv_write(&m, f) < 0 || fflush(f) != 0) {
+		pt_warn("writing %s: %s", path, strerror(errno));
+		rc = -1;
+	}
+	pt_model_free(&m);
+	return rc;
+}
+
+/* The shell code that points commands at this daemon. */
+static void print_exports(FILE *f, const char *prefix, const char *sock,
+			  const char *preload, long pid)
+{
+	struct pt_sb sb = PT_SB_INIT;
+
+	pt_sb_addf(&sb, "%sexport %s=", prefix, PT_ENV_SOCKET);
+	pt_quote_shell(&sb, sock);
+	pt_sb_addf(&sb, "\n%sexport LD_PRELOAD=", prefix);
+	pt_quote_shell(&sb, preload);
+	if (pid)
+		pt_sb_addf(&sb, "\n%sexport PROFTRACE_PID=%ld", prefix, pid);
+	pt_sb_addch(&sb, '\n');
+	fputs(sb.buf, f);
+	fflush(f);
+	pt_sb_release(&sb);
+}
+
+static void on_signal(struct pt_server *s, void *arg)
+{
+	struct signalfd_siginfo si;
+	int *sig = arg;
+
+	while (read(*sig, &si, sizeof si) == (ssize_t)sizeof si) {
+		pt_warn("%s received, finishing the capture",
+			strsignal((int)si.ssi_signo));
+		pt_server_stop(s);
+	}
+}
+
+/*
+ * What --detach prints instead of the exports when the daemon does not
+ * start: `eval "$(proftrace daemon --detach)"` then fails as the command
+ * did, where an empty string would have given the shell status 0.
+ */
+#define DETACH_FAILED "false\n"
+
+/*
+ * --detach: fork; the child leaves the terminal's session and logs to
+ * log_fd; the parent waits until the child is ready, prints the exports
+ * and exits.  Returns only in the child (0) or on error (-1).
+ */
+static int detach(int log_fd, const char *sock, const char *preload,
+		  const char *log_path)
+{
+	int ready[2], null_fd;
+	pid_t pid;
+	char c;
+
+	if (pipe2(ready, O_CLOEXEC) < 0) {
+		pt_warn("pipe: %s", strerror(errno));
+		return -1;
+	}
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		pt_warn("fork: %s", strerror(errno));
+		return -1;
+	}
+	if (pid > 0) {
+		close(ready[1]);
+		/* The socket is already listening (it was opened before the
+		 * fork); this only waits for the child's own setup. */
+		if (read(ready[0], &c, 1) != 1) {
+			pt_warn("the daemon failed to start; see %s", log_path);
+			fputs(DETACH_FAILED, stdout);
+			_exit(1);
+		}
+		print_exports(stdout, "", sock, preload, (long)pid);
+		_exit(ferror(stdout) ? 1 : 0);
+	}
+	close(ready[0]);
+	null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (null_fd < 0 || setsid() < 0 || dup2(null_fd, 0) < 0 ||
+	    dup2(null_fd, 1) < 0 || dup2(log_fd, 2) < 0 || chdir("/") < 0) {
+		pt_warn("detaching: %s", strerror(errno));
+		_exit(1);
+	}
+	close(null_fd);
+	close(log_fd);
+	if (write(ready[1], "", 1) != 1)
+		_exit(1);
+	close(ready[1]);
+	return 0;
+}
+
+static int parse(int argc, char **argv, struct daemon_opts *o)
+{
+	static const struct option opts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "socket", required_argument, NULL, 's' },
+		{ "csv", required_argument, NULL, 'c' },
+		{ "detach", no_argument, NULL, 'd' },
+		{ "force", no_argument, NULL, 'f' },
+		{ "redact", required_argument, NULL, 'r' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o': o->output = optarg; break;
+		case 's': o->socket = optarg; break;
+		case 'c': o->csv = optarg; break;
+		case 'd': o->detach = 1; break;
+		case 'f': o->force = 1; break;
+		case 'r':
+			if (pt_redact_add(o->redact, optarg) < 0)
+				return -1;
+			break;
+		case 'h':
+			printf("usage: proftrace daemon %s\n\n%s",
+			       pt_cmd_daemon.usage, help_text);
+			exit(0);
+		default:
+			return -1;
+		}
+	}
+	if (optind != argc || !o->output)
+		return -1;
+	return 0;
+}
+
+static int run(int argc, char **argv)
+{
+	struct daemon_opts o = { 0 };
+	struct pt_writer *w = NULL;
+	struct pt_server *s = NULL;
+	const struct pt_server_stats *st;
+	char *output = NULL, *csv_path = NULL, *sock = NULL, *lib = NULL;
+	char *userdir = NULL, *visible = NULL, *preload = NULL;
+	char *log_path = NULL;
+	FILE *csv = NULL;
+	int sig_fd = -1, log_fd = -1, status = 1, started = 0;
+	struct stat sb;
+	sigset_t set;
+
+	o.redact = pt_redact_new();
+	if (parse(argc, argv, &o) < 0) {
+		pt_redact_free(o.redact);
+		return pt_cmd_usage(&pt_cmd_daemon);
+	}
+	output = absolute(o.output);
+	if (!o.force && lstat(output, &sb) == 0) {
+		pt_warn("%s already exists (--force overwrites it)", o.output);
+		goto out;
+	}
+	if (!(lib = pt_rundir_find_lib()) || !(userdir = pt_rundir_user()))
+		goto out;
+	/* A stable copy, never removed: shells keep LD_PRELOAD exported
+	 * after the daemon is gone. */
+	if (!(visible = pt_rundir_visible_lib(lib)))
+		goto out;
+	preload = pt_preload_value(getenv("LD_PRELOAD"), visible);
+	sock = o.socket ? absolute(o.socket) : pt_rundir_socket(1);
+	if (!sock)
+		goto out;
+	if (o.csv) {
+		/* Opened now: a bad path should fail before the build runs. */
+		csv_path = absolute(o.csv);
+		csv = fopen(csv_path, "we");
+		if (!csv) {
+			pt_warn("cannot create %s: %s", o.csv, strerror(errno));
+			goto out;
+		}
+	}
+	if (o.detach) {
+		struct pt_sb lp = PT_SB_INIT;
+
+		pt_sb_addf(&lp, "%s.log", output);
+		log_path = pt_sb_detach(&lp, NULL);
+		log_fd = open(log_path, O_WRONLY | O_CREAT | O_TRUNC |
+			      O_CLOEXEC | O_NOFOLLOW, 0644);
+		if (log_fd < 0) {
+			pt_warn("cannot create %s: %s", log_path,
+				strerror(errno));
+			goto out;
+		}
+	}
+	/* The socket first: a busy one must not cost an existing capture. */
+	if (!(s = pt_server_new(sock)))
+		goto out;
+	if (!(w = pt_writer_open(output, o.force)))
+		goto out;
+	pt_server_begin(s, w, NULL);
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	/* A log reader that went away must not kill the collector. */
+	signal(SIGPIPE, SIG_IGN);
+	sig_fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sig_fd < 0 || pt_server_watch(s, sig_fd, on_signal, &sig_fd) < 0) {
+		pt_warn("signalfd: %s", strerror(errno));
+		goto out;
+	}
+
+	if (o.detach) {
+		if (detach(log_fd, sock, preload, log_path) < 0)
+			goto out;
+		log_fd = -1;
+	} else {
+		pt_warn("collecting into %s; trace commands run with:",
+			o.output);
+		print_exports(stderr, "  ", sock, preload, 0);
+	}
+	started = 1;
+	pt_warn("listening at %s (pid %ld)", sock, (long)getpid());
+
+	if (pt_server_run(s, 0, NULL, NULL) < 0)
+		pt_warn("the collector loop failed; finishing the capture");
+	if (pt_server_stopped_by(s))
+		pt_warn("stop requested by pid %u",
+			(unsigned)pt_server_stopped_by(s));
+	pt_server_shutdown(s);
+	st = pt_server_stats(s);
+	pt_warn("%llu connections, %llu frames, %llu dropped, %llu lost",
+		(unsigned long long)st->conns_total,
+		(unsigned long long)st->frames,
+		(unsigned long long)st->dropped,
+		(unsigned long long)st->lost);
+	status = pt_writer_close(w) < 0 ? 1 : 0;
+	w = NULL;
+	if (status == 0)
+		pt_warn("capture %s complete", output);
+	if (csv && write_csv(output, csv_path, csv, o.redact) < 0)
+		status = 1;
+out:
+	if (s)
+		pt_server_shutdown(s);
+	if (w) {
+		/* Failed before the loop: leave no half-made capture. */
+		pt_writer_close(w);
+		unlink(output);
+	}
+	if (csv && fclose(csv) != 0 && status == 0) {
+		pt_warn("writing %s: %s", csv_path, strerror(errno));
+		status = 1;
+	}
+	/* Closing the connections last tells a waiting 'proftrace stop'
+	 * that the capture and the CSV are complete. */
+	pt_server_free(s);
+	if (sig_fd >= 0)
+		close(sig_fd);
+	if (log_fd >= 0)
+		close(log_fd);
+	if (!started) {
+		/* Nothing ran: leave no log or CSV of it behind. */
+		if (log_path)
+			unlink(log_path);
+		if (csv)
+			unlink(csv_path);
+		if (o.detach)
+			fputs(DETACH_FAILED, stdout);
+	}
+	free(output);
+	free(csv_path);
+	free(sock);
+	free(lib);
+	free(userdir);
+	free(visible);
+	free(preload);
+	free(log_path);
+	pt_redact_free(o.redact);
+	return status;
+}
+
+const struct pt_cmd pt_cmd_daemon = {
+	.name = "daemon",
+	.usage = "-o CAPTURE [--socket PATH] [--csv FILE] [--detach] [--force] "
+		 "[--redact REGEX]...",
+	.summary = "collect from commands started elsewhere until 'proftrace stop'",
+	.run = run,
+};

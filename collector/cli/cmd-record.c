@@ -1,0 +1,519 @@
+/*
+ * proftrace record: run one command with every process it starts traced,
+ * collecting in this process (no daemon), then summarise.
+ *
+ * proftrace itself is never traced: LD_PRELOAD and PROFTRACE_SOCKET are set
+ * only in the forked child, just before it execs the command.  The child
+ * stays in our process group, so a terminal's ^C reaches it directly and
+ * job control works; we only survive that ^C and keep collecting.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cmd.h"
+#include "views/csv.h"
+#include "model/load.h"
+#include "model/model.h"
+#include "proftrace/wire.h"
+#include "base/quote.h"
+#include "views/redact.h"
+#include "collect/rundir.h"
+#include "collect/server.h"
+#include "base/strbuf.h"
+#include "base/util.h"
+#include "collect/watch.h"
+
+#define MS              1000000ull
+/* Short, so that the end of the quiet period below is seen within 5 ms:
+ * every millisecond after the command's exit is added to its run. */
+#define TICK_NS         (5 * MS)
+#define STATUS_NS       (200 * MS)      /* status line refresh */
+/*
+ * After the command exits, its last descendants' frames may still be on
+ * the way.  Once the collector is settled (no connection open or pending,
+ * no process announced and still silent: pt_server_settled), nothing more
+ * can come, and the capture ends at once.  Otherwise wait until no
+ * connection has been active for QUIET_NS, but never longer than
+ * GRACE_MAX_NS, since a daemon the command left behind may hold a
+ * connection for hours.
+ */
+#define QUIET_NS        (100 * MS)
+#define GRACE_MAX_NS    (2000 * MS)
+
+struct record_opts {
+	const char *output, *csv;
+	int quiet, force;
+	char **command;
+	size_t argc;
+	struct pt_redact *redact;       /* --redact: masks the CSV, summary */
+};
+
+struct record {
+	pid_t child;
+	int child_done;
+	int wait_status;
+	uint64_t start_ns, exit_ns;
+	int sig_fd;
+	int status_line;                /* stderr is a terminal, not --quiet */
+	int status_shown;               /* a status line is on the screen */
+	uint64_t status_ns;
+};
+
+static const char help_text[] =
+	"Run COMMAND with every process it starts traced; write the capture,\n"
+	"optionally a CSV, and print a summary.  Exits with COMMAND's status.\n\n"
+	"  -o, --output CAPTURE  the capture to write (default\n"
+	"                        proftrace-YYYYmmdd-HHMMSS.ptcap here)\n"
+	"  --csv FILE            also write FILE as CSV ('-': standard output)\n"
+	"  -q, --quiet           once COMMAND runs, print nothing: no status\n"
+	"                        line, summary or collector messages\n"
+	"  --force               overwrite CAPTURE if it exists\n"
+	"  --redact REGEX        replace what REGEX (POSIX extended) matches in\n"
+	"                        command lines by *** in the CSV and summary\n"
+	"                        (repeatable; the capture keeps them whole)\n"
+	"  -h, --help            show this help\n\n"
+	"The full page: man proftrace-record (proftrace-record(1)).\n";
+
+static char *default_output(void)
+{
+	char name[64];
+	time_t t = time(NULL);
+	struct tm tm;
+
+	localtime_r(&t, &tm);
+	strftime(name, sizeof name, "proftrace-%Y%m%d-%H%M%S.ptcap", &tm);
+	return pt_xstrdup(name);
+}
+
+/* ---- the child ---- */
+
+/*
+ * What record changes in its own process and COMMAND must not inherit:
+ * the open-file limit the collector raises (a program that closes every
+ * descriptor up to the limit, or uses select(), would see it), SIGPIPE
+ * (ignored so that a closed stderr cannot change record's exit status)
+ * and the signal mask.
+ */
+struct inherited {
+	sigset_t mask;
+	struct sigaction pipe;
+	struct rlimit nofile;
+	int have_nofile;
+};
+
+static void inherited_save(struct inherited *in)
+{
+	struct sigaction ign = { .sa_handler = SIG_IGN };
+
+	in->have_nofile = getrlimit(RLIMIT_NOFILE, &in->nofile) == 0;
+	sigemptyset(&ign.sa_mask);
+	sigaction(SIGPIPE, &ign, &in->pipe);
+}
+
+/* In the forked child: become COMMAND, traced.  Never returns. */
+static void exec_child(char **command, const char *preload, const char *sock,
+		       const struct inherited *in)
+{
+	int err;
+
+	sigprocmask(SIG_SETMASK, &in->mask, NULL);
+	sigaction(SIGPIPE, &in->pipe, NULL);
+	if (in->have_nofile && setrlimit(RLIMIT_NOFILE, &in->nofile) < 0) {
+		pt_warn("setrlimit: %s", strerror(errno));
+		_exit(126);
+	}
+	if (setenv("LD_PRELOAD", preload, 1) < 0 ||
+	    setenv(PT_ENV_SOCKET, sock, 1) < 0) {
+		pt_warn("setenv: %s", strerror(errno));
+		_exit(126);
+	}
+	execvp(command[0], command);
+	err = errno;
+	pt_warn("cannot run %s: %s", command[0], strerror(err));
+	/* What a shell says: 127 not found, 126 found but not runnable. */
+	_exit(err == ENOENT || err == ENOTDIR ? 127 : 126);
+}
+
+/* ---- status line ---- */
+
+static void status_clear(struct record *r)
+{
+	if (r->status_shown && tcgetpgrp(STDERR_FILENO) == getpgrp())
+		fputs("\r\033[K", stderr);
+	r->status_shown = 0;
+}
+
+static void status_show(struct record *r, const struct pt_server_stats *st,
+			uint64_t now)
+{
+	/* In the background, writing to the terminal would stop us
+	 * (TOSTOP) or garble the foreground job's screen. */
+	if (tcgetpgrp(STDERR_FILENO) != getpgrp()) {
+		r->status_shown = 0;
+		return;
+	}
+	fprintf(stderr, "\r\033[Kproftrace: %llu running, %llu finished, "
+		"%.1f s", (unsigned long long)st->running,
+		(unsigned long long)st->finished,
+		(double)(now - r->start_ns) / 1e9);
+	fflush(stderr);
+	r->status_shown = 1;
+}
+
+/* ---- signals and the loop ---- */
+
+/* s: where to record the command's end, or NULL once it has stopped. */
+static void reap(struct record *r, struct pt_server *s)
+{
+	struct rusage ru;
+	int ws;
+	pid_t p;
+
+	while (!r->child_done &&
+	       (p = wait4(r->child, &ws, WNOHANG, &ru)) != 0) {
+		if (p < 0) {
+			if (errno == EINTR)
+				continue;
+			/* ECHILD: nothing to wait for; should not happen. */
+			ws = 127 << 8;
+		}
+		r->child_done = 1;
+		r->wait_status = ws;
+		r->exit_ns = pt_mono_ns();
+		/* Nobody else may see a static command end, or a Go one's
+		 * status (it exits by a raw system call). */
+		if (s && p > 0)
+			pt_watch_root_end(pt_server_watcher(s), p, ws, &ru,
+					  r->exit_ns);
+	}
+}
+
+/*
+ * Read the pending signals.  s is NULL once the collector has stopped.
+ * A ^C typed at the terminal already reached the command (same process
+ * group), so only signals sent by a process are passed on to it.
+ */
+static void handle_signals(struct record *r, struct pt_server *s)
+{
+	struct signalfd_siginfo si;
+
+	while (read(r->sig_fd, &si, sizeof si) == (ssize_t)sizeof si) {
+		int sig = (int)si.ssi_signo;
+
+		if (sig == SIGCHLD) {
+			reap(r, s);
+			/* The frames still to come are all that stands between
+			 * the command's end and ours: no batching. */
+			if (r->child_done && s)
+				pt_server_hurry(s);
+			continue;
+		}
+		if (r->child_done) {
+			/* Impatient during the grace period: stop now. */
+			if (s)
+				pt_server_stop(s);
+			continue;
+		}
+		if (sig == SIGTERM || sig == SIGHUP || si.ssi_code <= 0)
+			kill(r->child, sig);
+	}
+}
+
+static void on_signal(struct pt_server *s, void *arg)
+{
+	handle_signals(arg, s);
+}
+
+static void on_tick(struct pt_server *s, void *arg)
+{
+	struct record *r = arg;
+	const struct pt_server_stats *st = pt_server_stats(s);
+	uint64_t now = pt_mono_ns(), last;
+
+	if (r->status_line && now - r->status_ns >= STATUS_NS) {
+		status_show(r, st, now);
+		r->status_ns = now;
+	}
+	if (!r->child_done)
+		return;
+	last = pt_server_last_activity(s);
+	if (last < r->exit_ns)
+		last = r->exit_ns;
+	if (pt_server_settled(s) || now - last >= QUIET_NS ||
+	    now - r->exit_ns >= GRACE_MAX_NS)
+		pt_server_stop(s);
+}
+
+/* The collector stopped early (a STOP frame): still wait for COMMAND. */
+static void wait_child(struct record *r)
+{
+	while (!r->child_done) {
+		fd_set fds;
+
+		FD_ZERO(&fds);
+		FD_SET(r->sig_fd, &fds);
+		if (select(r->sig_fd + 1, &fds, NULL, NULL, NULL) > 0)
+			handle_signals(r, NULL);
+	}
+}
+
+/* ---- after the run ---- */
+
+/* Rebuild the model from the capture; write the CSV and the summary. */
+static int report(const char *capture, const char *csv_path, FILE *csv,
+		  int quiet, struct pt_redact *red)
+{
+	struct pt_model m;
+	int rc = 0;
+
+	if (pt_model_load(&m, (char *[]){ (char *)capture }, 1, red) < 0)
+		return -1;
+	if (csv && (pt_csv_write(&m, csv) < 0 || fflush(csv) != 0)) {
+		pt_warn("writing %s: %s", csv_path, strerror(errno));
+		rc = -1;
+	}
+	if (!quiet)
+		pt_model_print_summary(&m, stderr);
+	pt_model_free(&m);
+	return rc;
+}
+
+static int exit_code(int ws)
+{
+	if (WIFEXITED(ws))
+		return WEXITSTATUS(ws);
+	if (WIFSIGNALED(ws))
+		return 128 + WTERMSIG(ws);
+	return 1;
+}
+
+static int parse(int argc, char **argv, struct record_opts *o)
+{
+	static const struct option opts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "csv", required_argument, NULL, 'c' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "force", no_argument, NULL, 'f' },
+		{ "redact", required_argument, NULL, 'r' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	/* '+': options end at COMMAND, whose own options are its own. */
+	while ((c = getopt_long(argc, argv, "+o:qh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o': o->output = optarg; break;
+		case 'c': o->csv = optarg; break;
+		case 'q': o->quiet = 1; break;
+		case 'f': o->force = 1; break;
+		case 'r':
+			if (pt_redact_add(o->redact, optarg) < 0)
+				return -1;
+			break;
+		case 'h':
+			printf("usage: proftrace record %s\n\n%s",
+			       pt_cmd_record.usage, help_text);
+			exit(0);
+		default:
+			return -1;
+		}
+	}
+	if (optind >= argc)
+		return -1;
+	o->command = argv + optind;
+	o->argc = (size_t)(argc - optind);
+	return 0;
+}
+
+/*
+ * Everything that can fail before COMMAND runs: it must not run untraced
+ * because of a problem we could have reported.
+ */
+struct setup {
+	char *output, *lib, *rundir, *visible, *sock, *preload;
+	struct pt_sb command;
+	FILE *csv;
+	struct pt_writer *w;
+	struct pt_server *s;
+};
+
+static int set_up(struct setup *u, const struct record_opts *o)
+{
+	struct stat sb;
+
+	pt_sb_init(&u->command);
+	u->output = o->output ? pt_xstrdup(o->output) : default_output();
+	if (!o->force && lstat(u->output, &sb) == 0) {
+		pt_warn("%s already exists (--force overwrites it)", u->output);
+		return -1;
+	}
+	if (!(u->lib = pt_rundir_find_lib()) ||
+	    !(u->rundir = pt_rundir_make_run()) ||
+	    !(u->visible = pt_rundir_visible_lib(u->lib)))
+		return -1;
+	u->preload = pt_preload_value(getenv("LD_PRELOAD"), u->visible);
+	u->sock = pt_xmalloc(strlen(u->rundir) + sizeof "/" PT_SOCKET_NAME);
+	sprintf(u->sock, "%s/%s", u->rundir, PT_SOCKET_NAME);
+	if (o->csv) {
+		u->csv = strcmp(o->csv, "-") ? fopen(o->csv, "we") : stdout;
+		if (!u->csv) {
+			pt_warn("cannot create %s: %s", o->csv, strerror(errno));
+			return -1;
+		}
+	}
+	if (!(u->s = pt_server_new(u->sock)) ||
+	    !(u->w = pt_writer_open(u->output, o->force)))
+		return -1;
+	pt_quote_argv(&u->command, (const char *const *)o->command, o->argc);
+	pt_server_begin(u->s, u->w, u->command.buf);
+	return 0;
+}
+
+static void tear_down(struct setup *u)
+{
+	if (u->s)
+		pt_server_shutdown(u->s);
+	if (u->w)
+		pt_writer_close(u->w);
+	pt_server_free(u->s);
+	if (u->csv && u->csv != stdout)
+		fclose(u->csv);
+	if (u->rundir)
+		pt_rundir_remove(u->rundir);
+	pt_sb_release(&u->command);
+	free(u->output);
+	free(u->lib);
+	free(u->rundir);
+	free(u->visible);
+	free(u->sock);
+	free(u->preload);
+}
+
+static int run(int argc, char **argv)
+{
+	struct record_opts o = { 0 };
+	struct setup u = { 0 };
+	struct record r = { .sig_fd = -1 };
+	struct pt_server_stats st;
+	struct inherited in;
+	sigset_t set;
+	int ok = 1, code;
+
+	/* Before the collector raises the open-file limit. */
+	inherited_save(&in);
+	o.redact = pt_redact_new();
+	if (parse(argc, argv, &o) < 0) {
+		pt_redact_free(o.redact);
+		return pt_cmd_usage(&pt_cmd_record);
+	}
+	if (set_up(&u, &o) < 0) {
+		/* Remove what was made; an existing file was not touched. */
+		if (u.w) {
+			pt_writer_close(u.w);
+			u.w = NULL;
+			unlink(u.output);
+		}
+		tear_down(&u);
+		pt_redact_free(o.redact);
+		return 1;
+	}
+
+	/* Signals arrive through the loop, not as interruptions. */
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGQUIT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigprocmask(SIG_BLOCK, &set, &in.mask);
+	r.sig_fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (r.sig_fd < 0 || pt_server_watch(u.s, r.sig_fd, on_signal, &r) < 0) {
+		pt_warn("signalfd: %s", strerror(errno));
+		goto fail;
+	}
+	r.status_line = !o.quiet && isatty(STDERR_FILENO);
+	fflush(NULL);
+	r.start_ns = pt_mono_ns();
+	r.status_ns = r.start_ns;       /* no flash for short commands */
+	r.child = fork();
+	if (r.child < 0) {
+		pt_warn("fork: %s", strerror(errno));
+		goto fail;
+	}
+	if (r.child == 0)
+		exec_child(o.command, u.preload, u.sock, &in);
+	/* -q: from here on, only COMMAND speaks (proftrace-record.1). */
+	if (o.quiet)
+		pt_warn_mute();
+	pt_watch_root(pt_server_watcher(u.s), r.child, o.command, r.start_ns);
+
+	if (pt_server_run(u.s, TICK_NS, on_tick, &r) < 0)
+		ok = 0;
+	status_clear(&r);
+	pt_server_shutdown(u.s);
+	st = *pt_server_stats(u.s);
+	if (pt_writer_close(u.w) < 0)
+		ok = 0;
+	u.w = NULL;
+	if (!r.child_done) {
+		/* A STOP frame (or a loop failure) ended the capture before
+		 * COMMAND: let a waiting 'proftrace stop' return, then let
+		 * COMMAND run on, untraced, to give its status. */
+		pt_server_free(u.s);
+		u.s = NULL;
+		wait_child(&r);
+	}
+	/* Read what is pending, so that only a ^C typed from now on (while
+	 * the report is made) has its usual effect. */
+	handle_signals(&r, NULL);
+	sigprocmask(SIG_SETMASK, &in.mask, NULL);
+
+	if (st.dropped || st.lost)
+		pt_warn("%llu connections dropped, %llu frames lost",
+			(unsigned long long)st.dropped,
+			(unsigned long long)st.lost);
+	/* A capture damaged by a write error still reads up to the damage. */
+	if ((u.csv || !o.quiet) &&
+	    report(u.output, o.csv, u.csv, o.quiet, o.redact) < 0)
+		ok = 0;
+	if (!o.quiet)
+		pt_warn("capture: %s", u.output);
+	code = exit_code(r.wait_status);
+	tear_down(&u);
+	close(r.sig_fd);
+	pt_redact_free(o.redact);
+	/* COMMAND's status wins: the build must not fail because of us. */
+	if (!ok)
+		pt_warn("the recording is incomplete (see above)");
+	return code;
+fail:
+	if (r.sig_fd >= 0)
+		close(r.sig_fd);
+	sigprocmask(SIG_SETMASK, &in.mask, NULL);
+	pt_server_shutdown(u.s);
+	pt_writer_close(u.w);
+	u.w = NULL;
+	unlink(u.output);               /* COMMAND never ran: nothing to keep */
+	tear_down(&u);
+	pt_redact_free(o.redact);
+	return 1;
+}
+
+const struct pt_cmd pt_cmd_record = {
+	.name = "record",
+	.usage = "[-o CAPTURE] [--csv FILE] [--quiet] [--force] "
+		 "[--redact REGEX]... [--] COMMAND [ARGS...]",
+	.summary = "run a command and record every process it starts",
+	.run = run,
+};

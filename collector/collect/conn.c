@@ -1,0 +1,374 @@
+/*
+ * The collector's connections: accepting peers, reading their messages,
+ * reassembling frames, accounting what was lost, and writing each frame
+ * into the capture.  A peer is trusted with nothing: every length is
+ * checked, and a bad peer is dropped without disturbing the others.
+ */
+#include <endian.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "collect/internal.h"
+#include "base/util.h"
+
+/* ---- connections ---- */
+
+static void close_conn(struct pt_server *s, struct conn *c)
+{
+	close(c->w.fd);                 /* also leaves the epoll set */
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		s->conns = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	s->st.conns_open--;
+	if (c->said_hello && c->hello_kind != PT_HELLO_AUX) {
+		s->st.running--;
+		s->st.finished++;
+	}
+	free(c->pend);
+	free(c);
+}
+
+static void drop_conn(struct pt_server *s, struct conn *c, const char *why)
+{
+	pt_warn("dropping connection %llu (pid %u): %s",
+		(unsigned long long)c->id, c->pid, why);
+	pt_server_put_record(s, c, PT_CAP_DROP, pt_mono_ns(), why, strlen(why) + 1);
+	s->st.dropped++;
+	close_conn(s, c);
+}
+
+static void conn_eof(struct pt_server *s, struct conn *c, uint64_t now)
+{
+	if (c->pend_len) {
+		/* The peer died in the middle of a frame. */
+		uint64_t one = htole64(1);
+
+		pt_warn("connection %llu (pid %u) ended in the middle of a "
+			"frame (%zu bytes of it); 1 frame lost",
+			(unsigned long long)c->id, c->pid, c->pend_len);
+		pt_server_put_record(s, c, PT_CAP_LOSS, now, &one, sizeof one);
+		s->st.lost++;
+	}
+	pt_server_put_record(s, c, PT_CAP_EOF, now, NULL, 0);
+	close_conn(s, c);
+}
+
+/* Store a frame that arrived deflated: inflated, with a header to match. */
+static void put_inflated(struct pt_server *s, struct conn *c,
+			 const struct pt_frame_header *h,
+			 const unsigned char *payload, uint64_t now)
+{
+	struct pt_frame_header inflated = *h;
+	unsigned char hdr[PT_FRAME_HDR];
+
+	inflated.flags = 0;
+	inflated.length = h->raw_length;
+	pt_wire_put_header(hdr, &inflated);
+	pt_sb_reset(&s->scratch);
+	pt_sb_add(&s->scratch, hdr, sizeof hdr);
+	pt_sb_add(&s->scratch, payload, h->raw_length);
+	pt_server_put_record(s, c, PT_CAP_FRAME, now, s->scratch.buf, s->scratch.len);
+	if (s->scratch.alloc > (1u << 20))
+		pt_sb_release(&s->scratch);     /* keep no 64 MiB around */
+}
+
+/* Update the counters, and act on STOP.  Returns 1 if the frame is kept. */
+static int account(struct pt_server *s, struct conn *c,
+		   const struct pt_record *rec, uint64_t now)
+{
+	s->st.frames++;
+	pt_expect_frame(&s->expect, rec, now);
+	switch (rec->hdr.type) {
+	case PT_REC_HELLO:
+		if (!c->said_hello) {
+			c->said_hello = 1;
+			c->hello_kind = rec->u.hello.kind;
+			if (c->hello_kind != PT_HELLO_AUX)
+				s->st.running++;
+		}
+		if (rec->u.hello.kind == PT_HELLO_IMAGE)
+			s->st.images++;
+		break;
+	case PT_REC_EXIT:
+		s->st.exits++;
+		break;
+	case PT_REC_STOP:
+		if (c->uid == s->uid && !s->stop) {
+			s->stop = 1;
+			s->stopped_by = c->pid;
+		}
+		/* A control message, not part of the record of the build. */
+		return 0;
+	}
+	return 1;
+}
+
+/*
+ * Check one whole frame at p and write it, inflated, into the capture.
+ * Returns 0, or -1 with *why set (the caller drops the connection).
+ */
+static int handle_frame(struct pt_server *s, struct conn *c,
+			const struct pt_frame_header *h,
+			const unsigned char *p, uint64_t now, const char **why)
+{
+	const unsigned char *payload = p + PT_FRAME_HDR;
+	unsigned char *inflated = NULL;
+	struct pt_record rec;
+	int keep;
+
+	if (h->flags & PT_FRAME_DEFLATED) {
+		inflated = pt_frame_inflate(h, payload, why);
+		if (!inflated)
+			return -1;
+		payload = inflated;
+	}
+	if (pt_record_check(h, payload, &rec, why) < 0) {
+		free(inflated);
+		return -1;
+	}
+	keep = account(s, c, &rec, now);
+	if (keep)
+		pt_watch_frame(s->watch, &rec, (pid_t)c->pid, payload,
+			       h->raw_length);
+	if (keep && inflated)
+		put_inflated(s, c, h, payload, now);
+	else if (keep)
+		/* A plain frame is already what the capture stores: flags 0,
+		 * raw_length == length, every field little-endian. */
+		pt_server_put_record(s, c, PT_CAP_FRAME, now, p, PT_FRAME_HDR + h->length);
+	free(inflated);
+	return 0;
+}
+
+/*
+ * Handle the whole frames at the start of p[0..n).  Sets *used to the
+ * bytes they took.  Returns 0, or -1 if the connection was dropped.
+ */
+static int parse_frames(struct pt_server *s, struct conn *c,
+			const unsigned char *p, size_t n, uint64_t now,
+			size_t *used)
+{
+	struct pt_frame_header h;
+	const char *why;
+	size_t off = 0;
+
+	while (n - off >= PT_FRAME_HDR) {
+		/* The header is checked as soon as it is here, so a bogus
+		 * length is refused before we buffer towards it. */
+		if (pt_frame_header_decode(p + off, &h, &why) < 0 ||
+		    (n - off >= PT_FRAME_HDR + h.length &&
+		     handle_frame(s, c, &h, p + off, now, &why) < 0)) {
+			drop_conn(s, c, why);
+			return -1;
+		}
+		if (n - off < PT_FRAME_HDR + h.length)
+			break;
+		off += PT_FRAME_HDR + h.length;
+	}
+	*used = off;
+	return 0;
+}
+
+static int pend_add(struct conn *c, const unsigned char *p, size_t n)
+{
+	if (c->pend_len + n > c->pend_alloc) {
+		size_t want = c->pend_alloc ? c->pend_alloc : 4096;
+		unsigned char *np;
+
+		while (want < c->pend_len + n)
+			want *= 2;
+		np = realloc(c->pend, want);
+		if (!np)
+			return -1;
+		c->pend = np;
+		c->pend_alloc = want;
+	}
+	memcpy(c->pend + c->pend_len, p, n);
+	c->pend_len += n;
+	return 0;
+}
+
+/*
+ * One received message.  Frames may span messages, so what is left of an
+ * incomplete frame waits in c->pend; the common case (whole frames) is
+ * parsed straight from the receive buffer.  Returns -1 if c was dropped.
+ */
+static int feed(struct pt_server *s, struct conn *c, const unsigned char *p,
+		size_t n, uint64_t now)
+{
+	size_t used;
+
+	if (c->pend_len) {
+		if (pend_add(c, p, n) < 0) {
+			drop_conn(s, c, "out of memory buffering a frame");
+			return -1;
+		}
+		if (parse_frames(s, c, c->pend, c->pend_len, now, &used) < 0)
+			return -1;
+		memmove(c->pend, c->pend + used, c->pend_len - used);
+		c->pend_len -= used;
+		if (!c->pend_len && c->pend_alloc > (1u << 20)) {
+			free(c->pend);
+			c->pend = NULL;
+			c->pend_alloc = 0;
+		}
+		return 0;
+	}
+	if (parse_frames(s, c, p, n, now, &used) < 0)
+		return -1;
+	if (used < n && pend_add(c, p + used, n - used) < 0) {
+		drop_conn(s, c, "out of memory buffering a frame");
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Receive up to max messages, or until there are no more for now: level-
+ * triggered epoll reports the socket again if more come.  May close c.
+ */
+void pt_server_read_conn(struct pt_server *s, struct conn *c, int max)
+{
+	char why[80];
+	int got = 0;
+
+	while (got < max) {
+		unsigned want = max - got < MMSG_VLEN ? (unsigned)(max - got)
+						       : MMSG_VLEN;
+		/* MSG_TRUNC: the real length even if the buffer was short. */
+		int n = recvmmsg(c->w.fd, s->mm, want,
+				 MSG_DONTWAIT | MSG_TRUNC, NULL), i;
+		uint64_t now;
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return;
+			now = pt_mono_ns();
+			s->last_activity = now;
+			if (errno == ECONNRESET)
+				conn_eof(s, c, now);
+			else
+				drop_conn(s, c, strerror(errno));
+			return;
+		}
+		now = pt_mono_ns();
+		s->last_activity = now;
+		for (i = 0; i < n; i++) {
+			size_t len = s->mm[i].msg_len;
+
+			s->round_msgs++;
+			/* At EOF every remaining entry reads as empty. */
+			if (len == 0) {
+				conn_eof(s, c, now);
+				return;
+			}
+			if (len > RBUF_SIZE ||
+			    (s->mm[i].msg_hdr.msg_flags & MSG_TRUNC)) {
+				snprintf(why, sizeof why, "message of %zu bytes "
+					 "is over the %u-byte limit", len,
+					 RBUF_SIZE);
+				drop_conn(s, c, why);
+				return;
+			}
+			s->st.bytes += len;
+			if (feed(s, c, s->rbuf + (size_t)i * RBUF_SIZE, len,
+				 now) < 0)
+				return;
+		}
+		got += n;
+		if ((unsigned)n < want)
+			return;
+	}
+}
+
+static void new_conn(struct pt_server *s, int fd, int drain)
+{
+	struct ucred cr;
+	socklen_t len = sizeof cr;
+	struct epoll_event ev;
+	struct conn *c;
+	uint64_t now = pt_mono_ns();
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0) {
+		pt_warn("SO_PEERCRED failed on a new connection: %s",
+			strerror(errno));
+		close(fd);
+		return;
+	}
+	c = pt_xcalloc(1, sizeof *c);
+	c->w.kind = W_CONN;
+	c->w.fd = fd;
+	c->id = ++s->next_id;
+	c->pid = (uint32_t)cr.pid;
+	c->uid = (uint32_t)cr.uid;
+	s->last_activity = now;
+	s->st.conns_total++;
+	s->st.conns_open++;
+	c->next = s->conns;
+	if (s->conns)
+		s->conns->prev = c;
+	s->conns = c;
+	pt_server_put_record(s, c, PT_CAP_CONNECT, now, NULL, 0);
+
+	if (c->uid != s->uid) {
+		/* The socket is 0600 in a 0700 directory, so only root or a
+		 * custom --socket path lets this happen. */
+		char why[64];
+
+		snprintf(why, sizeof why, "peer runs as uid %u, not as ours",
+			 c->uid);
+		drop_conn(s, c, why);
+		return;
+	}
+	memset(&ev, 0, sizeof ev);
+	ev.events = EPOLLIN;
+	ev.data.ptr = &c->w;
+	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+		drop_conn(s, c, strerror(errno));
+		return;
+	}
+	/* The HELLO is usually there already: save an epoll round. */
+	pt_server_read_conn(s, c, drain ? DRAIN_MSGS : ROUND_MSGS);
+}
+
+void pt_server_accept_conns(struct pt_server *s, int max, int drain)
+{
+	int i, fd;
+
+	for (i = 0; i < max; i++) {
+		fd = accept4(s->listen.fd, NULL, NULL,
+			     SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd >= 0) {
+			new_conn(s, fd, drain);
+			continue;
+		}
+		if (errno == EINTR || errno == ECONNABORTED)
+			continue;
+		if (errno == EMFILE || errno == ENFILE) {
+			/* Pending peers wait in the backlog; their bounded
+			 * waits keep the build going.  Say it once a minute. */
+			uint64_t now = pt_mono_ns();
+
+			if (now - s->last_emfile_warn > 60000000000ull) {
+				pt_warn("cannot accept connections: %s (%llu "
+					"open)", strerror(errno),
+					(unsigned long long)s->st.conns_open);
+				s->last_emfile_warn = now;
+			}
+		} else if (errno != EAGAIN && errno != EWOULDBLOCK) {
+			pt_warn("accept: %s", strerror(errno));
+		}
+		return;
+	}
+}

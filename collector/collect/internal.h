@@ -1,0 +1,124 @@
+/*
+ * Inside the collector's server (collect/): its state, shared by the
+ * files that run it.  The interface is collect/server.h.
+ *
+ * server.c is the epoll loop and the server's life; conn.c reassembles
+ * and accounts each connection's frames into the capture; listen.c
+ * publishes the socket; meta.c writes the run's metadata.
+ */
+#ifndef PT_COLLECT_INTERNAL_H
+#define PT_COLLECT_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#include "collect/server.h"
+#include "collect/expect.h"
+#include "collect/runinfo.h"
+#include "collect/watch.h"
+#include "capture/frame.h"
+#include "base/strbuf.h"
+
+/* Larger than any message the library sends (PT_MSG_MAX); a bigger one
+ * would be cut by recv, so it is detected (MSG_TRUNC) and refused. */
+#define RBUF_SIZE     (256u << 10)
+/*
+ * Messages per recvmmsg() call: one system call per message cost more
+ * than everything else the collector does per frame (2.7 against 1.0 µs
+ * per frame for a receiver that only counts).  Each has a buffer of its
+ * own; only the pages a message fills are ever touched.
+ */
+#define MMSG_VLEN     16
+/* Per round: bounds what one busy peer can take from the others. */
+#define ROUND_MSGS    64
+#define DRAIN_MSGS    4096
+
+enum watch_kind { W_LISTEN, W_CONN, W_USER, W_PIDFD };
+
+/* First member of everything registered with epoll (epoll data.ptr). */
+struct watch {
+	enum watch_kind kind;
+	int fd;
+};
+
+struct conn {
+	struct watch w;
+	uint64_t id;
+	uint32_t pid, uid;              /* SO_PEERCRED at accept */
+	int said_hello;
+	uint32_t hello_kind;
+	unsigned char *pend;            /* bytes of an incomplete frame */
+	size_t pend_len, pend_alloc;
+	struct conn *prev, *next;
+};
+
+struct user_watch {
+	struct watch w;
+	void (*cb)(struct pt_server *s, void *arg);
+	void *arg;
+	struct user_watch *next;
+};
+
+struct pt_server {
+	struct watch listen;
+	int epfd;
+	char *path;
+	dev_t sock_dev;                 /* our socket file, to unlink only it */
+	ino_t sock_ino;
+	uid_t uid;
+	struct pt_writer *w;
+	struct conn *conns;
+	struct user_watch *users;
+	uint64_t next_id;
+	int stop;
+	int shut;                       /* pt_server_shutdown() was called */
+	uint32_t stopped_by;
+	uint64_t last_activity;
+	uint64_t last_emfile_warn;
+	unsigned round_msgs;            /* messages received this round */
+	uint64_t busy_until;            /* no batching sleep before this */
+	struct pt_server_stats st;
+	unsigned char *rbuf;            /* MMSG_VLEN buffers of RBUF_SIZE */
+	struct mmsghdr mm[MMSG_VLEN];
+	struct iovec iov[MMSG_VLEN];
+	struct pt_sb scratch;           /* header + inflated payload */
+	struct pt_expect expect;        /* announced, not heard from yet */
+	struct pt_watch *watch;         /* processes seen from outside */
+	struct conn synth;              /* the connection watch frames are on */
+	uint64_t watch_tick_ns;
+	struct pollfd *pfd;             /* batch_sleep()'s, one per user watch */
+	size_t npfd;
+};
+
+void pt_server_accept_conns(struct pt_server *s, int max, int drain);
+
+/*
+ * Listen at path.  The socket is bound and listening under a temporary
+ * name first and then linked to path, so that the name never exists
+ * without a listener behind it: a traced process would be refused
+ * there, and a second collector would take the socket for a dead one's
+ * and remove it.  (When path is too long for the temporary name, the
+ * socket is bound in place and that window is back.)  Returns 0 or -1.
+ */
+int pt_server_open_listener(struct pt_server *s, const char *path);
+
+/* ---- capture records ---- */
+void pt_server_put_record(struct pt_server *s, struct conn *c,
+		       enum pt_cap_kind kind, uint64_t now,
+		       const void *data, size_t len);
+
+/* Every running process of a big build holds a connection. */
+void pt_server_raise_fd_limit(void);
+
+/*
+ * Receive up to max messages, or until there are no more for now: level-
+ * triggered epoll reports the socket again if more come.  May close c.
+ */
+void pt_server_read_conn(struct pt_server *s, struct conn *c, int max);
+
+void pt_server_write_meta(struct pt_server *s, const char *command);
+
+#endif

@@ -1,0 +1,407 @@
+/* Run-time directory, socket path and preload library; see rundir.h. */
+#include "collect/rundir.h"
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "proftrace/wire.h"
+#include "pt-config.h"
+#include "base/strbuf.h"
+#include "base/util.h"
+
+#define LIB_NAME "libproftrace.so"
+
+/* Named by the real uid, as the library names it (preload/env.c). */
+static char *user_dir_path(void)
+{
+	struct pt_sb sb = PT_SB_INIT;
+
+	pt_sb_addf(&sb, "%s%u", PT_RUNDIR_PREFIX, (unsigned)getuid());
+	return pt_sb_detach(&sb, NULL);
+}
+
+/* The checks that make the directory safe to put a socket in. */
+static int check_dir(const char *path, const struct stat *st)
+{
+	if (!S_ISDIR(st->st_mode)) {
+		pt_warn("%s exists and is not a directory (a symbolic link?); "
+			"refusing to use it", path);
+		return -1;
+	}
+	if (st->st_uid != geteuid()) {
+		pt_warn("%s belongs to uid %u, not to us; refusing to use it",
+			path, (unsigned)st->st_uid);
+		return -1;
+	}
+	if (st->st_mode & 077) {
+		pt_warn("%s is accessible to other users (mode %03o); refusing "
+			"to use it (chmod 700 it)", path,
+			(unsigned)(st->st_mode & 0777));
+		return -1;
+	}
+	return 0;
+}
+
+char *pt_rundir_user(void)
+{
+	char *path = user_dir_path();
+	struct stat st;
+
+	if (lstat(path, &st) < 0) {
+		if (errno != ENOENT) {
+			pt_warn("cannot use %s: %s", path, strerror(errno));
+			goto fail;
+		}
+		/* EEXIST: made by a concurrent run; check it like any other. */
+		if (mkdir(path, 0700) < 0 && errno != EEXIST) {
+			pt_warn("cannot create %s: %s", path, strerror(errno));
+			goto fail;
+		}
+		if (lstat(path, &st) < 0) {
+			pt_warn("cannot use %s: %s", path, strerror(errno));
+			goto fail;
+		}
+	}
+	if (check_dir(path, &st) < 0)
+		goto fail;
+	return path;
+fail:
+	free(path);
+	return NULL;
+}
+
+char *pt_rundir_socket(int create)
+{
+	struct pt_sb sb = PT_SB_INIT;
+	char *dir = create ? pt_rundir_user() : user_dir_path();
+
+	if (!dir)
+		return NULL;
+	pt_sb_addf(&sb, "%s/%s", dir, PT_SOCKET_NAME);
+	free(dir);
+	return pt_sb_detach(&sb, NULL);
+}
+
+char *pt_rundir_make_run(void)
+{
+	struct pt_sb sb = PT_SB_INIT;
+	char *dir = pt_rundir_user();
+
+	if (!dir)
+		return NULL;
+	pt_sb_addf(&sb, "%s/record-XXXXXX", dir);
+	free(dir);
+	if (!mkdtemp(sb.buf)) {
+		pt_warn("cannot create a directory in %s%u: %s",
+			PT_RUNDIR_PREFIX, (unsigned)getuid(), strerror(errno));
+		pt_sb_release(&sb);
+		return NULL;
+	}
+	return pt_sb_detach(&sb, NULL);
+}
+
+void pt_rundir_remove(const char *dir)
+{
+	struct pt_sb sb = PT_SB_INIT;
+	struct dirent *de;
+	DIR *d = opendir(dir);
+
+	if (!d) {
+		pt_warn("cannot remove %s: %s", dir, strerror(errno));
+		return;
+	}
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		pt_sb_reset(&sb);
+		pt_sb_addf(&sb, "%s/%s", dir, de->d_name);
+		/* Only what we put there: plain files and the socket. */
+		if (unlink(sb.buf) < 0 && errno != ENOENT)
+			pt_warn("cannot remove %s: %s", sb.buf, strerror(errno));
+	}
+	closedir(d);
+	pt_sb_release(&sb);
+	if (rmdir(dir) < 0)
+		pt_warn("cannot remove %s: %s", dir, strerror(errno));
+}
+
+/* Is this program the one built next to PT_BUILD_PRELOAD_DIR? */
+static int running_from_build_tree(void)
+{
+	char exe[PATH_MAX], build[PATH_MAX];
+	char *top = pt_xstrdup(PT_BUILD_PRELOAD_DIR);
+	char *slash = strrchr(top, '/');
+	int inside = 0;
+	size_t n;
+
+	if (slash)
+		*slash = '\0';
+	if (realpath("/proc/self/exe", exe) && realpath(top, build)) {
+		n = strlen(build);
+		inside = !strncmp(exe, build, n) && exe[n] == '/';
+	}
+	free(top);
+	return inside;
+}
+
+char *pt_rundir_find_lib(void)
+{
+	const char *env = getenv("PROFTRACE_LIB");
+	const char *cand;
+	char *abs;
+
+	if (env && *env)
+		cand = env;
+	else if (running_from_build_tree())
+		cand = PT_BUILD_PRELOAD_DIR "/" LIB_NAME;
+	else
+		cand = PT_LIBDIR "/" LIB_NAME;
+
+	/* Absolute: traced processes change directories. */
+	abs = realpath(cand, NULL);
+	if (!abs || access(abs, R_OK) < 0) {
+		pt_warn("cannot use the preload library %s: %s%s", cand,
+			strerror(errno),
+			env && *env ? "" : " (set PROFTRACE_LIB to its path)");
+		free(abs);
+		return NULL;
+	}
+	return abs;
+}
+
+/* The whole file at path, malloc'd, or NULL with errno set. */
+static unsigned char *read_file(const char *path, size_t *len)
+{
+	unsigned char *buf = NULL;
+	size_t n = 0, cap = 0;
+	ssize_t r;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), err;
+
+	if (fd < 0)
+		return NULL;
+	for (;;) {
+		if (n == cap)
+			buf = pt_xrealloc(buf, cap = cap ? 2 * cap : 256 << 10);
+		r = read(fd, buf + n, cap - n);
+		if (r == 0)
+			break;
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			err = errno;
+			free(buf);
+			close(fd);
+			errno = err;
+			return NULL;
+		}
+		n += (size_t)r;
+	}
+	close(fd);
+	*len = n;
+	return buf;
+}
+
+/* FNV-1a, 64 bits: names a copy by its contents. */
+static uint64_t fnv64(const unsigned char *p, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	while (n--)
+		h = (h ^ *p++) * 0x100000001b3ull;
+	return h;
+}
+
+/*
+ * The shared library directory, open: made 0755 if missing; refused
+ * unless it is a directory of ours that nobody else can write to (what
+ * is in it is loaded into every traced process).  -1 with a message.
+ */
+static int open_lib_dir(const char *path)
+{
+	struct stat st;
+	int fd;
+
+	if (mkdir(path, 0755) < 0 && errno != EEXIST) {
+		pt_warn("cannot create %s: %s", path, strerror(errno));
+		return -1;
+	}
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		pt_warn("cannot use %s: %s%s", path, strerror(errno),
+			errno == ENOTDIR || errno == ELOOP ?
+			" (not a directory: refusing to use it)" : "");
+		goto fail;
+	}
+	if (st.st_uid != geteuid() || st.st_mode & 022) {
+		pt_warn("%s belongs to uid %u or is writable by others (mode "
+			"%03o); refusing to use it", path, (unsigned)st.st_uid,
+			(unsigned)(st.st_mode & 0777));
+		goto fail;
+	}
+	/* Made under a restrictive umask: others must read the library. */
+	if ((st.st_mode & 0755) != 0755 && fchmod(fd, 0755) < 0) {
+		pt_warn("cannot chmod %s: %s", path, strerror(errno));
+		goto fail;
+	}
+	return fd;
+fail:
+	if (fd >= 0)
+		close(fd);
+	return -1;
+}
+
+/* Is dir/name already a copy we made of exactly these bytes? */
+static int same_copy(int dir, const char *name, const unsigned char *data,
+		     size_t n)
+{
+	struct stat st;
+	unsigned char *have;
+	size_t got = 0;
+	ssize_t r;
+	int fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC), same;
+
+	if (fd < 0)
+		return 0;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    st.st_uid != geteuid() || st.st_mode & 022 ||
+	    (st.st_mode & 0444) != 0444 || (size_t)st.st_size != n) {
+		close(fd);
+		return 0;
+	}
+	have = pt_xmalloc(n ? n : 1);
+	while (got < n && ((r = read(fd, have + got, n - got)) > 0 ||
+			   (r < 0 && errno == EINTR)))
+		got += r > 0 ? (size_t)r : 0;
+	same = got == n && !memcmp(have, data, n);
+	free(have);
+	close(fd);
+	return same;
+}
+
+char *pt_rundir_visible_lib(const char *lib)
+{
+	struct pt_sb dir = PT_SB_INIT, tmp = PT_SB_INIT, dst = PT_SB_INIT;
+	unsigned char *data = NULL;
+	char name[64];
+	size_t n;
+	int dfd = -1, out, err;
+
+	if (!strncmp(lib, "/usr/", 5))
+		return pt_xstrdup(lib);
+
+	pt_sb_addf(&dir, "%slib-%u", PT_RUNDIR_PREFIX, (unsigned)geteuid());
+	if (!(data = read_file(lib, &n))) {
+		pt_warn("cannot read %s: %s", lib, strerror(errno));
+		goto fail;
+	}
+	if ((dfd = open_lib_dir(dir.buf)) < 0)
+		goto fail;
+	snprintf(name, sizeof name, "libproftrace-%016llx.so",
+		 (unsigned long long)fnv64(data, n));
+	pt_sb_addf(&dst, "%s/%s", dir.buf, name);
+	if (same_copy(dfd, name, data, n))
+		goto done;
+	/* Written aside, then renamed: a process may be mapping the name's
+	 * old file, and a file changing under it would crash it. */
+	pt_sb_addf(&tmp, "%s/.%s.XXXXXX", dir.buf, name);
+	out = mkostemp(tmp.buf, O_CLOEXEC);
+	if (out < 0)
+		goto copy_fail;
+	if (pt_write_all(out, data, n) < 0 || fchmod(out, 0644) < 0) {
+		close(out);
+		goto unlink_fail;
+	}
+	if (close(out) < 0 || rename(tmp.buf, dst.buf) < 0)
+		goto unlink_fail;
+done:
+	close(dfd);
+	free(data);
+	pt_sb_release(&dir);
+	pt_sb_release(&tmp);
+	return pt_sb_detach(&dst, NULL);
+unlink_fail:
+	err = errno;
+	unlink(tmp.buf);
+	errno = err;
+copy_fail:
+	pt_warn("cannot copy %s to %s (where build sandboxes and other users "
+		"can read it): %s", lib, dir.buf, strerror(errno));
+fail:
+	if (dfd >= 0)
+		close(dfd);
+	free(data);
+	pt_sb_release(&dir);
+	pt_sb_release(&tmp);
+	pt_sb_release(&dst);
+	return NULL;
+}
+
+/*
+ * The directory ld.so's $LIB stands for in this process ("lib/x86_64-linux-gnu"
+ * on Debian, "lib64" on Fedora): where libc itself was found, less the
+ * leading "/" or "/usr/".
+ */
+static const char *dollar_lib(void)
+{
+	static char lib[PATH_MAX];
+	Dl_info info;
+	char *slash;
+
+	if (!lib[0] && dladdr((void *)strlen, &info) && info.dli_fname &&
+	    realpath(info.dli_fname, lib) && (slash = strrchr(lib, '/')))
+		*slash = '\0';
+	if (!strncmp(lib, "/usr/", 5))
+		return lib + 5;
+	return lib[0] == '/' ? lib + 1 : NULL;
+}
+
+/*
+ * The installed library is named through $LIB, which ld.so expands per
+ * program: a 32-bit program then loads the 32-bit build installed beside
+ * it instead of printing "wrong ELF class" (design.md, pitfall 7).
+ */
+static void append_lib(struct pt_sb *sb, const char *lib)
+{
+	const char *dl = dollar_lib();
+	size_t pre = strlen(lib) - strlen("/" LIB_NAME), n = dl ? strlen(dl) : 0;
+
+	if (dl && n && !strcmp(lib, PT_LIBDIR "/" LIB_NAME) && pre > n &&
+	    lib[pre - n - 1] == '/' && !strncmp(lib + pre - n, dl, n)) {
+		pt_sb_add(sb, lib, pre - n);
+		pt_sb_addstr(sb, "$LIB/" LIB_NAME);
+		return;
+	}
+	pt_sb_addstr(sb, lib);
+}
+
+char *pt_preload_value(const char *old, const char *lib)
+{
+	struct pt_sb sb = PT_SB_INIT;
+	const char *p = old ? old : "";
+
+	/* ld.so separates LD_PRELOAD entries by spaces or colons. */
+	while (*p) {
+		size_t n = strcspn(p, ": ");
+		const char *base = p + n;
+
+		while (base > p && base[-1] != '/')
+			base--;
+		if (n && strncmp(base, "libproftrace", 12)) {
+			pt_sb_add(&sb, p, n);
+			pt_sb_addch(&sb, ':');
+		}
+		p += n;
+		if (*p)
+			p++;
+	}
+	append_lib(&sb, lib);
+	return pt_sb_detach(&sb, NULL);
+}

@@ -1,0 +1,386 @@
+/* The collector's socket and epoll loop; see server.h. */
+#include "collect/server.h"
+
+#include <endian.h>
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "collect/expect.h"
+#include "capture/frame.h"
+#include "pt-config.h"
+#include "collect/runinfo.h"
+#include "base/strbuf.h"
+#include "base/util.h"
+#include "collect/internal.h"
+#include "collect/watch.h"
+#define MAX_EVENTS    256
+/*
+ * Fewer events and messages than this in a round: sleep before the next
+ * epoll_wait, so that messages batch up instead of waking us one by one
+ * (design.md).  After a busier round, do not sleep for BUSY_NS: a peer
+ * streaming frames fills its socket buffer within one sleep and then
+ * blocks, so sleeping would cap its throughput.
+ */
+#define BATCH_EVENTS  64
+#define BATCH_SLEEP_NS (8 * 1000000L)
+#define BUSY_NS       (50 * 1000000ull)
+#define FLUSH_MS      1000
+#define ROUND_ACCEPTS 256
+/* How often the processes we cannot hear from are looked at (watch.h):
+ * a child that starts and ends between two looks is not seen.  The
+ * environment's PROFTRACE_WATCH_MS (1 to 1000) overrides it. */
+#define WATCH_TICK_NS (5 * 1000000ull)
+
+/* ---- frames of processes watched from outside (watch.h) ---- */
+
+static void synth_put(void *arg, const void *frame, size_t len)
+{
+	struct pt_server *s = arg;
+	uint64_t now = pt_mono_ns();
+
+	if (!s->w)
+		return;
+	if (!s->synth.id) {
+		/* A connection of our own: no HELLO, never an EOF. */
+		s->synth.id = ++s->next_id;
+		s->synth.pid = (uint32_t)getpid();
+		s->synth.uid = s->uid;
+		pt_server_put_record(s, &s->synth, PT_CAP_CONNECT, now, NULL, 0);
+	}
+	pt_server_put_record(s, &s->synth, PT_CAP_FRAME, now, frame, len);
+}
+
+static void remove_user(struct pt_server *s, int fd)
+{
+	struct user_watch **up, *u;
+
+	for (up = &s->users; (u = *up); up = &u->next)
+		if (u->w.fd == fd) {
+			epoll_ctl(s->epfd, EPOLL_CTL_DEL, fd, NULL);
+			*up = u->next;
+			free(u);
+			s->npfd--;
+			return;
+		}
+}
+
+static int add_user(struct pt_server *s, int fd, enum watch_kind kind,
+		    void (*cb)(struct pt_server *s, void *arg), void *arg)
+{
+	struct user_watch *u = pt_xcalloc(1, sizeof *u);
+	struct epoll_event ev;
+
+	u->w.kind = kind;
+	u->w.fd = fd;
+	u->cb = cb;
+	u->arg = arg;
+	memset(&ev, 0, sizeof ev);
+	ev.events = EPOLLIN;
+	ev.data.ptr = &u->w;
+	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+		pt_warn("epoll_ctl: %s", strerror(errno));
+		free(u);
+		return -1;
+	}
+	u->next = s->users;
+	s->users = u;
+	s->npfd++;
+	s->pfd = pt_xrealloc(s->pfd, s->npfd * sizeof *s->pfd);
+	return 0;
+}
+
+static int synth_watch(void *arg, int fd, int on)
+{
+	struct pt_server *s = arg;
+
+	if (!on) {
+		remove_user(s, fd);
+		return 0;
+	}
+	return add_user(s, fd, W_PIDFD, NULL, NULL);
+}
+
+struct pt_server *pt_server_new(const char *path)
+{
+	struct pt_server *s = pt_xcalloc(1, sizeof *s);
+	struct epoll_event ev;
+	const char *ms;
+	unsigned i;
+
+	s->listen.fd = -1;
+	s->path = pt_xstrdup(path);
+	s->rbuf = pt_xmalloc((size_t)MMSG_VLEN * RBUF_SIZE);
+	for (i = 0; i < MMSG_VLEN; i++) {
+		s->iov[i].iov_base = s->rbuf + (size_t)i * RBUF_SIZE;
+		s->iov[i].iov_len = RBUF_SIZE;
+		s->mm[i].msg_hdr.msg_iov = &s->iov[i];
+		s->mm[i].msg_hdr.msg_iovlen = 1;
+	}
+	s->uid = geteuid();
+	pt_sb_init(&s->scratch);
+	s->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (s->epfd < 0) {
+		pt_warn("epoll_create1: %s", strerror(errno));
+		goto fail;
+	}
+	if (pt_server_open_listener(s, path) < 0)
+		goto fail;
+	memset(&ev, 0, sizeof ev);
+	ev.events = EPOLLIN;
+	ev.data.ptr = &s->listen;
+	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->listen.fd, &ev) < 0) {
+		pt_warn("epoll_ctl: %s", strerror(errno));
+		goto fail;
+	}
+	pt_server_raise_fd_limit();
+	s->last_activity = pt_mono_ns();
+	s->watch_tick_ns = WATCH_TICK_NS;
+	if ((ms = getenv("PROFTRACE_WATCH_MS")) && atoi(ms) >= 1 &&
+	    atoi(ms) <= 1000)
+		s->watch_tick_ns = (uint64_t)atoi(ms) * 1000000;
+	s->watch = pt_watch_new(&(struct pt_watch_ops){
+		.put = synth_put, .watch = synth_watch, .arg = s });
+	return s;
+fail:
+	pt_server_shutdown(s);
+	pt_server_free(s);
+	return NULL;
+}
+
+void pt_server_begin(struct pt_server *s, struct pt_writer *w,
+		     const char *command)
+{
+	s->w = w;
+	pt_server_write_meta(s, command);
+}
+
+int pt_server_watch(struct pt_server *s, int fd,
+		    void (*cb)(struct pt_server *s, void *arg), void *arg)
+{
+	return add_user(s, fd, W_USER, cb, arg);
+}
+
+struct pt_watch *pt_server_watcher(struct pt_server *s)
+{
+	return s->watch;
+}
+
+/* ---- the loop ---- */
+
+static void dispatch(struct pt_server *s, struct watch *wt)
+{
+	struct user_watch *u;
+
+	switch (wt->kind) {
+	case W_LISTEN:
+		pt_server_accept_conns(s, ROUND_ACCEPTS, 0);
+		break;
+	case W_CONN:
+		pt_server_read_conn(s, (struct conn *)wt, ROUND_MSGS);
+		break;
+	case W_USER:
+		u = (struct user_watch *)wt;
+		u->cb(s, u->arg);
+		break;
+	case W_PIDFD:
+		pt_watch_ready(s->watch, wt->fd);
+		break;
+	}
+}
+
+/*
+ * The batching sleep, cut short by a readable user watch: `record` hears
+ * of its command's end through one, and every millisecond until it does
+ * is added to the run; a watched process's pidfd, because its exit status
+ * can only be read until its parent reaps it.
+ */
+static void batch_sleep(struct pt_server *s)
+{
+	static const struct timespec batch = { 0, BATCH_SLEEP_NS };
+	struct user_watch *u;
+	nfds_t n = 0;
+
+	for (u = s->users; u && n < s->npfd; u = u->next)
+		s->pfd[n++] = (struct pollfd){ .fd = u->w.fd,
+					       .events = POLLIN };
+	if (n)
+		poll(s->pfd, n, pt_watch_busy(s->watch) == 2 &&
+				s->watch_tick_ns < BATCH_SLEEP_NS ?
+				(int)(s->watch_tick_ns / 1000000) :
+				(int)(BATCH_SLEEP_NS / 1000000));
+	else
+		nanosleep(&batch, NULL);
+}
+
+int pt_server_run(struct pt_server *s, uint64_t tick_ns,
+		  void (*tick)(struct pt_server *s, void *arg), void *arg)
+{
+	struct epoll_event ev[MAX_EVENTS];
+	uint64_t now = pt_mono_ns(), next_tick = now + tick_ns;
+	uint64_t next_watch = now + s->watch_tick_ns;
+	int n, i, timeout;
+
+	while (!s->stop) {
+		timeout = FLUSH_MS;
+		/* Never sleep through a watch tick, when there is one. */
+		if (pt_watch_busy(s->watch) == 2)
+			timeout = (int)(s->watch_tick_ns / 1000000) + 1;
+		if (tick) {
+			now = pt_mono_ns();
+			if (next_tick <= now)
+				timeout = 0;
+			else if ((next_tick - now) / 1000000 + 1 <
+				 (uint64_t)timeout)
+				timeout = (int)((next_tick - now) / 1000000 + 1);
+		}
+		n = epoll_wait(s->epfd, ev, MAX_EVENTS, timeout);
+		if (n < 0) {
+			if (errno != EINTR) {
+				pt_warn("epoll_wait: %s", strerror(errno));
+				return -1;
+			}
+			n = 0;
+		}
+		/* Each fd appears once per batch and only its own handler
+		 * closes it, so no pointer here goes stale. */
+		s->round_msgs = 0;
+		for (i = 0; i < n; i++)
+			dispatch(s, ev[i].data.ptr);
+		if (s->w)
+			pt_writer_flush(s->w, 0);
+		now = pt_mono_ns();
+		if (now >= next_watch) {
+			pt_watch_tick(s->watch);
+			next_watch = now + s->watch_tick_ns;
+		}
+		if (tick && (now >= next_tick || s->busy_until == UINT64_MAX)) {
+			tick(s, arg);
+			next_tick = now + tick_ns;
+		}
+		if ((n >= BATCH_EVENTS || s->round_msgs >= BATCH_EVENTS) &&
+		    s->busy_until != UINT64_MAX)
+			s->busy_until = now + BUSY_NS;
+		else if (!s->stop && now >= s->busy_until)
+			batch_sleep(s);
+	}
+	return 0;
+}
+
+void pt_server_stop(struct pt_server *s)
+{
+	s->stop = 1;
+}
+
+void pt_server_hurry(struct pt_server *s)
+{
+	s->busy_until = UINT64_MAX;
+}
+
+int pt_server_settled(struct pt_server *s)
+{
+	struct pollfd pfd = { .fd = s->listen.fd, .events = POLLIN };
+
+	return !s->st.conns_open && !pt_expect_any(&s->expect, pt_mono_ns()) &&
+	       poll(&pfd, 1, 0) == 0;
+}
+
+uint32_t pt_server_stopped_by(const struct pt_server *s)
+{
+	return s->stopped_by;
+}
+
+const struct pt_server_stats *pt_server_stats(const struct pt_server *s)
+{
+	return &s->st;
+}
+
+uint64_t pt_server_last_activity(const struct pt_server *s)
+{
+	return s->last_activity;
+}
+
+void pt_server_shutdown(struct pt_server *s)
+{
+	struct conn *c, *next;
+	struct stat st;
+
+	if (s->shut)
+		return;
+	s->shut = 1;
+	if (s->listen.fd >= 0) {
+		/* Unlink first so that nobody new arrives, then take in
+		 * those already in the backlog: short processes may have
+		 * said everything and exited there. */
+		if (lstat(s->path, &st) == 0 && st.st_dev == s->sock_dev &&
+		    st.st_ino == s->sock_ino)
+			unlink(s->path);
+		pt_server_accept_conns(s, 1 << 30, 1);
+		close(s->listen.fd);
+		s->listen.fd = -1;
+	}
+	for (c = s->conns; c; c = next) {
+		next = c->next;         /* read_conn may free c */
+		pt_server_read_conn(s, c, DRAIN_MSGS);
+	}
+	if (s->watch)
+		pt_watch_tick(s->watch);
+	if (s->w) {
+		/* Where the capture ends: what is still running then has no
+		 * end of its own, and ends here in the views; info shows the
+		 * wall-clock end. */
+		char mono[24], real[24], by[12];
+		const char *kv[6] = { "end_monotonic_ns", mono,
+				      "end_realtime_ns", real,
+				      "stopped_by", by };
+
+		snprintf(mono, sizeof mono, "%llu",
+			 (unsigned long long)pt_mono_ns());
+		snprintf(real, sizeof real, "%llu",
+			 (unsigned long long)pt_real_ns());
+		/* Who sent STOP, so that the views can leave it out. */
+		snprintf(by, sizeof by, "%u", (unsigned)s->stopped_by);
+		pt_writer_meta(s->w, kv, s->stopped_by ? 3 : 2);
+		pt_writer_flush(s->w, 1);
+	}
+	s->w = NULL;                    /* the caller closes it next */
+}
+
+void pt_server_free(struct pt_server *s)
+{
+	struct user_watch *u, *un;
+	struct conn *c, *cn;
+
+	if (!s)
+		return;
+	for (c = s->conns; c; c = cn) {
+		cn = c->next;
+		close(c->w.fd);
+		free(c->pend);
+		free(c);
+	}
+	pt_watch_free(s->watch);        /* closes its pidfds */
+	for (u = s->users; u; u = un) {
+		un = u->next;
+		free(u);
+	}
+	free(s->pfd);
+	if (s->listen.fd >= 0)
+		close(s->listen.fd);
+	if (s->epfd >= 0)
+		close(s->epfd);
+	pt_sb_release(&s->scratch);
+	free(s->rbuf);
+	free(s->path);
+	free(s);
+}

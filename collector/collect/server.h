@@ -1,0 +1,118 @@
+/*
+ * The collector: accepts the preload library's connections on a Unix
+ * SOCK_SEQPACKET socket, checks every frame, and writes frames and
+ * connection events into a capture (capture-write.h).
+ *
+ * One process, one thread, one epoll loop.  A malformed frame drops its
+ * connection only; a capture that cannot be written any more (full disk)
+ * is reported once and the loop keeps serving, counting the loss, so the
+ * traced build never notices.  Used by `proftrace daemon` and, in-process,
+ * by `proftrace record`.
+ *
+ * Typical use:
+ *   s = pt_server_new(path);  w = pt_writer_open(...);
+ *   pt_server_begin(s, w, command);
+ *   pt_server_watch(s, signal_fd, on_signal, arg);
+ *   pt_server_run(s, tick_ns, on_tick, arg);     // until pt_server_stop()
+ *   pt_server_shutdown(s);  pt_writer_close(w);  pt_server_free(s);
+ */
+#ifndef PT_SERVER_H
+#define PT_SERVER_H
+
+#include <stdint.h>
+
+#include "capture/write.h"
+
+struct pt_server;
+
+/* Counters for status lines and the final report. */
+struct pt_server_stats {
+	uint64_t conns_open;            /* connections open now */
+	uint64_t conns_total;           /* connections accepted */
+	uint64_t running;               /* open connections that said HELLO
+					 * (not AUX): processes alive */
+	uint64_t finished;              /* such connections that have ended */
+	uint64_t images;                /* HELLO frames of kind IMAGE */
+	uint64_t exits;                 /* EXIT frames */
+	uint64_t frames;                /* valid frames received */
+	uint64_t bytes;                 /* bytes received */
+	uint64_t dropped;               /* connections dropped: malformed or
+					 * foreign peer */
+	uint64_t lost;                  /* frames lost: cut short at EOF, or
+					 * not written to the capture */
+};
+
+/*
+ * Listen at path (0600).  A stale socket left by a dead collector is
+ * replaced; a live collector, or a file that is not a socket, makes it
+ * fail.  Returns NULL with a one-line error printed.  Nothing is accepted
+ * before pt_server_run().
+ */
+struct pt_server *pt_server_new(const char *path);
+
+/*
+ * Write into w from now on, starting with the capture's META record
+ * (command may be NULL).  Separate from pt_server_new() so that a busy
+ * socket is found before an existing capture is overwritten.
+ */
+void pt_server_begin(struct pt_server *s, struct pt_writer *w,
+		     const char *command);
+
+/*
+ * Also watch fd (a signalfd, a pipe): cb runs in the loop whenever fd is
+ * readable, and must consume what made it readable.  Returns 0 or -1.
+ */
+int pt_server_watch(struct pt_server *s, int fd,
+		    void (*cb)(struct pt_server *s, void *arg), void *arg);
+
+/* The watcher of processes seen from outside (watch.h), for `record`
+ * to name its command. */
+struct pt_watch *pt_server_watcher(struct pt_server *s);
+
+/*
+ * Serve until pt_server_stop() is called (from a callback) or a peer of
+ * our uid sends a STOP frame.  tick(s, arg), if not NULL, runs about every
+ * tick_ns.  Returns 0, or -1 if the loop itself failed (epoll error).
+ */
+int pt_server_run(struct pt_server *s, uint64_t tick_ns,
+		  void (*tick)(struct pt_server *s, void *arg), void *arg);
+
+/* Make pt_server_run() return after the current round. */
+void pt_server_stop(struct pt_server *s);
+
+/* From now on, take each message as it comes: no batching sleep between
+ * rounds, and tick() after every round (for the last frames of a run that
+ * someone is waiting for). */
+void pt_server_hurry(struct pt_server *s);
+
+/*
+ * Can nothing more arrive unless a new process starts?  True when no
+ * connection is open or waiting to be accepted, and every process
+ * announced in the last PT_EXPECT_NS (by an EXEC, SPAWN or FORK) has been
+ * heard from (expect.h).
+ */
+int pt_server_settled(struct pt_server *s);
+
+/* Pid of the peer whose STOP frame stopped the loop, or 0. */
+uint32_t pt_server_stopped_by(const struct pt_server *s);
+
+const struct pt_server_stats *pt_server_stats(const struct pt_server *s);
+
+/* CLOCK_MONOTONIC ns of the last connection, data or EOF seen. */
+uint64_t pt_server_last_activity(const struct pt_server *s);
+
+/*
+ * After the loop: accept and read everything still pending, once and
+ * without blocking; then stop listening and remove the socket.
+ * Connections still open get no more records (they did not finish).  The
+ * capture may be closed after this.  Calling it again does nothing.
+ */
+void pt_server_shutdown(struct pt_server *s);
+
+/*
+ * Close the remaining connections (a `proftrace stop` waiting for its
+ * connection to close learns that the capture is complete) and free.
+ */
+void pt_server_free(struct pt_server *s);
+
+#endif

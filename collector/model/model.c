@@ -1,0 +1,411 @@
+/*
+ * The model: executions rebuilt from captures; see model.h.
+ *
+ * A capture is read in one pass into compact events (24 bytes each, the
+ * strings interned once in a pool shared by all captures), then built:
+ *
+ *  1. Events are grouped by the pid they are about (a FORK, SPAWN or REAP
+ *     is about the child) and each group is sorted by time.  Frames of one
+ *     pid come over several connections and the collector interleaves
+ *     connections freely, so file order means little; the senders' clock
+ *     (CLOCK_MONOTONIC of one machine) orders them.
+ *  2. One state machine per pid turns its events into processes (a pid's
+ *     lifetime, from birth to reap: pids are reused) and images (one
+ *     program of one process; an image is an execution unless it is the
+ *     short fork phase before an exec, which is folded away).
+ *  3. Each process finds its parent: the image of its parent pid that was
+ *     current when it was born (binary search in that pid's images).
+ *  4. Fork children take program, arguments and environment from the
+ *     image they were forked from; programs that never loaded the library
+ *     inherit the environment of the image that started them.
+ *  5. The images that are executions are written out as struct pt_exec.
+ *
+ * Everything is linear but the per-pid sorts, which see a handful of
+ * events each and nearly sorted at that.
+ *
+ * Choices where the record leaves room:
+ *  - A child born in a fork phase that is later folded away belongs to
+ *    the execution that forked (the phase was part of it).
+ *  - An image that ended without EXIT ends at the earlier of its REAP and
+ *    its connection's EOF (either can be late; neither is early).
+ *  - REAP's rusage covers the child and its own waited-for children: it
+ *    is used only for programs that never loaded the library.
+ *  - The EOF of an AUX or FOREIGN connection means nothing: the library
+ *    opens them for one frame and closes them.
+ */
+#include "model/model.h"
+
+#include <endian.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "capture/read.h"
+#include "model/pidns.h"
+#include "base/strbuf.h"
+#include "base/util.h"
+#include "model/build.h"
+
+/* ---- the API ---- */
+
+void pt_model_init(struct pt_model *m)
+{
+	/* Fixed, not left to glibc's sliding threshold, which a freed
+	 * mapping raises: see BIG_ARRAY. */
+	mallopt(M_MMAP_THRESHOLD, BIG_ARRAY);
+	memset(m, 0, sizeof *m);
+	m->priv = pt_xcalloc(1, sizeof *m->priv);
+	/* Id 0 is the empty string and the empty vector. */
+	pt_str_intern(&m->priv->str, "");
+	pt_vec_intern(&m->priv->vec, &m->priv->str, NULL, 0, pt_vec_hash(NULL, 0), 0);
+}
+
+static const char *meta_get(const struct capmeta *cm, const char *key)
+{
+	const char *found = NULL;
+	size_t i;
+
+	for (i = 0; i + 1 < cm->n; i += 2)
+		if (!strcmp(cm->kv[i], key))
+			found = cm->kv[i + 1];
+	return found;
+}
+
+/* The capture's own clock pair beats one taken from some HELLO. */
+static void meta_offset(struct build *b)
+{
+	const struct capmeta *cm = &b->p->meta[b->capture];
+	const char *r = meta_get(cm, "start_realtime_ns");
+	const char *mo = meta_get(cm, "start_monotonic_ns");
+	char *end1, *end2;
+	unsigned long long rv, mv;
+
+	if (!r || !mo)
+		return;
+	rv = strtoull(r, &end1, 10);
+	mv = strtoull(mo, &end2, 10);
+	if (*end1 || *end2 || end1 == r || end2 == mo)
+		return;
+	b->offset = (int64_t)(rv - mv);
+	b->have_offset = 2;
+}
+
+/* The capture's end (collector's clock), if it says; else its last event. */
+static void meta_end(struct build *b)
+{
+	const char *s = meta_get(&b->p->meta[b->capture], "end_monotonic_ns");
+	char *end;
+	unsigned long long v;
+
+	if (!s)
+		return;
+	v = strtoull(s, &end, 10);
+	if (!*end && end != s)
+		pt_note_time(b, v);
+}
+
+/*
+ * The `proftrace stop` that ended the capture is the user's request, not
+ * part of what was traced: hide its execution, the last image of the pid
+ * that sent STOP, still running when the capture ended.
+ */
+static void hide_stopper(struct build *b)
+{
+	const char *s = meta_get(&b->p->meta[b->capture], "stopped_by");
+	unsigned long v;
+	uint32_t d, i;
+	char *end;
+
+	if (!s)
+		return;
+	v = strtoul(s, &end, 10);
+	if (*end || end == s || v == 0 || v > UINT32_MAX ||
+	    (d = pt_read_pid_find(b, (uint32_t)v)) == NONE ||
+	    b->pid_img[d + 1] == b->pid_img[d])
+		return;
+	i = b->pid_img[d + 1] - 1;
+	if (b->img[i].kind == IK_EXEC && b->img[i].flags & IF_END_UNKNOWN)
+		b->img[i].flags |= IF_HIDDEN;
+}
+
+int pt_model_add_capture(struct pt_model *m, const char *path)
+{
+	struct pt_model_priv *p = m->priv;
+	struct pt_reader *r = pt_reader_open(path);
+	struct build b;
+	size_t first, i, open = 0;
+	int rc;
+
+	if (!r)
+		return -1;
+	if (m->ncaptures == p->cap_meta) {
+		p->cap_meta = p->cap_meta ? 2 * p->cap_meta : 4;
+		p->meta = pt_xrealloc(p->meta, p->cap_meta * sizeof *p->meta);
+	}
+	memset(&p->meta[m->ncaptures], 0, sizeof *p->meta);
+	memset(&b, 0, sizeof b);
+	b.m = m;
+	b.p = p;
+	b.capture = (uint32_t)m->ncaptures++;
+	rc = pt_read_capture(&b, r);
+	pt_reader_close(r);
+	if (rc < 0)
+		m->damaged = 1;
+	meta_offset(&b);
+	meta_end(&b);
+	pt_resolve_ns(&b);
+	pt_tree_keep_eof_conns(&b);
+	pt_pids_run(&b);
+	hide_stopper(&b);
+	pt_tree_free_events(&b);
+	first = p->nlist;
+	pt_tree_emit(&b);
+	pt_tree_apply_anon_reaps(&b, first);
+	pt_tree_build_free(&b);
+	if (rc < 0) {
+		/* Say what the damage cost: executions it cut off. */
+		for (i = first; i < p->nlist; i++)
+			open += (p->list[i]->flags & PT_EXF_END_UNKNOWN) != 0;
+		pt_warn("%s: %zu of the %zu executions read have no recorded "
+			"end", path, open, p->nlist - first);
+	}
+	return rc < 0 ? 1 : 0;
+}
+
+static int cmp_exec(const void *x, const void *y)
+{
+	const struct pt_exec *a = *(const struct pt_exec *const *)x;
+	const struct pt_exec *b = *(const struct pt_exec *const *)y;
+
+	if (a->start_ns != b->start_ns)
+		return a->start_ns < b->start_ns ? -1 : 1;
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
+	return a->id < b->id ? -1 : a->id > b->id;
+}
+
+void pt_model_finish(struct pt_model *m)
+{
+	struct pt_model_priv *p = m->priv;
+	struct pt_exec **tail;
+	size_t i;
+
+	if (p->nlist)
+		qsort(p->list, p->nlist, sizeof *p->list, cmp_exec);
+	m->execs = p->list;
+	m->n = p->nlist;
+	for (i = 0; i < m->n; i++) {
+		m->execs[i]->id = (uint32_t)i;
+		m->execs[i]->first_child = m->execs[i]->next_sibling = NULL;
+	}
+	/* Children in start order: append each to its parent's list. */
+	tail = pt_xcalloc(m->n ? m->n : 1, sizeof *tail);
+	for (i = 0; i < m->n; i++) {
+		struct pt_exec *e = m->execs[i], *par = e->parent;
+
+		if (!par)
+			continue;
+		if (tail[par->id])
+			tail[par->id]->next_sibling = e;
+		else
+			par->first_child = e;
+		tail[par->id] = e;
+	}
+	free(tail);
+}
+
+/* Write split string id out at `to`, NUL-terminated; returns its end. */
+static char *str_join(const struct strtab *st, uint32_t id, char *to)
+{
+	const uint32_t *w = (const uint32_t *)(const void *)st->str[id];
+	uint32_t k;
+
+	for (k = 1; k <= w[0]; k++) {
+		if (k > 1)
+			*to++ = ' ';
+		memcpy(to, st->str[w[k]], st->len[w[k]]);
+		to += st->len[w[k]];
+	}
+	*to = '\0';
+	return to + 1;
+}
+
+/*
+ * What join_args() unpacked and joined last, one per thread: the writers
+ * format in two threads at once (par.c).  Keyed on the model as well, so
+ * that a vector of a freed model is never taken for one of a new model at
+ * the same address (pt_model_free() empties the freeing thread's cache,
+ * pt_model_thread_done() another thread's).
+ */
+static __thread struct argcache {
+	const struct pt_model_priv *model;
+	const void *vec;
+	const char **arg;
+	uint32_t *id;
+	size_t carg;
+	char *buf;
+	size_t cbuf;
+} arg_cache;
+
+void pt_model_thread_done(void)
+{
+	free(arg_cache.arg);
+	free(arg_cache.id);
+	free(arg_cache.buf);
+	memset(&arg_cache, 0, sizeof arg_cache);
+}
+
+/*
+ * e's arguments as C strings, unpacked and its split ones joined in one
+ * go, so that
+ * what a caller holds of one command line stays valid while it reads the
+ * rest of it: until the arguments of another vector are joined.
+ */
+static const char *const *join_args(const struct pt_exec *e)
+{
+	/* A cache: the model the ids belong to is not const, its users' view
+	 * of it is. */
+	struct pt_model_priv *p = (struct pt_model_priv *)(uintptr_t)e->owner;
+	const struct strtab *st = &p->str;
+	struct argcache *c = &arg_cache;
+	const unsigned char *pk = e->argv_vec;
+	size_t i, need = 0;
+	char *to;
+
+	if (c->model == p && c->vec == e->argv_vec)
+		return c->arg;
+	if (e->argc > c->carg) {
+		c->carg = e->argc > 2 * c->carg ? e->argc : 2 * c->carg;
+		c->arg = pt_xrealloc(c->arg, c->carg * sizeof *c->arg);
+		c->id = pt_xrealloc(c->id, c->carg * sizeof *c->id);
+	}
+	for (i = 0; i < e->argc; i++) {
+		pk = pt_vec_unpack(pk, &c->id[i]);
+		if (st->len[c->id[i]] & STR_SPLIT)
+			need += (st->len[c->id[i]] & ~STR_SPLIT) + 1;
+	}
+	if (need > c->cbuf) {
+		c->cbuf = need > 2 * c->cbuf ? need : 2 * c->cbuf;
+		c->buf = pt_xrealloc(c->buf, c->cbuf);
+	}
+	for (i = 0, to = c->buf; i < e->argc; i++) {
+		uint32_t id = c->id[i];
+
+		if (st->len[id] & STR_SPLIT) {
+			c->arg[i] = to;
+			to = str_join(st, id, to);
+		} else {
+			c->arg[i] = st->str[id];
+		}
+	}
+	c->model = p;
+	c->vec = e->argv_vec;
+	return c->arg;
+}
+
+const char *pt_exec_arg(const struct pt_exec *e, size_t i)
+{
+	return join_args(e)[i];
+}
+
+uint32_t pt_exec_arg_id(const struct pt_exec *e, size_t i)
+{
+	join_args(e);
+	return arg_cache.id[i];
+}
+
+const char *pt_exec_envent(const struct pt_exec *e, size_t i)
+{
+	return e->owner->str.str[e->env_id[i]];
+}
+
+const char *pt_exec_env(const struct pt_exec *e, const char *name)
+{
+	size_t n = strlen(name), i;
+
+	for (i = 0; i < e->envc; i++) {
+		const char *kv = pt_exec_envent(e, i);
+
+		if (!strncmp(kv, name, n) && kv[n] == '=')
+			return kv + n + 1;
+	}
+	return NULL;
+}
+
+void pt_exec_set_argv(struct pt_model *m, struct pt_exec *e,
+		      const char *const *argv, size_t argc)
+{
+	struct pt_model_priv *p = m->priv;
+	struct pstr *a = pt_xcalloc(argc ? argc : 1, sizeof *a);
+	uint32_t id;
+	size_t i;
+
+	for (i = 0; i < argc; i++) {
+		a[i].s = argv[i];
+		a[i].len = (uint32_t)strlen(argv[i]);
+		a[i].hash = pt_hash_bytes(argv[i], a[i].len);
+	}
+	id = pt_vec_intern(&p->vec, &p->str, a, argc, pt_vec_hash(a, argc), 1);
+	e->argv_vec = p->vec.vec[id];
+	e->argc = argc;
+	free(a);
+}
+
+const char *pt_model_meta(const struct pt_model *m, size_t capture,
+			  const char *key)
+{
+	if (capture >= m->ncaptures)
+		return NULL;
+	return meta_get(&m->priv->meta[capture], key);
+}
+
+void pt_model_set_meta(struct pt_model *m, size_t capture, const char *key,
+		       const char *value)
+{
+	struct pt_model_priv *p = m->priv;
+	struct capmeta *cm;
+
+	if (capture >= m->ncaptures)
+		return;
+	cm = &p->meta[capture];
+	if (cm->n + 2 > cm->cap) {
+		cm->cap = cm->cap ? 2 * cm->cap : 32;
+		cm->kv = pt_xrealloc(cm->kv, cm->cap * sizeof *cm->kv);
+	}
+	/* Appended: the last value of a key wins (meta_get). */
+	cm->kv[cm->n++] = pt_str_intern_ptr(&p->str, key, strlen(key));
+	cm->kv[cm->n++] = pt_str_intern_ptr(&p->str, value, strlen(value));
+}
+
+void pt_model_free(struct pt_model *m)
+{
+	struct pt_model_priv *p = m->priv;
+	size_t i;
+
+	if (!p)
+		return;
+	pt_arena_free(&p->str.mem);
+	free(p->str.str);
+	free(p->str.len);
+	free(p->str.hash);
+	pt_itab_free(&p->str.t);
+	free(p->str.words);
+	pt_model_thread_done();
+	pt_arena_free(&p->vec.mem);
+	free(p->vec.vec);
+	free(p->vec.len);
+	free(p->vec.ids);
+	free(p->vec.hash);
+	pt_itab_free(&p->vec.t);
+	pt_arena_free(&p->execs);
+	free(p->list);
+	for (i = 0; i < m->ncaptures; i++)
+		free(p->meta[i].kv);
+	free(p->meta);
+	free(p);
+	memset(m, 0, sizeof *m);
+}
