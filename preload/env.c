@@ -278,47 +278,84 @@ static int lib_hidden(void)
 	return hidden;
 }
 
+/* Is e one of the PROFTRACE_* variables the library reads? */
+static int is_pt_var(const char *e)
+{
+	return e[0] == 'P' &&
+	       (!pt_strncmp(e, PT_ENV_SOCKET "=", sizeof PT_ENV_SOCKET) ||
+		!pt_strncmp(e, PT_ENV_DIR "=", sizeof PT_ENV_DIR) ||
+		!pt_strncmp(e, PT_ENV_LIST "=", sizeof PT_ENV_LIST));
+}
+
+/* envp's first LD_PRELOAD entry among n, or NULL. */
+static const char *preload_of(char *const *envp, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (envp[i][0] == 'L' && !pt_strncmp(envp[i], "LD_PRELOAD=", 11))
+			return envp[i];
+	return NULL;
+}
+
 /*
  * envp with our items taken out of LD_PRELOAD, and LD_PRELOAD itself
- * when nothing else is left in it; envp itself when it has none.
+ * when nothing else is left in it; with all, the PROFTRACE_* variables
+ * too.  The rest keeps its order and, in LD_PRELOAD, its separators.
+ * envp itself when there is nothing to take out, or when LD_PRELOAD does
+ * not fit in scratch.
  */
 static char *const *without_lib(char *const *envp, size_t n, char **out,
-				char *scratch, size_t scratch_len)
+				char *scratch, size_t scratch_len, int all)
 {
-	size_t i, j = 0, k;
-	const char *pre = NULL, *p;
-	int removed = 0;
-	char *w;
+	const char *pre = preload_of(envp, n), *p;
+	size_t i, j = 0, k, k1;
+	int removed = 0, pre_removed = 0, last_ours = 0;
+	char *w = scratch + 11;
 
-	for (i = 0; i < n && !pre; i++)
-		if (envp[i][0] == 'L' && !pt_strncmp(envp[i], "LD_PRELOAD=", 11))
-			pre = envp[i];
-	if (!pre || pt_strlen(pre) + 1 > scratch_len)
+	if (pre && pt_strlen(pre) + 1 > scratch_len)
 		return envp;
-	pt_memcpy(scratch, pre, 11);
-	w = scratch + 11;
-	for (p = pre + 11; *p; p += *p != '\0') {
+	for (p = pre ? pre + 11 : ""; *p; p += k1) {
 		k = pt_strcspn(p, ": ");
-		if (k && is_ours(p, k)) {
-			removed = 1;
-		} else if (k) {
-			if (w > scratch + 11)
-				*w++ = ':';
-			pt_memcpy(w, p, k);
-			w += k;
+		k1 = k + (p[k] != '\0');        /* the item and its separator */
+		last_ours = k && is_ours(p, k);
+		pre_removed |= last_ours;
+		if (!last_ours) {
+			pt_memcpy(w, p, k1);
+			w += k1;
 		}
-		p += k;
 	}
+	if (last_ours && w > scratch + 11)      /* "a:ours": the ':' too */
+		w--;
 	*w = '\0';
-	if (!removed)
-		return envp;
-	for (i = 0; i < n; i++)
-		if (envp[i] != pre)
+	if (pre_removed)
+		pt_memcpy(scratch, pre, 11);
+	for (i = 0; i < n; i++) {
+		if (envp[i] == pre && pre_removed) {
+			removed = 1;
+			if (w > scratch + 11)
+				out[j++] = scratch;
+		} else if (all && is_pt_var(envp[i])) {
+			removed = 1;
+		} else {
 			out[j++] = envp[i];
-		else if (w > scratch + 11)
-			out[j++] = scratch;
+		}
+	}
 	out[j] = NULL;
-	return out;
+	return removed ? out : envp;
+}
+
+char *const *pt_env_untraced(char *const *envp, size_t n, char **out,
+			     char *scratch, size_t scratch_len)
+{
+	return without_lib(envp, n, out, scratch, scratch_len, 1);
+}
+
+size_t pt_env_preload_size(char *const *envp, size_t n)
+{
+	const char *pre = preload_of(envp, n);
+
+	return pre ? pt_strlen(pre) + 1 : 1;
 }
 
 char *const *pt_env_repair(char *const *envp, size_t n, char **out,
@@ -334,7 +371,7 @@ char *const *pt_env_repair(char *const *envp, size_t n, char **out,
 	if (!envp)
 		envp = empty;
 	if (n <= PT_ENV_MAX && lib_hidden())
-		return without_lib(envp, n, out, scratch, scratch_len);
+		return without_lib(envp, n, out, scratch, scratch_len, 0);
 	for (i = 0; i < n; i++) {
 		const char *e = envp[i];
 

@@ -85,11 +85,37 @@ static void exec_failed(struct pt_chan *ch, enum pt_call call)
 }
 
 /*
- * Under seccomp, or without room on this stack for what the hook does
- * (pt_stack_fits): the call goes through untouched.
+ * Without room on this stack for what the hook does (pt_stack_fits): the
+ * call goes through untouched.
  */
-#define PASS_THROUGH(envp) \
-	(pt.quiet || !pt_stack_fits(PT_EXEC_NEED(pt_env_count(envp))))
+#define PASS_THROUGH(envp) (!pt_stack_fits(PT_EXEC_NEED(pt_env_count(envp))))
+
+/*
+ * Under seccomp (pt.quiet), where the library makes no system call: the
+ * image to come inherits the filter, and would be killed for the system
+ * calls its copy of the library makes at start.  Declare `use`: envp as
+ * it would be untraced (pt_env_untraced), on this stack frame when there
+ * is room for it (pt_stack_fits_quiet), else envp itself.
+ */
+#define QUIET_ENV(use, envp)                                                 \
+	size_t use##_n = pt_env_count(envp);                                 \
+	size_t use##_len = pt_env_preload_size(envp, use##_n);               \
+	int use##_fits = use##_n <= PT_ENV_MAX &&                            \
+		pt_stack_fits_quiet((use##_n + 1) * sizeof(char *) + use##_len); \
+	char *use##_buf[use##_fits ? use##_n + 1 : 1];                       \
+	char use##_scratch[use##_fits ? use##_len : 1];                      \
+	char *const *use = use##_fits ?                                      \
+		pt_env_untraced(envp, use##_n, use##_buf, use##_scratch,     \
+				use##_len) : (envp)
+
+/* Under seccomp: return call, made with quiet_env for envp. */
+#define RETURN_IF_QUIET(envp, call)                                          \
+	do {                                                                 \
+		if (pt.quiet) {                                              \
+			QUIET_ENV(quiet_env, envp);                          \
+			return call;                                         \
+		}                                                            \
+	} while (0)
 
 /*
  * Declare `use`: envp, or a repaired copy on this stack frame.  A macro
@@ -110,6 +136,7 @@ static int do_execve(enum pt_call call, const char *path, char *const argv[],
 	int saved = errno;
 
 	pt_resolve();
+	RETURN_IF_QUIET(envp, pt_real.execve(path, argv, quiet_env));
 	if (PASS_THROUGH(envp))
 		return pt_real.execve(path, argv, envp);
 	REPAIRED_ENV(env, envp);
@@ -127,6 +154,7 @@ static int do_execvpe(enum pt_call call, const char *file, char *const argv[],
 	int saved = errno;
 
 	pt_resolve();
+	RETURN_IF_QUIET(envp, pt_real.execvpe(file, argv, quiet_env));
 	if (PASS_THROUGH(envp))
 		return pt_real.execvpe(file, argv, envp);
 	REPAIRED_ENV(env, envp);
@@ -286,11 +314,12 @@ PT_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 	int saved = errno;
 
 	pt_resolve();
+	RETURN_IF_QUIET(envp, pt_real.fexecve(fd, argv, quiet_env));
 	if (PASS_THROUGH(envp))
 		return pt_real.fexecve(fd, argv, envp);
 	REPAIRED_ENV(env, envp);
-	exec_announce(&ch, PT_CALL_FEXECVE, pt.quiet ? NULL :
-		      fd_path(fd, NULL, path, sizeof path), argv);
+	exec_announce(&ch, PT_CALL_FEXECVE, fd_path(fd, NULL, path, sizeof path),
+		      argv);
 	errno = saved;
 	pt_real.fexecve(fd, argv, env);
 	exec_failed(&ch, PT_CALL_FEXECVE);
@@ -310,10 +339,12 @@ PT_EXPORT int execveat(int dirfd, const char *pathname, char *const argv[],
 		errno = ENOSYS;
 		return -1;
 	}
+	RETURN_IF_QUIET(envp, pt_real.execveat(dirfd, pathname, argv, quiet_env,
+						flags));
 	if (PASS_THROUGH(envp))
 		return pt_real.execveat(dirfd, pathname, argv, envp, flags);
 	REPAIRED_ENV(env, envp);
-	if (!pt.quiet && opaque(pathname) && pathname[0] != '/' &&
+	if (opaque(pathname) && pathname[0] != '/' &&
 	    (dirfd != AT_FDCWD || !*pathname))
 		shown = fd_path(dirfd, pathname, path, sizeof path);
 	exec_announce(&ch, PT_CALL_EXECVEAT, shown, argv);
@@ -381,6 +412,8 @@ PT_EXPORT int posix_spawn(pid_t *pid, const char *path,
 	int saved = errno, rc;
 
 	pt_resolve();
+	RETURN_IF_QUIET(envp, PT_REAL_LAZY(posix_spawn)(pid, path, fa, attr, argv,
+							quiet_env));
 	if (PASS_THROUGH(envp))
 		return PT_REAL_LAZY(posix_spawn)(pid, path, fa, attr, argv, envp);
 	REPAIRED_ENV(env, envp);
@@ -406,6 +439,8 @@ PT_EXPORT int posix_spawnp(pid_t *pid, const char *file,
 	int saved = errno, rc;
 
 	pt_resolve();
+	RETURN_IF_QUIET(envp, PT_REAL_LAZY(posix_spawnp)(pid, file, fa, attr, argv,
+							 quiet_env));
 	if (PASS_THROUGH(envp))
 		return PT_REAL_LAZY(posix_spawnp)(pid, file, fa, attr, argv, envp);
 	REPAIRED_ENV(env, envp);
@@ -442,7 +477,7 @@ static void env_lend(struct env_loan *l)
 	char *const *use;
 
 	l->saved = l->lent = NULL;
-	if (!pt.ready || pt.quiet || !pt_is_owner() || n > PT_ENV_MAX)
+	if (!pt.ready || !pt_is_owner() || n > PT_ENV_MAX)
 		return;
 	buf = malloc((n + PT_ENV_EXTRA + 1) * sizeof *buf + PATH_MAX * 2);
 	if (!buf)
@@ -468,12 +503,31 @@ static void env_return(struct env_loan *l)
 	free(l->lent);
 }
 
+/*
+ * Under seccomp: set result to call, made with environ lent as it would
+ * be untraced (QUIET_ENV), on this stack frame; no allocation, since
+ * malloc may make system calls of its own.
+ */
+#define LEND_QUIET(result, call)                                             \
+	do {                                                                 \
+		QUIET_ENV(quiet_env, environ);                               \
+		char **own_ = environ;                                       \
+		environ = (char **)quiet_env;                                \
+		result = call;                                               \
+		if (environ == (char **)quiet_env)                           \
+			environ = own_;                                      \
+	} while (0)
+
 PT_EXPORT int system(const char *command)
 {
 	struct env_loan loan;
 	int rc, saved;
 
 	pt_resolve();
+	if (pt.quiet) {
+		LEND_QUIET(rc, PT_REAL_LAZY(system)(command));
+		return rc;
+	}
 	env_lend(&loan);
 	rc = PT_REAL_LAZY(system)(command);
 	saved = errno;
@@ -491,6 +545,10 @@ PT_EXPORT FILE *popen(const char *command, const char *type)
 	int saved;
 
 	pt_resolve();
+	if (pt.quiet) {
+		LEND_QUIET(f, PT_REAL_LAZY(popen)(command, type));
+		return f;
+	}
 	env_lend(&loan);
 	f = PT_REAL_LAZY(popen)(command, type);
 	saved = errno;

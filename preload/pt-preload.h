@@ -52,6 +52,7 @@ struct pt_state {
 	int off;                /* no collector, no spool: record nothing */
 	int quiet;              /* under seccomp: no system call of ours */
 	uintptr_t clone_top;    /* stack handed to a clone(CLONE_VM) child */
+	uint64_t quiet_stack_limit;     /* RLIMIT_STACK when it went quiet */
 	int fd;                 /* connection or spool file, -1 if none */
 	int spool;
 	int transient;          /* no room for fd: a connection per event */
@@ -322,6 +323,20 @@ PT_HIDDEN size_t pt_env_count(char *const *envp);
 PT_HIDDEN char *const *pt_env_repair(char *const *envp, size_t n, char **out,
 				     char *scratch, size_t scratch_len);
 
+/*
+ * Under seccomp, where the library makes no system call and the image to
+ * come must not load it: envp as it would be untraced, without the
+ * library's entry in LD_PRELOAD (nor LD_PRELOAD, if nothing else is
+ * left) and without PROFTRACE_SOCKET, PROFTRACE_DIR and PROFTRACE_ENV.
+ * Built in out[] (room for n + 1 pointers) and scratch (room for
+ * pt_env_preload_size() bytes); envp itself if it has none of them.
+ */
+PT_HIDDEN char *const *pt_env_untraced(char *const *envp, size_t n,
+				       char **out, char *scratch,
+				       size_t scratch_len);
+/* Bytes of envp's LD_PRELOAD entry with its NUL (1 if it has none). */
+PT_HIDDEN size_t pt_env_preload_size(char *const *envp, size_t n);
+
 /* ---- stack room (stack.c) ---- */
 
 /*
@@ -335,6 +350,16 @@ PT_HIDDEN char *const *pt_env_repair(char *const *envp, size_t n, char **out,
 /* Does this stack have need bytes left below the caller?  1 or 0; errno
  * preserved.  A clone() child's stack never does (its size is unknown). */
 PT_HIDDEN int pt_stack_fits(size_t need);
+
+/*
+ * The same under seccomp, without a system call: on the main thread's
+ * stack against the limit pt_stack_note_limit() read before the filter,
+ * elsewhere (a thread's stack, unknown) only up to PT_QUIET_STACK.
+ */
+#define PT_QUIET_STACK 4096u
+PT_HIDDEN int pt_stack_fits_quiet(size_t need);
+/* Going quiet: remember RLIMIT_STACK for pt_stack_fits_quiet(). */
+PT_HIDDEN void pt_stack_note_limit(void);
 
 /*
  * Send an EXIT record now (for _exit and friends, and the destructor) for

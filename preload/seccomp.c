@@ -8,6 +8,9 @@
  * every recording path checks) before the real call, whether or not it
  * then succeeds.  glibc has no seccomp() function; libseccomp goes through
  * syscall().  The state is inherited by fork children, as the filter is.
+ * A program exec'd or spawned from then on inherits the filter too: the
+ * hooks pass it an environment that no longer loads the library (env.c,
+ * pt_env_untraced), so that its start makes no system call of ours.
  */
 #include <linux/seccomp.h>
 #include <stdarg.h>
@@ -18,7 +21,13 @@
 
 static void go_quiet(void)
 {
-	(void)PT_REAL_LAZY(syscall);    /* strict mode allows no dlsym later */
+	/* Strict mode allows no dlsym later, a filter maybe not either. */
+	(void)PT_REAL_LAZY(syscall);
+	(void)PT_REAL_LAZY(posix_spawn);
+	(void)PT_REAL_LAZY(posix_spawnp);
+	(void)PT_REAL_LAZY(system);
+	(void)PT_REAL_LAZY(popen);
+	pt_stack_note_limit();          /* the last system call of ours */
 	__atomic_store_n(&pt.quiet, 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&pt.off, 1, __ATOMIC_RELAXED);
 }

@@ -13,6 +13,9 @@
  *  - any other (a thread's, a vfork child's on it): one process_vm_readv
  *    of a byte of each page down to sp - need, which stops at the first
  *    page that is not mapped or not readable (a thread stack's guard).
+ * Under seccomp (pt.quiet) none of these system calls may be made: the
+ * limit read when the process went quiet stands for the main thread's,
+ * and elsewhere only a need of PT_QUIET_STACK is taken to fit.
  */
 #include <sys/uio.h>
 
@@ -46,6 +49,25 @@ static int probe(uintptr_t sp, size_t need)
 	return got == (long)n;
 }
 
+/* RLIMIT_STACK's soft limit (prlimit64: one layout on every ABI), or
+ * 0 if it cannot be read. */
+static uint64_t stack_limit(void)
+{
+	unsigned long long rl[2];       /* cur, max */
+
+	if (PT_SC5(SYS_prlimit64, 0, RLIMIT_STACK, NULL, rl, 0) < 0)
+		return 0;
+	return rl[0];
+}
+
+/* Is there need bytes below sp on the main thread's stack, whose top is
+ * end, under a soft limit of limit? */
+static int main_room(uintptr_t sp, uintptr_t end, size_t need, uint64_t limit)
+{
+	return limit == (uint64_t)-1 ||         /* RLIM64_INFINITY */
+	       (uint64_t)(end - sp) + need + PT_MAIN_STACK_TOP <= limit;
+}
+
 int pt_stack_fits(size_t need)
 {
 	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
@@ -55,15 +77,33 @@ int pt_stack_fits(size_t need)
 
 	if (clone_top && sp < clone_top && clone_top - sp < PT_MAIN_STACK_SPAN)
 		return 0;
-	if (sp < end && end - sp < PT_MAIN_STACK_SPAN) {
-		struct rlimit rl;
-
-		fits = pt_sc(SYS_getrlimit, RLIMIT_STACK, (long)&rl, 0, 0, 0, 0) == 0 &&
-		       (rl.rlim_cur == RLIM_INFINITY ||
-			end - sp + need + PT_MAIN_STACK_TOP <= rl.rlim_cur);
-	} else {
+	if (sp < end && end - sp < PT_MAIN_STACK_SPAN)
+		fits = main_room(sp, end, need, stack_limit());
+	else
 		fits = probe(sp, need);
-	}
 	errno = saved;
 	return fits;
+}
+
+void pt_stack_note_limit(void)
+{
+	int saved = errno;
+
+	__atomic_store_n(&pt.quiet_stack_limit, stack_limit(), __ATOMIC_RELAXED);
+	errno = saved;
+}
+
+int pt_stack_fits_quiet(size_t need)
+{
+	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+	uintptr_t clone_top = __atomic_load_n(&pt.clone_top, __ATOMIC_RELAXED);
+	uintptr_t end = (uintptr_t)__libc_stack_end;
+
+	if (clone_top && sp < clone_top && clone_top - sp < PT_MAIN_STACK_SPAN)
+		return 0;
+	if (sp < end && end - sp < PT_MAIN_STACK_SPAN)
+		return main_room(sp, end, need,
+				 __atomic_load_n(&pt.quiet_stack_limit,
+						 __ATOMIC_RELAXED));
+	return need <= PT_QUIET_STACK;
 }
