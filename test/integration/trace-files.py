@@ -18,7 +18,7 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "tools"))
 import viewlib  # noqa: E402
 from viewlib import Failed, check  # noqa: E402
 from importlib import import_module  # noqa: E402
