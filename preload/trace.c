@@ -105,7 +105,17 @@ void pt_trace_setup(char **envp)
 	if (!pt.env_trace || pt.off || pt.quiet)
 		return;
 	if (is_relay(trace_dir())) {
-		pt.trace_relay = 1;
+		/* Its maker's pid names it: an image of the same process
+		 * (after an exec) removes it in the maker's stead. */
+		char num[24];
+		const char *dir = trace_dir(), *pid;
+		size_t n = pt_strlen(dir);
+
+		pid = put_uint(num + sizeof num, (unsigned long)pt.owner);
+		pt.trace_relay = n > pt_strlen(pid) &&
+				 !pt_strncmp(dir + n - pt_strlen(pid), pid,
+					     pt_strlen(pid)) &&
+				 dir[n - pt_strlen(pid) - 1] == '-' ? 2 : 1;
 		return;
 	}
 	/* The common case: the collector's directory, writable.  (Before

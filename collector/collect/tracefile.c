@@ -78,6 +78,8 @@ static void pend_add(struct pt_tracefiles *t, const char *name)
 	t->pend[t->npend++].name = pt_xstrdup(name);
 }
 
+static void scan_dir(struct pt_tracefiles *t);
+
 struct pt_tracefiles *pt_tracefiles_new(const char *dir,
 					pt_tracefiles_put *put, void *arg)
 {
@@ -115,6 +117,14 @@ struct pt_tracefiles *pt_tracefiles_new(const char *dir,
 	if (t->ino < 0)
 		t->overflow = 1;        /* look at the whole directory */
 	t->dir = pt_xstrdup(dir);
+	/* What a collector that died left here is of no process of ours. */
+	scan_dir(t);
+	while (t->npend) {
+		t->npend--;
+		unlinkat(t->dirfd, t->pend[t->npend].name, 0);
+		free(t->pend[t->npend].name);
+	}
+	t->overflow = t->ino < 0;
 	return t;
 }
 
