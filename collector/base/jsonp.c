@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/util.h"
+
 #define MAX_DEPTH  64
 #define MAX_NODES  (1u << 16)           /* per value */
 #define MAX_STRS   (4u << 20)           /* string bytes per value */
@@ -378,35 +380,6 @@ const struct pt_jnode *pt_jp_get(const struct pt_jp *jp, uint32_t obj,
 	return NULL;
 }
 
-/* Bytes of the valid UTF-8 sequence at s (n left), or 0. */
-static size_t utf8_len(const char *s, size_t n)
-{
-	const unsigned char *u = (const unsigned char *)s;
-	size_t len, i;
-	unsigned c;
-
-	if (u[0] >= 0xc2 && u[0] < 0xe0)
-		len = 2, c = u[0] & 0x1f;
-	else if (u[0] >= 0xe0 && u[0] < 0xf0)
-		len = 3, c = u[0] & 0x0f;
-	else if (u[0] >= 0xf0 && u[0] < 0xf5)
-		len = 4, c = u[0] & 0x07;
-	else
-		return 0;
-	if (len > n)
-		return 0;
-	for (i = 1; i < len; i++) {
-		if ((u[i] & 0xc0) != 0x80)
-			return 0;
-		c = c << 6 | (u[i] & 0x3f);
-	}
-	/* No overlong forms, surrogates or values past U+10FFFF. */
-	if ((len == 3 && c < 0x800) || (len == 4 && c < 0x10000) ||
-	    (c >= 0xd800 && c < 0xe000) || c > 0x10ffff)
-		return 0;
-	return len;
-}
-
 void pt_jp_write_str(struct pt_sb *sb, const char *s, size_t n)
 {
 	size_t i;
@@ -421,7 +394,8 @@ void pt_jp_write_str(struct pt_sb *sb, const char *s, size_t n)
 		} else if (c < 0x20) {
 			pt_sb_addf(sb, "\\u%04x", c);
 		} else if (c >= 0x80) {
-			size_t u = utf8_len(s + i, n - i);
+			size_t u = pt_utf8_len((const unsigned char *)s + i,
+					       n - i);
 
 			if (u)
 				pt_sb_add(sb, s + i, u);
