@@ -13,6 +13,7 @@ dune, bad.
 import gzip
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -210,6 +211,20 @@ def test_clang():
           sources[0][1] == "2",
           f"report: the costliest header is not heavy.h parsed twice: "
           f"{sources[:3]}")
+    # The Markdown report, read by a CommonMark parser with GitHub's
+    # tables: the same header first.
+    if not shutil.which("cmark-gfm"):
+        raise Failed("cmark-gfm is not installed (tools/install-deps.sh)")
+    md = subprocess.run([viewlib.ARGS.proftrace, "report", "--format",
+                         "markdown", cap], capture_output=True, check=True)
+    html = subprocess.run(["cmark-gfm", "-e", "table"], input=md.stdout,
+                          capture_output=True, check=True).stdout.decode()
+    rows = [[c.strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", tr,
+                                             re.S)]
+            for tr in re.findall(r"<tr>(.*?)</tr>", html, re.S)]
+    srows = [r for r in rows if len(r) == 4 and "Source" in r[2]]
+    check(srows and srows[0][3].endswith("/heavy.h</code>") and
+          srows[0][1] == "2", f"Markdown report's headers: {srows[:2]}")
 
 
 def test_dune():
