@@ -39,6 +39,21 @@ static int num_of(const struct pt_jnode *n, double *v)
 	return 1;
 }
 
+/* Is n an object of at least one member, all of them numbers? */
+static int all_numbers(const struct pt_jp *jp, const struct pt_jnode *n)
+{
+	uint32_t k;
+
+	if (!n || n->type != PT_J_OBJ || n->first == PT_J_NONE)
+		return 0;
+	for (k = n->first; k != PT_J_NONE; k = jp->node[k].next)
+		if (jp->node[k].type != PT_J_NUM ||
+		    jp->node[k].num != jp->node[k].num ||
+		    jp->node[k].num > 1e300 || jp->node[k].num < -1e300)
+			return 0;
+	return 1;
+}
+
 static void emit(struct parse *ps, const struct pt_chrome_event *ev)
 {
 	if (ps->info->kept >= ps->max) {
@@ -141,6 +156,11 @@ static void one_event(struct parse *ps, uint32_t v)
 		pt_sb_reset(&ps->tmp);
 		pt_sb_addf(&ps->tmp, "{\"list\":%s}", ev.list);
 		ev.args = ps->intern(ps->arg, ps->tmp.buf, ps->tmp.len);
+	}
+	if (ev.ph == 'C' && !all_numbers(jp, args)) {
+		/* A counter's series are numbers, or no consumer plots it. */
+		ps->info->skipped++;
+		return;
 	}
 	if (ev.ph == 'X' && (!num_of(pt_jp_get(jp, v, "dur"), &ev.dur_us) ||
 			     ev.dur_us < 0)) {

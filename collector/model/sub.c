@@ -461,9 +461,14 @@ int pt_sub_stats_line(const struct pt_model *m, struct pt_sb *sb)
 					       : "malformed trace files");
 	PART(st->orphans, st->orphans == 1 ? "trace file of no traced process"
 					   : "trace files of no traced process");
-	PART(st->outside, "events outside their writer's lifetime left out");
-	PART(st->clipped, "events cut to their writer's lifetime");
-	PART(st->skipped, "events not kept");
+	PART(st->outside, st->outside == 1 ?
+	     "event outside its writer's lifetime left out" :
+	     "events outside their writer's lifetime left out");
+	PART(st->clipped, st->clipped == 1 ?
+	     "event cut to its writer's lifetime" :
+	     "events cut to their writer's lifetime");
+	PART(st->skipped, st->skipped == 1 ? "event not kept"
+					   : "events not kept");
 #undef PART
 	if (sb->len == at)
 		return 0;
