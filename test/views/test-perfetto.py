@@ -21,12 +21,12 @@ import sys
 import tempfile
 import traceback
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
+TOOLS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools")
+sys.path.insert(0, TOOLS)
 from mkcapture import Capture  # noqa: E402
 
 spec = importlib.util.spec_from_file_location(
-    "perfetto_check", os.path.join(HERE, "perfetto-check.py"))
+    "perfetto_check", os.path.join(TOOLS, "perfetto-check.py"))
 pcheck = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(pcheck)
 
@@ -301,7 +301,7 @@ def test_checker_refuses():
     def encode(text, name):
         path = os.path.join(TMP, name + ".pftrace")
         with open(path, "wb") as f:
-            subprocess.run([ARGS.protoc, "-I", HERE,
+            subprocess.run([ARGS.protoc, "-I", TOOLS,
                             "--encode=perfetto.protos.Trace",
                             "perfetto-trace.proto"], input=text.encode(),
                            stdout=f, check=True)
