@@ -25,7 +25,9 @@
  *
  * Size: interning makes repeated strings (program names, arguments such
  * as -I paths and -O2, working directories) cost an id of one to three
- * bytes; doc/performance.md has the figures against trace JSON.
+ * bytes, which brings the packets to 40 % of the trace JSON; what is left
+ * is mostly strings that occur once, so the packets are then compressed
+ * (flush()).  doc/performance.md has the figures.
  */
 #include "views/perfetto.h"
 
@@ -41,6 +43,11 @@
 #include "pt-config.h"
 
 #define FLUSH_AT (1u << 20)
+/* zlib's level 3: 10 % larger than its default, a third less CPU in
+ * all (doc/performance.md). */
+#define ZIP_LEVEL 3
+/* Longest string value interned (see value_str). */
+#define INTERN_MAX 200
 /* One sequence for the whole trace; 1 is the tracing service's own. */
 #define SEQ_ID 7
 
@@ -72,7 +79,7 @@ enum {
 enum { TYPE_SLICE_BEGIN = 1, TYPE_SLICE_END = 2, TYPE_COUNTER = 4 };
 /* DebugAnnotation */
 enum {
-	DA_NAME_IID = 1, DA_BOOL = 2, DA_INT = 4, DA_ARRAY = 12,
+	DA_NAME_IID = 1, DA_BOOL = 2, DA_INT = 4, DA_STRING = 6, DA_ARRAY = 12,
 	DA_STRING_IID = 17,
 };
 /* InternedData and its entries (all {iid = 1, name or str = 2}) */
@@ -121,7 +128,7 @@ struct pf {
  * packets: a zlib stream of them as they would stand in the file (each
  * with its Trace.packet tag and length).  The importer inflates it and
  * reads what is inside as if it stood in the file, in order, sequence
- * state included; a gigabyte of trace JSON takes about 40 MB.
+ * state included.  The file ends up under a tenth of the trace JSON.
  */
 static void flush(struct pf *w)
 {
@@ -133,7 +140,7 @@ static void flush(struct pf *w)
 		pt_sb_grow(&w->zip, n);
 		if (compress2((Bytef *)w->zip.buf, &n,
 			      (const Bytef *)w->out.buf, w->out.len,
-			      Z_DEFAULT_COMPRESSION) != Z_OK)
+			      ZIP_LEVEL) != Z_OK)
 			w->err = ENOMEM;        /* its only possible failure */
 		pt_sb_reset(&w->out);
 		mark = pt_pb_open(&w->out, 1);
@@ -284,26 +291,6 @@ static void sequence_start(struct pf *w)
 	pt_sb_reset(&w->idata);
 }
 
-/* "host: command" (or "host #N: ..." among several captures). */
-static void capture_title(struct pf *w, size_t c, struct pt_sb *sb)
-{
-	const char *host = pt_model_meta(w->m, c, "host");
-	const char *cmd = pt_model_meta(w->m, c, "command");
-
-	pt_sb_reset(sb);
-	pt_sb_addstr(sb, host && host[0] ? host : "capture");
-	if (w->m->ncaptures > 1)
-		pt_sb_addf(sb, " #%zu", c + 1);
-	if (cmd && cmd[0]) {
-		size_t n = strnlen(cmd, 120);
-
-		while (n > 0 && cmd[n] && ((unsigned char)cmd[n] & 0xc0) == 0x80)
-			n--;
-		pt_sb_addstr(sb, ": ");
-		pt_sb_add(sb, cmd, n);
-	}
-}
-
 static void counter_track(struct pf *w, uint64_t uuid, uint64_t parent,
 			  const char *name)
 {
@@ -326,7 +313,8 @@ static void capture_tracks(struct pf *w)
 	for (c = 0; c < nc; c++) {
 		uint64_t uuid = w->proc_uuid0 + 3 * c;
 
-		capture_title(w, c, &w->tmp);
+		pt_sb_reset(&w->tmp);
+		pt_capture_title(w->m, c, &w->tmp);
 		pt_pb_uint(&w->ev, TD_UUID, uuid);
 		mark = pt_pb_open(&w->ev, TD_PROCESS);
 		pt_pb_uint(&w->ev, PD_PID, c + 1);
@@ -387,13 +375,27 @@ static void ann_true(struct pf *w, enum ann name)
 	pt_pb_close(&w->ev, mark);
 }
 
+/*
+ * A string value: interned when short, written out when longer than
+ * INTERN_MAX.  Long strings (a shell's whole command line) are nearly
+ * always unique: interning them would only add an id, and keep a copy of
+ * each in memory until the end.
+ */
+static void value_str(struct pf *w, const char *s, size_t n)
+{
+	if (n > INTERN_MAX)
+		text_field(w, &w->ev, DA_STRING, s, n);
+	else
+		pt_pb_uint(&w->ev, DA_STRING_IID,
+			   intern(w, &w->values, ID_STRING_VALUES, s, n));
+}
+
 static void ann_str(struct pf *w, enum ann name, const char *s, size_t n)
 {
 	size_t mark = pt_pb_open(&w->ev, TE_DEBUG_ANNOTATIONS);
 
 	pt_pb_uint(&w->ev, DA_NAME_IID, name);
-	pt_pb_uint(&w->ev, DA_STRING_IID,
-		   intern(w, &w->values, ID_STRING_VALUES, s, n));
+	value_str(w, s, n);
 	pt_pb_close(&w->ev, mark);
 }
 
@@ -406,9 +408,7 @@ static void ann_argv(struct pf *w, const struct pt_exec *e)
 		const char *a = pt_exec_arg(e, i);
 		size_t el = pt_pb_open(&w->ev, DA_ARRAY);
 
-		pt_pb_uint(&w->ev, DA_STRING_IID,
-			   intern(w, &w->values, ID_STRING_VALUES, a,
-				  strlen(a)));
+		value_str(w, a, strlen(a));
 		pt_pb_close(&w->ev, el);
 	}
 	pt_pb_close(&w->ev, mark);

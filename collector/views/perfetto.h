@@ -17,7 +17,8 @@
  *  - timestamps in nanoseconds from the earliest start; a clock snapshot
  *    ties them to the realtime clock (Unix epoch);
  *  - every packet on one sequence, whose first packet clears the
- *    incremental state; names and string values are interned.
+ *    incremental state; names and string values are interned;
+ *  - the packets stored in packets of compressed packets (zlib).
  */
 #ifndef PT_PERFETTO_H
 #define PT_PERFETTO_H

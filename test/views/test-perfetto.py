@@ -182,20 +182,27 @@ def test_tree():
        [1, 2, 2, 2, 2, 1, 1, 2, 1, 0], "busy")
 
 
+# Longer than what is interned, with an invalid byte in it.
+LONG = b"gcc " + b"-I/usr/include/x " * 20 + b"caf\xe9.c"
+LONG_OUT = LONG.decode("utf-8", "replace")
+
+
 def test_strings():
     c = Capture(host="h\u00f6st", command="sh -c 'a\nb'")
     c.process(500, 1, ["sh", "-c", "a; b\nc"], start=0, end=3)
     c.process(501, 500, [b"caf\xe9", 'quote"back\\slash', "ctl\x01\x1f",
                          "nl\nx", "\u00e9\u20ac\U0001F600", b"\xff\xfe",
-                         b"\xe2\x82", ""],
+                         b"\xe2\x82", "", LONG],
               start=1, end=2, cwd=b"/src/\xff", exe="/bin/caf")
+    c.process(502, 500, ["sh", "-c", LONG], start=2, end=2.5)
     t = load([capture("strings", c)])
-    check_tree(t, 2, "strings")
+    check_tree(t, 3, "strings")
     s = by_pid(t)
     eq(s[501].ann["argv"],
        ["caf\ufffd", 'quote"back\\slash', "ctl\x01\x1f", "nl\nx",
-        "\u00e9\u20ac\U0001F600", "\ufffd\ufffd", "\ufffd\ufffd", ""],
-       "argv")
+        "\u00e9\u20ac\U0001F600", "\ufffd\ufffd", "\ufffd\ufffd", "",
+        LONG_OUT], "argv")
+    eq(s[502].ann["argv"], ["sh", "-c", LONG_OUT], "a long argument again")
     eq(s[501].ann["cwd"], "/src/\ufffd", "cwd")
     eq(s[500].ann["argv"], ["sh", "-c", "a; b\nc"], "sh's argv")
     check(t.track_name(parent_of(t, s[500])).startswith("h\u00f6st: "),
