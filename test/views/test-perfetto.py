@@ -12,56 +12,31 @@ checker itself is shown broken traces (encoded by protoc from text) and
 must refuse each.  The last line counts the results.
 """
 
-import argparse
 import importlib.util
 import os
 import re
 import subprocess
 import sys
-import tempfile
-import traceback
 
 TOOLS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools")
 sys.path.insert(0, TOOLS)
 from mkcapture import Capture  # noqa: E402
+from viewlib import CC1, Failed, capture, check, eq, run  # noqa: E402
+import viewlib  # noqa: E402
 
 spec = importlib.util.spec_from_file_location(
     "perfetto_check", os.path.join(TOOLS, "perfetto-check.py"))
 pcheck = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(pcheck)
 
-ARGS = None
+ARGS = None                     # set by viewlib.main
 TMP = None
 NS = 10**9
 R0 = 1_700_000_000_000_000_000          # mkcapture's realtime base
 
 
-class Failed(Exception):
-    pass
-
-
-def check(cond, msg):
-    if not cond:
-        raise Failed(msg)
-
-
-def eq(got, want, what):
-    if got != want:
-        raise Failed(f"{what}: got {got!r}, want {want!r}")
-
-
-def run(*args, rc=0):
-    r = subprocess.run([ARGS.proftrace, *args], capture_output=True)
-    if r.returncode != rc:
-        raise Failed(f"proftrace {' '.join(args)}: exit {r.returncode}, "
-                     f"want {rc}: {r.stderr.decode(errors='replace')}")
-    return r
-
-
-def capture(name, c):
-    path = os.path.join(TMP, name + ".ptcap")
-    c.write(path)
-    return path
+def protoc():
+    return ARGS.protoc or "protoc"
 
 
 def convert(caps, fmt="perfetto", name=None):
@@ -71,7 +46,10 @@ def convert(caps, fmt="perfetto", name=None):
 
 
 def load(caps, name=None):
-    return pcheck.load(convert(caps, name=name), ARGS.protoc)
+    try:
+        return pcheck.load(convert(caps, name=name), protoc())
+    except ValueError as e:
+        raise Failed(str(e))
 
 
 def parent_of(t, s):
@@ -111,9 +89,6 @@ def check_tree(t, nexec, what):
 
 # ---- captures ----
 
-CC1 = "/usr/lib/gcc/x86_64-linux-gnu/12/cc1"
-
-
 def make_like():
     """make [0,10]: cc a.c [1,4] > cc1 [1.5,3.5]; cc b.c [1,6] > cc1
     [2,5.5]; ld [6.5,9], which fails; sleep [7,8], killed."""
@@ -135,7 +110,7 @@ def make_like():
 
 
 def test_tree():
-    t = load([capture("make", make_like())])
+    t = load([capture("make", make_like)])
     check_tree(t, 7, "make")
     s = by_pid(t)
     # Times: nanoseconds from the earliest start, which the clock
@@ -195,7 +170,7 @@ def test_strings():
                          b"\xe2\x82", "", LONG],
               start=1, end=2, cwd=b"/src/\xff", exe="/bin/caf")
     c.process(502, 500, ["sh", "-c", LONG], start=2, end=2.5)
-    t = load([capture("strings", c)])
+    t = load([capture("strings", lambda: c)])
     check_tree(t, 3, "strings")
     s = by_pid(t)
     eq(s[501].ann["argv"],
@@ -215,7 +190,8 @@ def test_two_captures():
     a.process(11, 10, ["cc", "x.c"], start=1, end=2)
     b = Capture(host="beta", mono_base_ns=5 * NS, realtime_base_ns=R0 + NS)
     b.process(20, 1, ["build-b"], start=0, end=3)
-    t = load([capture("a", a), capture("b", b)], name="ab")
+    t = load([capture("a", lambda: a), capture("b", lambda: b)],
+             name="ab")
     check_tree(t, 3, "two captures")
     s = by_pid(t)
     pa, pb = parent_of(t, s[10]), parent_of(t, s[20])
@@ -228,7 +204,7 @@ def test_two_captures():
 
 
 def test_empty():
-    t = load([capture("empty", Capture(host="empty"))])
+    t = load([capture("empty", lambda: Capture(host="empty"))])
     eq(len(t.slices), 0, "slices")
 
 
@@ -246,9 +222,7 @@ def test_synthetic():
 def test_size():
     """A 100,000-execution build: the Perfetto trace is at most a fifth
     of the trace JSON (a ratio of sizes, which the same input fixes)."""
-    cap = os.path.join(TMP, "big.ptcap")
-    subprocess.run([ARGS.gencapture, "-n", "100000", cap],
-                   capture_output=True, check=True)
+    cap = viewlib.synthetic_capture(100000)
     pf = convert([cap], "perfetto")
     js = convert([cap], "json")
     ratio = os.path.getsize(pf) / os.path.getsize(js)
@@ -308,7 +282,7 @@ def test_checker_refuses():
     def encode(text, name):
         path = os.path.join(TMP, name + ".pftrace")
         with open(path, "wb") as f:
-            subprocess.run([ARGS.protoc, "-I", TOOLS,
+            subprocess.run([protoc(), "-I", TOOLS,
                             "--encode=perfetto.protos.Trace",
                             "perfetto-trace.proto"], input=text.encode(),
                            stdout=f, check=True)
@@ -319,10 +293,11 @@ packet { timestamp: 1 trusted_packet_sequence_id: 9 sequence_flags: 2
   track_event { type: TYPE_SLICE_BEGIN track_uuid: 5 name_iid: 1 } }
 packet { timestamp: 2 trusted_packet_sequence_id: 9
   track_event { type: TYPE_SLICE_END track_uuid: 5 } }"""
-    pcheck.load(encode(good, "good"), ARGS.protoc)
+    pcheck.load(encode(good, "good"), protoc())
     for i, (why, text) in enumerate(BROKEN.items()):
         try:
-            pcheck.load(encode(GOOD_HEAD + text, f"broken{i}"), ARGS.protoc)
+            pcheck.load(encode(GOOD_HEAD + text, f"broken{i}"),
+                        protoc())
         except ValueError as e:
             check(why in str(e), f"{why!r}: refused for another reason: {e}")
             continue
@@ -338,38 +313,13 @@ packet { timestamp: 2 trusted_packet_sequence_id: 9
     with open(path, "wb") as f:
         f.write(data + bytes([0x0a, len(pkt)]) + pkt)
     try:
-        pcheck.load(path, ARGS.protoc)
+        pcheck.load(path, protoc())
     except ValueError as e:
         check("unknown to the schema" in str(e), str(e))
     else:
         raise Failed("checker accepted flow ids of the wrong wire type")
 
 
-def main():
-    global ARGS, TMP
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--proftrace", required=True)
-    ap.add_argument("--gencapture", required=True)
-    ap.add_argument("--protoc", default="protoc")
-    ap.add_argument("-k", help="run only tests whose name contains this")
-    ARGS = ap.parse_args()
-    tests = [(n, f) for n, f in sorted(globals().items())
-             if n.startswith("test_") and (not ARGS.k or ARGS.k in n)]
-    passed = failed = 0
-    with tempfile.TemporaryDirectory(prefix="pt-perfetto-") as TMP:
-        for name, fn in tests:
-            try:
-                fn()
-                passed += 1
-                print(f"ok   {name}")
-            except Exception as e:
-                failed += 1
-                print(f"FAIL {name}: {e}")
-                if not isinstance(e, (Failed, ValueError)):
-                    traceback.print_exc()
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(viewlib.main(globals(), lambda ap: ap.add_argument(
+        "--protoc", help="protoc (default: from PATH)")))
