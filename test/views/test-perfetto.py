@@ -70,6 +70,7 @@ def check_tree(t, nexec, what):
     flows_to = {b.track: a for a, b in t.flows.values()}
     children = 0
     for s in t.slices:
+        eq(t.track_name(s.track), s.name, f"{what}: track named as slice")
         p = parent_of(t, s)
         if p in slice_of_track:
             ps = slice_of_track[p]
