@@ -4,7 +4,7 @@
     test-html.py --proftrace BIN [--lib LIBPROFTRACE] [--sample DIR]
                  [--gencapture BIN] [--out DIR] [--doc-image PNG] [-k NAME]
 
-A headless Chromium (browser_pipe.py) opens each page, from captures whose
+A headless Chromium (tools/browser_pipe.py) opens each page, from captures whose
 content is known by construction (mkcapture.py), the sample build recorded
 here (with --lib and --sample) and a 100,000-execution synthetic build
 (--gencapture).  It checks what a user would: the page loads with no
@@ -34,7 +34,8 @@ import shlex
 import subprocess
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "tools"))
 import browser_pipe  # noqa: E402
 from mkcapture import Capture, K_EOF  # noqa: E402
 from viewlib import (CC1, capture, check, eq, host_a, host_b,  # noqa: E402
