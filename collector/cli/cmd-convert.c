@@ -27,6 +27,7 @@
 #include "views/redact.h"
 #include "base/strbuf.h"
 #include "base/util.h"
+#include "views/html.h"
 #include "views/svg.h"
 
 struct format {
@@ -43,6 +44,7 @@ static const struct format formats[] = {
 	{ "folded", pt_folded_write_wall, pt_folded_write_cpu },
 	{ "folded-cpu", pt_folded_write_cpu, NULL },
 	{ "svg", pt_svg_write_wall, pt_svg_write_cpu },
+	{ "html", pt_html_write, NULL },
 };
 
 #define N_FORMATS (sizeof formats / sizeof formats[0])
@@ -54,7 +56,7 @@ const struct pt_cmd pt_cmd_convert = {
 	.usage = "[-f FORMAT] [--weight wall|cpu] [-o FILE] [--force] "
 		 "[--redact REGEX]... CAPTURE...",
 	.summary = "convert captures (or spool directories) to csv, json, "
-		   "perfetto, folded stacks or an SVG flame graph",
+		   "perfetto, folded stacks, an SVG flame graph or an HTML report",
 	.run = run,
 };
 
