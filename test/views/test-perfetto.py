@@ -14,6 +14,7 @@ must refuse each.  The last line counts the results.
 
 import importlib.util
 import os
+import pty
 import re
 import subprocess
 import sys
@@ -230,6 +231,37 @@ def test_size():
     print(f"     100k executions: perfetto {os.path.getsize(pf)} B, json "
           f"{os.path.getsize(js)} B, ratio {ratio:.3f}")
     check(ratio <= 0.20, f"perfetto/json size ratio {ratio:.3f} > 0.20")
+
+
+def test_standard_output():
+    """To a pipe, the trace as to a file; to a terminal, nothing (it is
+    binary) and a one-line error."""
+    cap = capture("stdout", make_like)
+    piped = os.path.join(TMP, "piped.pftrace")
+    with open(piped, "wb") as f:
+        f.write(run("convert", "-f", "perfetto", cap))
+    try:
+        t = pcheck.load(piped, protoc())
+    except ValueError as e:
+        raise Failed(f"piped trace: {e}")
+    eq(len(t.slices), 7, "slices through a pipe")
+    master, slave = pty.openpty()
+    try:
+        r = subprocess.run([ARGS.proftrace, "convert", "-f", "perfetto",
+                            cap], stdout=slave, stderr=subprocess.PIPE,
+                           timeout=60)
+        os.set_blocking(master, False)
+        try:
+            written = os.read(master, 4096)
+        except BlockingIOError:
+            written = b""
+    finally:
+        os.close(master)
+        os.close(slave)
+    eq(r.returncode, 2, "exit status on a terminal")
+    eq(written, b"", "bytes written to the terminal")
+    err = r.stderr.decode()
+    check(err.count("\n") == 1 and "-o FILE" in err, f"message: {err!r}")
 
 
 # ---- the checker refuses what Perfetto's rules refuse ----
