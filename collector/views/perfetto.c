@@ -474,20 +474,9 @@ static void slice_end(struct pf *w, uint64_t track, uint64_t ts)
 	packet(w, TP_TRACK_EVENT, ts, 1, 0);
 }
 
-/*
- * What a program recorded about itself, nested in its execution's slice.
- * The model does not carry such events yet; when it does, the caller
- * passes each execution's, and they become slices on its track between
- * its begin and its end.
- */
-struct pf_sub_event {
-	int64_t start_ns, end_ns;       /* within the execution's span */
-	const char *name;
-};
-
 static int sub_cmp(const void *pa, const void *pb)
 {
-	const struct pf_sub_event *a = pa, *b = pb;
+	const struct pt_sub_event *a = pa, *b = pb;
 
 	if (a->start_ns != b->start_ns)
 		return a->start_ns < b->start_ns ? -1 : 1;
@@ -498,12 +487,11 @@ static int sub_cmp(const void *pa, const void *pb)
 }
 
 /*
- * Emit ev[0..n) (sorted here) as slices on e's track.  Events that
- * overlap without nesting are clipped to the slice that encloses them,
- * since slices on one track must nest.
+ * The hook for what programs record about themselves: ev[0..n) (sorted
+ * here) as slices on e's track, inside its slice (see perfetto.h).
  */
 static void exec_sub_events(struct pf *w, const struct pt_exec *e,
-			    struct pf_sub_event *ev, size_t n)
+			    struct pt_sub_event *ev, size_t n)
 {
 	int64_t stack[64];
 	size_t depth = 0, i;
@@ -535,11 +523,18 @@ static void exec_sub_events(struct pf *w, const struct pt_exec *e,
 		slice_end(w, exec_uuid(e), rel_ns(w, stack[--depth]));
 }
 
-static void exec_slice(struct pf *w, const struct pt_exec *e)
+static void exec_slice(struct pf *w, const struct pt_exec *e,
+		       pt_perfetto_subs_fn *subs, void *arg)
 {
+	struct pt_sub_event *ev = NULL;
+	size_t n;
+
 	declare(w, e);
 	exec_begin(w, e);
-	exec_sub_events(w, e, NULL, 0);
+	if (subs) {
+		n = subs(arg, e, &ev);
+		exec_sub_events(w, e, ev, n);
+	}
 	slice_end(w, exec_uuid(e),
 		  rel_ns(w, e->end_ns > e->start_ns ? e->end_ns : e->start_ns));
 }
@@ -591,6 +586,12 @@ static void counters(struct pf *w)
 
 int pt_perfetto_write(const struct pt_model *m, FILE *f)
 {
+	return pt_perfetto_write_subs(m, f, NULL, NULL);
+}
+
+int pt_perfetto_write_subs(const struct pt_model *m, FILE *f,
+			   pt_perfetto_subs_fn *subs, void *arg)
+{
 	struct pf w;
 	size_t i;
 
@@ -615,7 +616,7 @@ int pt_perfetto_write(const struct pt_model *m, FILE *f)
 	clock_snapshot(&w);
 	capture_tracks(&w);
 	for (i = 0; i < m->n && !w.err; i++)
-		exec_slice(&w, m->execs[i]);
+		exec_slice(&w, m->execs[i], subs, arg);
 	if (!w.err)
 		counters(&w);
 	flush(&w);

@@ -233,6 +233,32 @@ def test_size():
     check(ratio <= 0.20, f"perfetto/json size ratio {ratio:.3f} > 0.20")
 
 
+def test_sub_events():
+    """The hook for what programs record about themselves: each
+    execution's events nested in its slice, on its track, clipped where
+    they cross what encloses them (perfetto-subs.c makes them)."""
+    check(ARGS.subs, "needs --subs")
+    cap = capture("subs", make_like)
+    out = os.path.join(TMP, "subs.pftrace")
+    subprocess.run([ARGS.subs, out, cap], check=True)
+    try:
+        t = pcheck.load(out, protoc())
+    except ValueError as e:
+        raise Failed(str(e))
+    execs = [s for s in t.slices if s.depth == 0]
+    eq(len(execs), 7, "execution slices")
+    for x in execs:
+        s, d = x.ts, x.end - x.ts
+        want = sorted([("A", s, s + d // 2, 1),
+                       ("A.1", s + d // 8, s + d // 4, 2),
+                       ("X", s + 3 * d // 8, s + d // 2, 2),
+                       ("B", s + d // 2, s + d, 1),
+                       ("late", s + 7 * d // 8, s + d, 2)])
+        got = sorted((y.name, y.ts, y.end, y.depth) for y in t.slices
+                     if y.track == x.track and y.depth > 0)
+        eq(got, want, f"events of pid {x.ann['pid']}")
+
+
 def test_standard_output():
     """To a pipe, the trace as to a file; to a terminal, nothing (it is
     binary) and a one-line error."""
@@ -354,5 +380,7 @@ packet { timestamp: 2 trusted_packet_sequence_id: 9
 
 
 if __name__ == "__main__":
-    sys.exit(viewlib.main(globals(), lambda ap: ap.add_argument(
-        "--protoc", help="protoc (default: from PATH)")))
+    def add_args(ap):
+        ap.add_argument("--protoc", help="protoc (default: from PATH)")
+        ap.add_argument("--subs", help="perfetto-subs (the hook's test)")
+    sys.exit(viewlib.main(globals(), add_args))
