@@ -29,6 +29,17 @@ static void expect(const char *what, struct pt_sb *sb, const char *hex)
 	pt_sb_reset(sb);
 }
 
+/* A length below 2^14, as the wire format writes it (by hand). */
+static void add_len(struct pt_sb *sb, size_t n)
+{
+	if (n < 128) {
+		pt_sb_addch(sb, (char)n);
+	} else {
+		pt_sb_addch(sb, (char)(n | 0x80));
+		pt_sb_addch(sb, (char)(n >> 7));
+	}
+}
+
 int main(void)
 {
 	struct pt_sb sb = PT_SB_INIT;
@@ -83,19 +94,9 @@ int main(void)
 			size_t in = 1 + (n < 128 ? 1 : 2) + n, out = in + 2;
 
 			pt_sb_addch(&want, 0x0a);
-			if (out < 128) {
-				pt_sb_addch(&want, (char)out);
-			} else {
-				pt_sb_addch(&want, (char)(out | 0x80));
-				pt_sb_addch(&want, (char)(out >> 7));
-			}
+			add_len(&want, out);
 			pt_sb_addch(&want, 0x12);
-			if (n < 128) {
-				pt_sb_addch(&want, (char)n);
-			} else {
-				pt_sb_addch(&want, (char)(n | 0x80));
-				pt_sb_addch(&want, (char)(n >> 7));
-			}
+			add_len(&want, n);
 			pt_sb_add(&want, body, n);
 			pt_sb_add(&want, "\x18\x01", 2);
 		}
