@@ -552,7 +552,8 @@ static void counter_value(struct pf *w, uint64_t track, uint64_t ts,
 
 /*
  * Per capture, the number of running and of busy executions (pt_sweep),
- * a value each time it changes, starting from 0 at the earliest start.
+ * a value each time it changes: the first at its first start (no 0
+ * before it, which would share that timestamp and might sort after it).
  */
 static void counters(struct pf *w)
 {
@@ -560,10 +561,6 @@ static void counters(struct pf *w)
 	uint32_t *last = pt_xcalloc(2 * nc, sizeof *last);
 	struct pt_sweep s;
 
-	for (i = 0; i < nc; i++) {
-		counter_value(w, w->proc_uuid0 + 3 * i + 1, 0, 0);
-		counter_value(w, w->proc_uuid0 + 3 * i + 2, 0, 0);
-	}
 	pt_sweep_init(&s, &w->a);
 	while (pt_sweep_next(&s) && !w->err) {
 		uint64_t ts = rel_ns(w, s.t);

@@ -332,6 +332,12 @@ packet { timestamp: 2 trusted_packet_sequence_id: 9
     "does not clear": """
 packet { trusted_packet_sequence_id: 10
   track_event { type: TYPE_SLICE_BEGIN track_uuid: 5 } }""",
+    "two values at one time": """
+packet { track_descriptor { uuid: 6 counter { } } }
+packet { timestamp: 1 trusted_packet_sequence_id: 9
+  track_event { type: TYPE_COUNTER track_uuid: 6 counter_value: 0 } }
+packet { timestamp: 1 trusted_packet_sequence_id: 9
+  track_event { type: TYPE_COUNTER track_uuid: 6 counter_value: 1 } }""",
     "parent": """
 packet { track_descriptor { uuid: 8 parent_uuid: 77 } }""",
 }
