@@ -11,9 +11,10 @@ bubblewrap nodejs perl golang-go busybox-static pandoc man-db debhelper dpkg-dev
 # The tests of traces that programs write: clang -ftime-trace, dune
 # --trace-file (which needs an OCaml compiler to start).
 pkgs="$pkgs clang ocaml-dune ocaml-nox"
-# The tests of the SVG and Markdown views: a browser, ImageMagick to look
-# at its screenshots, a CommonMark parser with GitHub's tables.
-pkgs="$pkgs chromium imagemagick cmark-gfm"
+# The tests of the SVG, Markdown and Perfetto views: a browser, ImageMagick
+# to look at its screenshots, a CommonMark parser with GitHub's tables,
+# protoc to decode protobuf traces.
+pkgs="$pkgs chromium imagemagick cmark-gfm protobuf-compiler"
 missing=
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
