@@ -266,9 +266,9 @@ static int64_t us_to_ns(double us)
 	return (int64_t)ns;
 }
 
-/* How far a build tool's idea of when it started a process may be from
- * the process's own start. */
-#define SPAWN_SLACK_NS 100000000
+/* How far a build tool's clock may be from ours, for the times it gives
+ * around a process it ran (dune: before the spawn, after the wait). */
+#define SPAWN_SLACK_NS 10000000
 
 static const char *base_name(const char *s)
 {
@@ -279,21 +279,25 @@ static const char *base_name(const char *s)
 
 /*
  * The child of writer that a dune 2 process event (name: the program,
- * list: its arguments; no pid) stands for: the one started nearest to
- * the event's start with that program and those arguments, or NULL.
+ * list: its arguments; no pid) stands for: of those with that program
+ * and those arguments that started within the event, the one started
+ * nearest to its start; or NULL.
  */
 static const struct pt_exec *child_by_argv(const struct pt_exec *writer,
 					   const struct rawev *r,
-					   int64_t start, struct pt_sb *sb)
+					   int64_t start, int64_t end,
+					   struct pt_sb *sb)
 {
 	const struct pt_exec *c, *best = NULL;
-	int64_t gap, best_gap = SPAWN_SLACK_NS;
+	int64_t gap, best_gap = INT64_MAX;
 	size_t i;
 
 	for (c = writer->first_child; c; c = c->next_sibling) {
 		gap = c->start_ns > start ? c->start_ns - start
 					  : start - c->start_ns;
-		if (gap > best_gap || !c->argc ||
+		if (c->start_ns < start - SPAWN_SLACK_NS ||
+		    c->start_ns > end + SPAWN_SLACK_NS || gap >= best_gap ||
+		    !c->argc ||
 		    strcmp(base_name(pt_exec_arg(c, 0)), r->name))
 			continue;
 		pt_sb_reset(sb);
@@ -330,7 +334,7 @@ static int place(struct pt_subs *s, const struct byproc *bp,
 		if (r->arg_pid > 0)
 			e = find(bp, f->capture, r->arg_pid, end);
 		else if (r->list)
-			e = child_by_argv(writer, r, start, sb);
+			e = child_by_argv(writer, r, start, end, sb);
 		if (e && e->end_ns >= start - SPAWN_SLACK_NS &&
 		    e->start_ns <= end + SPAWN_SLACK_NS && e != writer)
 			owner = e;
