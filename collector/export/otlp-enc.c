@@ -1,0 +1,334 @@
+/*
+ * The OTLP encodings of a batch of spans (opentelemetry-proto, trace/v1
+ * and collector/trace/v1): protobuf, the default, and the JSON mapping
+ * of OTLP/HTTP, which differs from protobuf's canonical JSON in two
+ * ways that receivers insist on: trace and span ids are hex, not base64,
+ * and enums are numbers.  64-bit integers are strings in both mappings.
+ *
+ * A body is ExportTraceServiceRequest { ResourceSpans { Resource,
+ * ScopeSpans { InstrumentationScope, Span... } } }; the spans are
+ * written as they come (b->spans) and the head and tail around them once
+ * the batch is complete, so no span is copied to nest it.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/pbuf.h"
+#include "export/otlp.h"
+#include "pt-config.h"
+#include "views/json.h"
+
+/* Field numbers of opentelemetry-proto (v1). */
+enum {
+	REQ_RESOURCE_SPANS = 1,
+	RS_RESOURCE = 1, RS_SCOPE_SPANS = 2,
+	RES_ATTRIBUTES = 1,
+	SS_SCOPE = 1, SS_SPANS = 2,
+	SCOPE_NAME = 1, SCOPE_VERSION = 2,
+	SPAN_TRACE_ID = 1, SPAN_SPAN_ID = 2, SPAN_PARENT_SPAN_ID = 4,
+	SPAN_NAME = 5, SPAN_KIND = 6, SPAN_START = 7, SPAN_END = 8,
+	SPAN_ATTRIBUTES = 9, SPAN_STATUS = 15,
+	STATUS_MESSAGE = 2, STATUS_CODE = 3,
+	KV_KEY = 1, KV_VALUE = 2,
+	AV_STRING = 1, AV_BOOL = 2, AV_INT = 3, AV_ARRAY = 5,
+	ARRAY_VALUES = 1,
+};
+
+#define SPAN_KIND_INTERNAL 1
+#define STATUS_CODE_ERROR 2
+
+/* ---- UTF-8: protobuf strings must be valid (Go receivers reject the
+ * whole request otherwise); each stray byte becomes U+FFFD, as in the
+ * JSON views. ---- */
+
+/* Length of the valid UTF-8 sequence at p (n bytes left), or 0. */
+static size_t utf8_seq(const unsigned char *p, size_t n)
+{
+	size_t len, i;
+	uint32_t cp;
+
+	if (p[0] < 0x80)
+		return 1;
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		len = 2, cp = p[0] & 0x1f;
+	else if (p[0] >= 0xe0 && p[0] <= 0xef)
+		len = 3, cp = p[0] & 0x0f;
+	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+		len = 4, cp = p[0] & 0x07;
+	else
+		return 0;
+	if (n < len)
+		return 0;
+	for (i = 1; i < len; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (p[i] & 0x3f);
+	}
+	if ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+	    (len == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+		return 0;
+	return len;
+}
+
+static void pb_text(struct pt_pb *pb, uint32_t field, const char *s,
+		    size_t n, struct pt_sb *tmp)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0, l;
+
+	while (i < n && (l = utf8_seq(p + i, n - i)))
+		i += l;
+	if (i == n) {
+		pt_pb_bytes(pb, field, s, n);
+		return;
+	}
+	pt_sb_reset(tmp);
+	pt_sb_add(tmp, s, i);
+	while (i < n) {
+		l = utf8_seq(p + i, n - i);
+		if (l) {
+			pt_sb_add(tmp, p + i, l);
+			i += l;
+		} else {
+			pt_sb_add(tmp, "\xef\xbf\xbd", 3);
+			i++;
+		}
+	}
+	pt_pb_bytes(pb, field, tmp->buf, tmp->len);
+}
+
+/* ---- protobuf ---- */
+
+static void pb_attr(struct pt_pb *pb, uint32_t field,
+		    const struct pt_otlp_attr *a, struct pt_sb *scratch)
+{
+	size_t i;
+
+	pt_pb_open(pb, field);
+	pt_pb_string(pb, KV_KEY, a->key);
+	pt_pb_open(pb, KV_VALUE);
+	switch (a->type) {
+	case PT_OV_STR:
+		pb_text(pb, AV_STRING, a->s, a->slen, scratch);
+		break;
+	case PT_OV_INT:
+		pt_pb_uint(pb, AV_INT, (uint64_t)a->i);
+		break;
+	case PT_OV_BOOL:
+		pt_pb_uint(pb, AV_BOOL, a->i != 0);
+		break;
+	case PT_OV_STRS:
+		pt_pb_open(pb, AV_ARRAY);
+		for (i = 0; i < a->n; i++) {
+			pt_pb_open(pb, ARRAY_VALUES);
+			pb_text(pb, AV_STRING, a->strs[i], a->lens[i],
+				scratch);
+			pt_pb_close(pb);
+		}
+		pt_pb_close(pb);
+		break;
+	}
+	pt_pb_close(pb);
+	pt_pb_close(pb);
+}
+
+static void pb_span(struct pt_otlp_batch *b, const struct pt_otlp_span *s)
+{
+	struct pt_sb *scratch = &b->tmp;
+	struct pt_pb pb;
+	size_t i;
+
+	pt_pb_init(&pb, &b->spans);
+	pt_pb_open(&pb, SS_SPANS);
+	pt_pb_bytes(&pb, SPAN_TRACE_ID, s->trace_id, 16);
+	pt_pb_bytes(&pb, SPAN_SPAN_ID, s->span_id, 8);
+	if (s->has_parent)
+		pt_pb_bytes(&pb, SPAN_PARENT_SPAN_ID, s->parent_id, 8);
+	pb_text(&pb, SPAN_NAME, s->name, strlen(s->name), scratch);
+	pt_pb_uint(&pb, SPAN_KIND, SPAN_KIND_INTERNAL);
+	pt_pb_fixed64(&pb, SPAN_START, (uint64_t)s->start_ns);
+	pt_pb_fixed64(&pb, SPAN_END, (uint64_t)s->end_ns);
+	for (i = 0; i < s->nattrs; i++)
+		pb_attr(&pb, SPAN_ATTRIBUTES, &s->attrs[i], scratch);
+	if (s->error) {
+		pt_pb_open(&pb, SPAN_STATUS);
+		if (s->status_msg)
+			pb_text(&pb, STATUS_MESSAGE, s->status_msg,
+				strlen(s->status_msg), scratch);
+		pt_pb_uint(&pb, STATUS_CODE, STATUS_CODE_ERROR);
+		pt_pb_close(&pb);
+	}
+	pt_pb_close(&pb);
+}
+
+static void pb_wrap(struct pt_otlp_batch *b, const struct pt_otlp_attr *res,
+		    size_t nres)
+{
+	struct pt_sb resource = PT_SB_INIT, scope = PT_SB_INIT;
+	struct pt_pb pb;
+	size_t i, scope_spans, resource_spans;
+
+	pt_pb_init(&pb, &resource);
+	pt_pb_open(&pb, RS_RESOURCE);
+	for (i = 0; i < nres; i++)
+		pb_attr(&pb, RES_ATTRIBUTES, &res[i], &b->tmp);
+	pt_pb_close(&pb);
+	pt_pb_init(&pb, &scope);
+	pt_pb_open(&pb, SS_SCOPE);
+	pt_pb_string(&pb, SCOPE_NAME, "proftrace");
+	pt_pb_string(&pb, SCOPE_VERSION, PT_VERSION);
+	pt_pb_close(&pb);
+	/* The lengths of the two enclosing messages, spans included. */
+	scope_spans = scope.len + b->spans.len;
+	resource_spans = resource.len + 1 + pt_pb_varint_size(scope_spans) +
+			 scope_spans;
+	pt_sb_reset(&b->head);
+	pt_pb_len_prefix(&b->head, REQ_RESOURCE_SPANS, resource_spans);
+	pt_sb_add(&b->head, resource.buf, resource.len);
+	pt_pb_len_prefix(&b->head, RS_SCOPE_SPANS, scope_spans);
+	pt_sb_add(&b->head, scope.buf, scope.len);
+	pt_sb_reset(&b->tail);
+	pt_sb_release(&resource);
+	pt_sb_release(&scope);
+}
+
+/* ---- JSON ---- */
+
+static void js_str(struct pt_sb *sb, const char *s, size_t n)
+{
+	pt_sb_addch(sb, '"');
+	pt_json_escape(sb, s, n);
+	pt_sb_addch(sb, '"');
+}
+
+static void js_attr(struct pt_sb *sb, const struct pt_otlp_attr *a)
+{
+	size_t i;
+
+	pt_sb_addstr(sb, "{\"key\":");
+	js_str(sb, a->key, strlen(a->key));
+	pt_sb_addstr(sb, ",\"value\":{");
+	switch (a->type) {
+	case PT_OV_STR:
+		pt_sb_addstr(sb, "\"stringValue\":");
+		js_str(sb, a->s, a->slen);
+		break;
+	case PT_OV_INT:
+		pt_sb_addf(sb, "\"intValue\":\"%" PRId64 "\"", a->i);
+		break;
+	case PT_OV_BOOL:
+		pt_sb_addstr(sb, a->i ? "\"boolValue\":true" :
+					"\"boolValue\":false");
+		break;
+	case PT_OV_STRS:
+		pt_sb_addstr(sb, "\"arrayValue\":{\"values\":[");
+		for (i = 0; i < a->n; i++) {
+			pt_sb_addstr(sb, i ? ",{\"stringValue\":" :
+					     "{\"stringValue\":");
+			js_str(sb, a->strs[i], a->lens[i]);
+			pt_sb_addch(sb, '}');
+		}
+		pt_sb_addstr(sb, "]}");
+		break;
+	}
+	pt_sb_addstr(sb, "}}");
+}
+
+static void js_attrs(struct pt_sb *sb, const struct pt_otlp_attr *a,
+		     size_t n)
+{
+	size_t i;
+
+	pt_sb_addstr(sb, "\"attributes\":[");
+	for (i = 0; i < n; i++) {
+		if (i)
+			pt_sb_addch(sb, ',');
+		js_attr(sb, &a[i]);
+	}
+	pt_sb_addch(sb, ']');
+}
+
+static void js_span(struct pt_otlp_batch *b, const struct pt_otlp_span *s)
+{
+	struct pt_sb *sb = &b->spans;
+	char hex[33];
+
+	if (b->nspans)
+		pt_sb_addch(sb, ',');
+	pt_otlp_hex(s->trace_id, 16, hex);
+	pt_sb_addf(sb, "{\"traceId\":\"%s\"", hex);
+	pt_otlp_hex(s->span_id, 8, hex);
+	pt_sb_addf(sb, ",\"spanId\":\"%s\"", hex);
+	if (s->has_parent) {
+		pt_otlp_hex(s->parent_id, 8, hex);
+		pt_sb_addf(sb, ",\"parentSpanId\":\"%s\"", hex);
+	}
+	pt_sb_addstr(sb, ",\"name\":");
+	js_str(sb, s->name, strlen(s->name));
+	pt_sb_addf(sb, ",\"kind\":%d,\"startTimeUnixNano\":\"%" PRId64
+		   "\",\"endTimeUnixNano\":\"%" PRId64 "\",",
+		   SPAN_KIND_INTERNAL, s->start_ns, s->end_ns);
+	js_attrs(sb, s->attrs, s->nattrs);
+	if (s->error) {
+		pt_sb_addstr(sb, ",\"status\":{");
+		if (s->status_msg) {
+			pt_sb_addstr(sb, "\"message\":");
+			js_str(sb, s->status_msg, strlen(s->status_msg));
+			pt_sb_addch(sb, ',');
+		}
+		pt_sb_addf(sb, "\"code\":%d}", STATUS_CODE_ERROR);
+	}
+	pt_sb_addch(sb, '}');
+}
+
+static void js_wrap(struct pt_otlp_batch *b, const struct pt_otlp_attr *res,
+		    size_t nres)
+{
+	pt_sb_reset(&b->head);
+	pt_sb_addstr(&b->head, "{\"resourceSpans\":[{\"resource\":{");
+	js_attrs(&b->head, res, nres);
+	pt_sb_addstr(&b->head, "},\"scopeSpans\":[{\"scope\":{\"name\":"
+		     "\"proftrace\",\"version\":\"" PT_VERSION "\"},"
+		     "\"spans\":[");
+	pt_sb_reset(&b->tail);
+	pt_sb_addstr(&b->tail, "]}]}]}");
+}
+
+/* ---- both ---- */
+
+void pt_otlp_enc_span(enum pt_otlp_proto p, struct pt_otlp_batch *b,
+		      const struct pt_otlp_span *s)
+{
+	if (p == PT_OTLP_JSON)
+		js_span(b, s);
+	else
+		pb_span(b, s);
+	b->nspans++;
+}
+
+void pt_otlp_enc_wrap(enum pt_otlp_proto p, struct pt_otlp_batch *b,
+		      const struct pt_otlp_attr *res, size_t nres)
+{
+	if (p == PT_OTLP_JSON)
+		js_wrap(b, res, nres);
+	else
+		pb_wrap(b, res, nres);
+}
+
+void pt_otlp_batch_reset(struct pt_otlp_batch *b)
+{
+	pt_sb_reset(&b->head);
+	pt_sb_reset(&b->spans);
+	pt_sb_reset(&b->tail);
+	b->nspans = 0;
+}
+
+void pt_otlp_batch_free(struct pt_otlp_batch *b)
+{
+	pt_sb_release(&b->head);
+	pt_sb_release(&b->spans);
+	pt_sb_release(&b->tail);
+	pt_sb_release(&b->tmp);
+	b->nspans = 0;
+}
