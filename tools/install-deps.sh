@@ -22,17 +22,18 @@ for p in $pkgs; do
 		missing="$missing $p"
 done
 # The test receiver of the OpenTelemetry export decodes with
-# OpenTelemetry's own npm package, pinned by test/otlp/package-lock.json.
+# OpenTelemetry's own npm package, pinned by
+# test/integration/otlp/package-lock.json.
 npm_deps()
 {
 	top=$(cd "$(dirname "$0")/.." && pwd)
-	[ -d "$top/test/otlp/node_modules" ] && return 0
+	[ -d "$top/test/integration/otlp/node_modules" ] && return 0
 	npmlog=$(mktemp "${TMPDIR:-/tmp}/proftrace-npm.XXXXXX")
-	if ! (cd "$top/test/otlp" && npm ci --no-audit --no-fund) \
+	if ! (cd "$top/test/integration/otlp" && npm ci --no-audit --no-fund) \
 			>"$npmlog" 2>&1; then
 		cat "$npmlog" >&2
 		rm -f "$npmlog"
-		echo "proftrace: npm ci in test/otlp failed" >&2
+		echo "proftrace: npm ci in test/integration/otlp failed" >&2
 		exit 1
 	fi
 	rm -f "$npmlog"

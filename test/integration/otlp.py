@@ -3,7 +3,8 @@
 
     otlp.py --proftrace BIN --receiver DIR [-k NAME]
 
-DIR holds receiver.js and its node_modules (npm ci in test/otlp): an
+DIR holds receiver.js and its node_modules (npm ci in
+test/integration/otlp): an
 OTLP/HTTP receiver on 127.0.0.1 that decodes every request with
 OpenTelemetry's own generated protobuf code and writes what it decoded,
 one JSON line a request.  The captures are written by hand (mkcapture.py),
@@ -27,7 +28,8 @@ import time
 import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
+TOOLS = os.path.join(HERE, "..", "tools")
+sys.path.insert(0, TOOLS)
 from mkcapture import Capture  # noqa: E402
 
 ARGS = None
@@ -440,7 +442,7 @@ def t_fold():
 def t_batches():
     """A large capture goes in bounded requests, each span once."""
     cap = os.path.join(TMP, "big.ptcap")
-    subprocess.run([sys.executable, os.path.join(HERE, "mkcapture.py"),
+    subprocess.run([sys.executable, os.path.join(TOOLS, "mkcapture.py"),
                     "--synthetic", "6000", cap], check=True)
     with Receiver() as rx:
         p = export(rx.url, cap, extra=["--otlp-max-spans", "0"])
@@ -571,7 +573,7 @@ def main():
     ARGS = ap.parse_args()
     if not os.path.isdir(os.path.join(ARGS.receiver, "node_modules")):
         print(f"{ARGS.receiver}/node_modules is missing: run "
-              "tools/install-deps.sh (npm ci in test/otlp)")
+              "tools/install-deps.sh (npm ci in test/integration/otlp)")
         return 1
     TMP = tempfile.mkdtemp(prefix="pt-otlp-")
     passed = failed = 0
