@@ -49,47 +49,6 @@ static void help(void)
 	       pt_cmd_export.usage, pt_otlp_cli_help);
 }
 
-/* "1,234,567": the summary's counts. */
-static const char *grouped(char *buf, size_t size, uint64_t v)
-{
-	char digits[24];
-	size_t n, i, o = 0;
-
-	n = (size_t)snprintf(digits, sizeof digits, "%llu",
-			     (unsigned long long)v);
-	for (i = 0; i < n && o + 2 < size; i++) {
-		if (i && (n - i) % 3 == 0)
-			buf[o++] = ',';
-		buf[o++] = digits[i];
-	}
-	buf[o] = '\0';
-	return buf;
-}
-
-static void summary(const struct pt_otlp_opts *o, const char *path,
-		    const struct pt_otlp_summary *s)
-{
-	char a[32], b[32];
-	struct pt_sb fold = PT_SB_INIT;
-
-	if (s->folded_short)
-		pt_sb_addf(&fold, "%s shorter than %lld ms",
-			   grouped(a, sizeof a, s->folded_short),
-			   (long long)(o->min_duration_ns / 1000000));
-	if (s->folded_over)
-		pt_sb_addf(&fold, "%s%s beyond --otlp-max-spans %zu (%.3f ms "
-			   "or shorter)", fold.len ? ", " : "",
-			   grouped(b, sizeof b, s->folded_over), o->max_spans,
-			   (double)s->threshold_ns / 1e6);
-	fprintf(stderr, "proftrace: %s: %s executions sent as %s spans in "
-		"trace %s (from %s)%s%s\n", path,
-		grouped(a, sizeof a, s->executions),
-		grouped(b, sizeof b, s->spans), s->trace_hex, s->trace_how,
-		fold.len ? "; folded into their parents: " : "",
-		fold.len ? fold.buf : "");
-	pt_sb_release(&fold);
-}
-
 static int export_one(const struct pt_otlp_opts *o, struct pt_otlp_sender *s,
 		      char *path, struct pt_redact *red)
 {
@@ -103,7 +62,7 @@ static int export_one(const struct pt_otlp_opts *o, struct pt_otlp_sender *s,
 	rc = pt_otlp_export_model(o, s, &m, &sum);
 	pt_model_free(&m);
 	if (rc == 0 && !o->quiet)
-		summary(o, path, &sum);
+		pt_otlp_print_summary(o, path, &sum);
 	return rc < 0 || loaded ? 1 : 0;
 }
 

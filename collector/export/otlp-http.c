@@ -24,6 +24,9 @@
 /* A receiver that refuses connections is usually not there at all: a few
  * tries, not the whole deadline, before the build goes on. */
 #define CONNECT_TRIES 4
+/* One that took the whole timeout twice will not do better a third time
+ * (and a build's end waits for it). */
+#define TIMEOUT_TRIES 2
 
 struct pt_otlp_sender {
 	const struct pt_otlp_opts *o;
@@ -32,7 +35,10 @@ struct pt_otlp_sender {
 	char errbuf[CURL_ERROR_SIZE];
 	struct pt_sb body, reply;
 	long retry_after_ms;            /* from the last reply, or -1 */
-	uint64_t deadline;              /* CLOCK_MONOTONIC ns */
+	/* The deadline counts the time spent waiting on the receiver (and
+	 * between retries), not loading the capture or encoding: what is
+	 * left of it, and when the current request must end. */
+	uint64_t left_ns, deadline;
 	int dead;                       /* failed once: send nothing more */
 	unsigned long requests, retries;
 	uint64_t bytes;
@@ -88,7 +94,7 @@ struct pt_otlp_sender *pt_otlp_sender_new(const struct pt_otlp_opts *o)
 	s->o = o;
 	pt_sb_init(&s->body);
 	pt_sb_init(&s->reply);
-	s->deadline = pt_mono_ns() + (uint64_t)o->deadline_ms * 1000000u;
+	s->left_ns = (uint64_t)o->deadline_ms * 1000000u;
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	s->curl = curl_easy_init();
 	if (!s->curl)
@@ -234,11 +240,12 @@ static void fail_reply(struct pt_otlp_sender *s, long code, unsigned tries)
 	pt_sb_release(&why);
 }
 
+static int post(struct pt_otlp_sender *s);
+
 int pt_otlp_post(struct pt_otlp_sender *s, const struct pt_otlp_batch *b)
 {
-	long backoff = BACKOFF_FIRST_MS, code, left;
-	unsigned tries = 0;
-	CURLcode rc;
+	uint64_t now;
+	int rc;
 
 	if (s->dead)
 		return -1;
@@ -249,6 +256,20 @@ int pt_otlp_post(struct pt_otlp_sender *s, const struct pt_otlp_batch *b)
 	curl_easy_setopt(s->curl, CURLOPT_POSTFIELDS, s->body.buf);
 	curl_easy_setopt(s->curl, CURLOPT_POSTFIELDSIZE_LARGE,
 			 (curl_off_t)s->body.len);
+	s->deadline = pt_mono_ns() + s->left_ns;
+	rc = post(s);
+	now = pt_mono_ns();
+	s->left_ns = now < s->deadline ? s->deadline - now : 0;
+	return rc;
+}
+
+/* POST s->body until it is taken, refused, or the deadline passes. */
+static int post(struct pt_otlp_sender *s)
+{
+	long backoff = BACKOFF_FIRST_MS, code, left;
+	unsigned tries = 0;
+	CURLcode rc;
+
 	for (;;) {
 		left = left_ms(s);
 		if (!left) {
@@ -292,7 +313,8 @@ int pt_otlp_post(struct pt_otlp_sender *s, const struct pt_otlp_batch *b)
 		}
 		/* Retry: after Retry-After if the receiver gave one. */
 		left = left_ms(s);
-		if (rc == CURLE_COULDNT_CONNECT && tries >= CONNECT_TRIES)
+		if ((rc == CURLE_COULDNT_CONNECT && tries >= CONNECT_TRIES) ||
+		    (rc == CURLE_OPERATION_TIMEDOUT && tries >= TIMEOUT_TRIES))
 			left = 0;
 		{
 			long wait = s->retry_after_ms >= 0 ?

@@ -228,4 +228,22 @@ int pt_otlp_export_model(const struct pt_otlp_opts *o,
 			 struct pt_otlp_sender *s, const struct pt_model *m,
 			 struct pt_otlp_summary *sum);
 
+/* ---- a run's end (otlp-run.c) ---- */
+
+/*
+ * "proftrace: NAME: N executions sent as N spans in trace ... (from
+ * ...); folded ...", one line through pt_warn().
+ */
+void pt_otlp_print_summary(const struct pt_otlp_opts *o, const char *name,
+			   const struct pt_otlp_summary *s);
+
+/*
+ * record --otlp / daemon --otlp: send m (the finished, redacted run) to
+ * url (NULL: the OTEL_ variables decide) with the defaults of export.
+ * Returns 0 even when the receiver failed, after one warning line: the
+ * run itself went well, and its capture is kept for proftrace export.
+ * -1 only for a bad configuration (after a one-line error).
+ */
+int pt_otlp_finish(const struct pt_model *m, const char *url);
+
 #endif

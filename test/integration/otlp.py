@@ -559,9 +559,64 @@ def t_tls():
         eq(len(spans_of(rx.decoded())), 8, "spans over TLS")
 
 
+def record(args, env=None):
+    e = dict(os.environ)
+    for k in list(e):
+        if k.startswith("OTEL_"):
+            del e[k]
+    e.update(env or {})
+    return subprocess.run([ARGS.proftrace, "record"] + args,
+                          capture_output=True, text=True, env=e,
+                          timeout=HANG, cwd=TMP)
+
+
+def t_record():
+    """record --otlp URL: the processes of a real run, nested."""
+    cap = os.path.join(TMP, "rec.ptcap")
+    with Receiver() as rx:
+        p = record(["-o", cap, "--otlp", rx.url, "--", "sh", "-c",
+                    "sleep 0.1; ls / >/dev/null; (true); exit 3"])
+        reqs = rx.decoded()
+    eq(p.returncode, 3, f"record's exit status: {p.stderr}")
+    check(os.path.exists(cap), "the capture is kept")
+    spans = spans_of(reqs)
+    root = root_of(spans)
+    by_id = {s["spanId"]: s for _, s in spans}
+    progs = sorted(s["name"] for _, s in spans if s is not root)
+    check({"sh", "sleep", "ls"} <= set(progs), f"programs: {progs}")
+    for _, s in spans:
+        if s is root:
+            continue
+        a = attrs(s["attributes"])
+        parent = by_id[s["parentSpanId"]]
+        if parent is root:
+            eq(s["name"], "sh", "the only top-level execution")
+            eq(s["status"]["code"], 2, "sh's status (exit 3)")
+            eq(a["process.exit.code"], 3, "sh's exit code")
+        else:
+            eq(attrs(parent["attributes"])["process.pid"],
+               a["process.parent_pid"], f"parent of {s['name']}")
+
+
+def t_record_hang():
+    """record --otlp against a receiver that never answers."""
+    cap = os.path.join(TMP, "rec-hang.ptcap")
+    with Receiver("hang") as rx:
+        p = record(["-o", cap, f"--otlp={rx.url}", "--", "sh", "-c",
+                    "exit 5"], env={"OTEL_EXPORTER_OTLP_TIMEOUT": "1000"})
+    eq(p.returncode, 5, f"record's exit status: {p.stderr}")
+    warn = [x for x in p.stderr.splitlines() if "OTLP" in x]
+    eq(len(warn), 1, f"OTLP warnings: {p.stderr!r}")
+    check("failed" in warn[0], f"warning: {warn[0]!r}")
+    # The capture is kept, and sends later.
+    with Receiver() as rx:
+        export(rx.url, cap)
+        eq(len(spans_of(rx.decoded())), 2, "spans of the kept capture")
+
+
 TESTS = [t_tree, t_ci_trace, t_github, t_idempotent, t_traceparent,
          t_caps_redact, t_json, t_fold, t_batches, t_env_config, t_503,
-         t_close, t_hang, t_refused, t_tls]
+         t_close, t_hang, t_refused, t_tls, t_record, t_record_hang]
 
 
 def main():
@@ -569,12 +624,16 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--proftrace", required=True)
     ap.add_argument("--receiver", default=os.path.join(HERE, "otlp"))
+    ap.add_argument("--lib", help="libproftrace.so (else $PROFTRACE_LIB)")
     ap.add_argument("-k")
     ARGS = ap.parse_args()
+    ARGS.proftrace = os.path.abspath(ARGS.proftrace)
     if not os.path.isdir(os.path.join(ARGS.receiver, "node_modules")):
         print(f"{ARGS.receiver}/node_modules is missing: run "
               "tools/install-deps.sh (npm ci in test/integration/otlp)")
         return 1
+    if ARGS.lib:
+        os.environ["PROFTRACE_LIB"] = ARGS.lib
     TMP = tempfile.mkdtemp(prefix="pt-otlp-")
     passed = failed = 0
     try:
