@@ -4,6 +4,7 @@
  * job that already sets them for its other exporters needs nothing more.
  */
 #include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -100,6 +101,20 @@ long pt_otlp_parse_kv(const char *s, struct pt_otlp_kv **out)
 	return (long)n;
 }
 
+const char *pt_otlp_env(const char *name)
+{
+	char var[64];
+	const char *v;
+
+	snprintf(var, sizeof var, "OTEL_EXPORTER_OTLP_TRACES_%s", name);
+	v = getenv(var);
+	if (v && *v)
+		return v;
+	snprintf(var, sizeof var, "OTEL_EXPORTER_OTLP_%s", name);
+	v = getenv(var);
+	return v && *v ? v : NULL;
+}
+
 /* A positive integer (milliseconds, bytes). */
 static int parse_pos(const char *name, const char *v, const char *what,
 		     long *out)
@@ -159,7 +174,7 @@ static char *endpoint(const char *url)
 		goto generic;
 	v = getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT");
 	if (v && *v)
-		return pt_xstrdup(v);
+		return pt_xstrdup(v);  /* as it is: no path added */
 	v = getenv("OTEL_EXPORTER_OTLP_ENDPOINT");
 	if (!v || !*v)
 		v = DEFAULT_ENDPOINT;
@@ -171,10 +186,25 @@ generic:
 	return pt_sb_detach(&sb, NULL);
 }
 
+/* A "k=v,..." variable into *out; the message never quotes the value,
+ * which may hold a key. */
+static int kv_var(const char *name, const char *v, struct pt_otlp_kv **out,
+		  size_t *n)
+{
+	long r = pt_otlp_parse_kv(v, out);
+
+	if (r < 0) {
+		pt_warn("%s: an entry has no '=' (expected name=value,...)",
+			name);
+		return -1;
+	}
+	*n = (size_t)r;
+	return 0;
+}
+
 int pt_otlp_config_env(struct pt_otlp_opts *o, const char *url)
 {
 	const char *v;
-	long n;
 
 	o->url = endpoint(url);
 	if (!is_http_url(o->url)) {
@@ -182,42 +212,23 @@ int pt_otlp_config_env(struct pt_otlp_opts *o, const char *url)
 			o->url);
 		return -1;
 	}
-	v = getenv("OTEL_EXPORTER_OTLP_TRACES_HEADERS");
-	if (!v || !*v)
-		v = getenv("OTEL_EXPORTER_OTLP_HEADERS");
-	n = pt_otlp_parse_kv(v, &o->headers);
-	if (n < 0) {
-		/* Never the value: it may hold a key. */
-		pt_warn("OTEL_EXPORTER_OTLP_HEADERS: an entry has no '=' "
-			"(expected name=value,...)");
+	if (kv_var("OTEL_EXPORTER_OTLP_HEADERS", pt_otlp_env("HEADERS"),
+		   &o->headers, &o->nheaders) < 0)
 		return -1;
-	}
-	o->nheaders = (size_t)n;
-	v = getenv("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT");
-	if (!v || !*v)
-		v = getenv("OTEL_EXPORTER_OTLP_TIMEOUT");
-	if (v && *v && parse_pos("OTEL_EXPORTER_OTLP_TIMEOUT", v,
+	v = pt_otlp_env("TIMEOUT");
+	if (v && parse_pos("OTEL_EXPORTER_OTLP_TIMEOUT", v,
 				 "a timeout in milliseconds", &o->timeout_ms) < 0)
 		return -1;
-	v = getenv("OTEL_RESOURCE_ATTRIBUTES");
-	n = pt_otlp_parse_kv(v, &o->resource);
-	if (n < 0) {
-		pt_warn("OTEL_RESOURCE_ATTRIBUTES: an entry has no '=' "
-			"(expected key=value,...)");
+	if (kv_var("OTEL_RESOURCE_ATTRIBUTES", getenv("OTEL_RESOURCE_ATTRIBUTES"),
+		   &o->resource, &o->nresource) < 0)
 		return -1;
-	}
-	o->nresource = (size_t)n;
-	v = getenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL");
-	if (!v || !*v)
-		v = getenv("OTEL_EXPORTER_OTLP_PROTOCOL");
-	if (v && *v && !o->proto_set && set_protocol(o, v) < 0)
+	v = pt_otlp_env("PROTOCOL");
+	if (v && !o->proto_set && set_protocol(o, v) < 0)
 		return -1;
-	v = getenv("OTEL_EXPORTER_OTLP_TRACES_COMPRESSION");
-	if (!v || !*v)
-		v = getenv("OTEL_EXPORTER_OTLP_COMPRESSION");
+	v = pt_otlp_env("COMPRESSION");
 	if (v && !strcmp(v, "none"))
 		o->gzip = 0;
-	else if (v && *v && strcmp(v, "gzip")) {
+	else if (v && strcmp(v, "gzip")) {
 		pt_warn("OTEL_EXPORTER_OTLP_COMPRESSION: '%s' is not gzip or "
 			"none", v);
 		return -1;

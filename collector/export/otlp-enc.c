@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "analysis/analysis.h"
 #include "base/pbuf.h"
 #include "export/otlp.h"
 #include "pt-config.h"
@@ -42,42 +43,13 @@ enum {
  * whole request otherwise); each stray byte becomes U+FFFD, as in the
  * JSON views. ---- */
 
-/* Length of the valid UTF-8 sequence at p (n bytes left), or 0. */
-static size_t utf8_seq(const unsigned char *p, size_t n)
-{
-	size_t len, i;
-	uint32_t cp;
-
-	if (p[0] < 0x80)
-		return 1;
-	if (p[0] >= 0xc2 && p[0] <= 0xdf)
-		len = 2, cp = p[0] & 0x1f;
-	else if (p[0] >= 0xe0 && p[0] <= 0xef)
-		len = 3, cp = p[0] & 0x0f;
-	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
-		len = 4, cp = p[0] & 0x07;
-	else
-		return 0;
-	if (n < len)
-		return 0;
-	for (i = 1; i < len; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (p[i] & 0x3f);
-	}
-	if ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
-	    (len == 4 && (cp < 0x10000 || cp > 0x10ffff)))
-		return 0;
-	return len;
-}
-
 static void pb_text(struct pt_pb *pb, uint32_t field, const char *s,
 		    size_t n, struct pt_sb *tmp)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	size_t i = 0, l;
 
-	while (i < n && (l = utf8_seq(p + i, n - i)))
+	while (i < n && (l = pt_utf8_len(p + i, n - i)))
 		i += l;
 	if (i == n) {
 		pt_pb_bytes(pb, field, s, n);
@@ -86,7 +58,7 @@ static void pb_text(struct pt_pb *pb, uint32_t field, const char *s,
 	pt_sb_reset(tmp);
 	pt_sb_add(tmp, s, i);
 	while (i < n) {
-		l = utf8_seq(p + i, n - i);
+		l = pt_utf8_len(p + i, n - i);
 		if (l) {
 			pt_sb_add(tmp, p + i, l);
 			i += l;

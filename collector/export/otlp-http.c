@@ -15,6 +15,7 @@
 
 #include "base/strbuf.h"
 #include "base/util.h"
+#include "base/worker.h"
 #include "export/otlp.h"
 #include "pt-config.h"
 
@@ -40,6 +41,12 @@ struct pt_otlp_sender {
 	 * left of it, and when the current request must end. */
 	uint64_t left_ns, deadline;
 	int dead;                       /* failed once: send nothing more */
+	/* The sending thread: it compresses and posts one batch while the
+	 * caller encodes the next.  Under w's lock: pending (the batch being
+	 * sent), busy, dead. */
+	struct pt_worker w;
+	int threaded, busy;
+	struct pt_otlp_batch pending;
 	unsigned long requests, retries;
 	uint64_t bytes;
 };
@@ -84,16 +91,82 @@ static size_t on_header(char *p, size_t size, size_t n, void *arg)
 	return len;
 }
 
+static int send_now(struct pt_otlp_sender *s, const struct pt_otlp_batch *b);
+
+static void *sending(void *arg)
+{
+	struct pt_otlp_sender *s = arg;
+	int rc;
+
+	pt_worker_lock(&s->w);
+	for (;;) {
+		while (!s->busy && !s->w.quit)
+			pt_worker_wait(&s->w);
+		if (!s->busy)
+			break;
+		pt_worker_unlock(&s->w);
+		rc = send_now(s, &s->pending);
+		pt_worker_lock(&s->w);
+		if (rc < 0)
+			s->dead = 1;
+		s->busy = 0;
+		pt_worker_wake(&s->w);
+	}
+	pt_worker_unlock(&s->w);
+	return NULL;
+}
+
+int pt_otlp_post(struct pt_otlp_sender *s, struct pt_otlp_batch *b)
+{
+	struct pt_otlp_batch t;
+	int dead;
+
+	if (!s->threaded) {
+		if (!s->dead && send_now(s, b) < 0)
+			s->dead = 1;
+		return s->dead ? -1 : 0;
+	}
+	pt_worker_lock(&s->w);
+	while (s->busy)
+		pt_worker_wait(&s->w);
+	dead = s->dead;
+	if (!dead) {
+		/* Hand the buffers over; b gets the sent batch's to reuse. */
+		t = s->pending;
+		s->pending = *b;
+		*b = t;
+		s->busy = 1;
+		pt_worker_wake(&s->w);
+	}
+	pt_worker_unlock(&s->w);
+	return dead ? -1 : 0;
+}
+
+int pt_otlp_sender_wait(struct pt_otlp_sender *s)
+{
+	int dead;
+
+	if (!s->threaded)
+		return s->dead ? -1 : 0;
+	pt_worker_lock(&s->w);
+	while (s->busy)
+		pt_worker_wait(&s->w);
+	dead = s->dead;
+	pt_worker_unlock(&s->w);
+	return dead ? -1 : 0;
+}
+
 struct pt_otlp_sender *pt_otlp_sender_new(const struct pt_otlp_opts *o)
 {
 	struct pt_otlp_sender *s = pt_xcalloc(1, sizeof *s);
 	struct pt_sb h = PT_SB_INIT;
-	const char *ca = getenv("OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE");
+	const char *ca = pt_otlp_env("CERTIFICATE");
 	size_t i;
 
 	s->o = o;
 	pt_sb_init(&s->body);
 	pt_sb_init(&s->reply);
+	s->pending = (struct pt_otlp_batch)PT_OTLP_BATCH_INIT;
 	s->left_ns = (uint64_t)o->deadline_ms * 1000000u;
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	s->curl = curl_easy_init();
@@ -127,10 +200,10 @@ struct pt_otlp_sender *pt_otlp_sender_new(const struct pt_otlp_opts *o)
 	curl_easy_setopt(s->curl, CURLOPT_HEADERFUNCTION, on_header);
 	curl_easy_setopt(s->curl, CURLOPT_HEADERDATA, s);
 	curl_easy_setopt(s->curl, CURLOPT_PROTOCOLS_STR, "http,https");
-	if (!ca || !*ca)
-		ca = getenv("OTEL_EXPORTER_OTLP_CERTIFICATE");
-	if (ca && *ca)
+	if (ca)
 		curl_easy_setopt(s->curl, CURLOPT_CAINFO, ca);
+	/* Without the thread, batches are sent from the caller's. */
+	s->threaded = pt_worker_start(&s->w, sending, s) == 0;
 	return s;
 }
 
@@ -217,7 +290,6 @@ static void fail(struct pt_otlp_sender *s, const char *why, unsigned tries)
 	else
 		pt_warn("OTLP export to %s failed: %s", msg.buf, why);
 	pt_sb_release(&msg);
-	s->dead = 1;
 }
 
 static void fail_reply(struct pt_otlp_sender *s, long code, unsigned tries)
@@ -242,13 +314,12 @@ static void fail_reply(struct pt_otlp_sender *s, long code, unsigned tries)
 
 static int post(struct pt_otlp_sender *s);
 
-int pt_otlp_post(struct pt_otlp_sender *s, const struct pt_otlp_batch *b)
+/* Compress and post b, with the retries; 0 or -1 (warned). */
+static int send_now(struct pt_otlp_sender *s, const struct pt_otlp_batch *b)
 {
 	uint64_t now;
 	int rc;
 
-	if (s->dead)
-		return -1;
 	if (s->o->gzip)
 		gzip_body(s, b);
 	else
@@ -351,6 +422,9 @@ void pt_otlp_sender_free(struct pt_otlp_sender *s)
 
 	if (!s)
 		return;
+	if (s->threaded)
+		pt_worker_stop(&s->w);
+	pt_otlp_batch_free(&s->pending);
 	/* The header values may be keys: not left in freed memory. */
 	for (h = s->headers; h; h = h->next)
 		memset(h->data, 0, strlen(h->data));

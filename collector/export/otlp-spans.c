@@ -559,7 +559,11 @@ static int export_capture(struct exporter *x)
 		    exec_span(x, e) < 0)
 			return -1;
 	}
-	return flush(x);
+	if (flush(x) < 0 || pt_otlp_sender_wait(x->s) < 0) {
+		x->sum->failed = 1;
+		return -1;
+	}
+	return 0;
 }
 
 int pt_otlp_export_model(const struct pt_otlp_opts *o,

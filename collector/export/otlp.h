@@ -85,6 +85,12 @@ int pt_otlp_cli_option(struct pt_otlp_opts *o, int argc, char **argv,
 /* The --help lines of those options. */
 extern const char pt_otlp_cli_help[];
 
+/*
+ * OTEL_EXPORTER_OTLP_TRACES_NAME if set and not empty, else
+ * OTEL_EXPORTER_OTLP_NAME, else NULL: the SDKs' order.
+ */
+const char *pt_otlp_env(const char *name);
+
 /* Free what pt_otlp_config_env() allocated. */
 void pt_otlp_opts_free(struct pt_otlp_opts *o);
 
@@ -196,11 +202,18 @@ struct pt_otlp_sender *pt_otlp_sender_new(const struct pt_otlp_opts *o);
 /*
  * POST b (gzip'd unless o->gzip is 0), retrying 429, 502, 503, 504 and
  * failed connections with backoff (Retry-After honoured) until the
- * request succeeds, fails for good, or the deadline passes.  Returns 0 or
- * -1; the first failure prints one warning line, and every later call
- * returns -1 at once (the receiver is not hammered for each batch).
+ * request succeeds, fails for good, or the deadline passes.  The request
+ * is made by the sender's thread while the caller goes on: b's contents
+ * are taken, and b is left with buffers to reuse (pt_otlp_batch_reset()
+ * it).  Returns -1 if an earlier request has failed, else 0: call
+ * pt_otlp_sender_wait() for the outcome of the last.  The first failure
+ * prints one warning line, and later calls return -1 at once (the
+ * receiver is not hammered for each batch).
  */
-int pt_otlp_post(struct pt_otlp_sender *s, const struct pt_otlp_batch *b);
+int pt_otlp_post(struct pt_otlp_sender *s, struct pt_otlp_batch *b);
+
+/* Wait for the request under way; 0, or -1 if any request failed. */
+int pt_otlp_sender_wait(struct pt_otlp_sender *s);
 
 /* Requests made (retries included), and retries. */
 void pt_otlp_sender_counts(const struct pt_otlp_sender *s,

@@ -31,26 +31,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TOOLS = os.path.join(HERE, "..", "tools")
 sys.path.insert(0, TOOLS)
 from mkcapture import Capture  # noqa: E402
+from viewlib import Failed, check, eq  # noqa: E402
 
 ARGS = None
 TMP = None
 # The exporter must never wait on a receiver longer than its deadline:
 # a run that outlives this has hung (a failure, not a timing check).
 HANG = 120
-
-
-class Failed(Exception):
-    pass
-
-
-def check(cond, msg):
-    if not cond:
-        raise Failed(msg)
-
-
-def eq(got, want, what):
-    if got != want:
-        raise Failed(f"{what}: got {got!r}, want {want!r}")
 
 
 class Receiver:
