@@ -18,6 +18,7 @@ The last line counts the results: "N passed, N failed".
 """
 
 import argparse
+import gzip
 import json
 import os
 import shutil
@@ -590,8 +591,13 @@ def t_record_hang():
     cap = os.path.join(TMP, "rec-hang.ptcap")
     with Receiver("hang") as rx:
         p = record(["-o", cap, f"--otlp={rx.url}", "--", "sh", "-c",
-                    "exit 5"], env={"OTEL_EXPORTER_OTLP_TIMEOUT": "1000"})
+                    "exit 5"], env={"OTEL_EXPORTER_OTLP_TIMEOUT": "1000",
+                                    "OTEL_EXPORTER_OTLP_HEADERS":
+                                        "api-key=topsecret"})
     eq(p.returncode, 5, f"record's exit status: {p.stderr}")
+    check("topsecret" not in p.stderr, "the header's value printed")
+    with gzip.open(cap) as f:
+        check(b"topsecret" not in f.read(), "the header in the capture")
     warn = [x for x in p.stderr.splitlines() if "OTLP" in x]
     eq(len(warn), 1, f"OTLP warnings: {p.stderr!r}")
     check("failed" in warn[0], f"warning: {warn[0]!r}")
@@ -601,9 +607,28 @@ def t_record_hang():
         eq(len(spans_of(rx.decoded())), 2, "spans of the kept capture")
 
 
+def t_daemon():
+    """daemon --otlp: the session's processes once proftrace stop ends it."""
+    cap = os.path.join(TMP, "daemon.ptcap")
+    e = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
+    with Receiver() as rx:
+        script = ('eval "$("$0" daemon -o "$1" --socket "$1.sock" '
+                  '--otlp "$2" --detach)" || exit 97; '
+                  'sh -c "sleep 0.05; ls / >/dev/null"; "$0" stop >/dev/null')
+        p = subprocess.run(["sh", "-c", script, ARGS.proftrace, cap,
+                            rx.url], capture_output=True, text=True, env=e,
+                           timeout=HANG, cwd=TMP)
+        eq(p.returncode, 0, f"the session: {p.stderr}")
+        # The daemon exports as it ends; stop waited for that.
+        spans = spans_of(rx.decoded())
+    names = sorted(s["name"] for _, s in spans)
+    check({"sh", "sleep", "ls"} <= set(names), f"spans: {names}")
+    check("stop" not in " ".join(names), f"the stop is left out: {names}")
+
+
 TESTS = [t_tree, t_ci_trace, t_github, t_idempotent, t_traceparent,
          t_caps_redact, t_json, t_fold, t_batches, t_env_config, t_503,
-         t_close, t_hang, t_refused, t_tls, t_record, t_record_hang]
+         t_close, t_hang, t_refused, t_tls, t_record, t_record_hang, t_daemon]
 
 
 def main():
