@@ -1,14 +1,19 @@
 /*
- * A protocol buffers writer: the wire format only (varints, fixed-width
- * numbers, length-delimited fields), appending to a pt_sb.  No schema
- * knowledge: callers name field numbers themselves.
+ * Protocol Buffers encoding, by hand: the wire format's varints, fixed
+ * 64-bit fields and length-delimited fields (strings, bytes, nested
+ * messages) appended to a pt_sb.  No schema, no reflection: the caller
+ * knows its message's field numbers and types.
  *
- * Nested messages: pt_pb_open() remembers where the message starts and
- * pt_pb_close() writes its tag and length in front of it once its size is
- * known, moving the body up by the few bytes they take.  Messages nest up
- * to PT_PB_DEPTH deep.  Appending never fails (pt_sb exits on out of
- * memory); a close without an open, or nesting too deep, is a programming
- * error and aborts.
+ * A nested message is written in place: pt_pb_open() writes its tag and
+ * returns a mark; pt_pb_close() measures what was appended since and
+ * inserts its length as a minimal varint, moving the body up by those
+ * one to ten bytes.  So lengths cost what they must and no more (no
+ * padded four-byte lengths), at the price of one memmove per message:
+ * cheap for the small messages trace packets are.  Marks are offsets, so
+ * they stay valid while the buffer grows; messages nest as deep as the
+ * caller likes, and are closed innermost first.
+ *
+ * Appending never fails (pt_sb exits on out of memory).
  */
 #ifndef PT_PBUF_H
 #define PT_PBUF_H
@@ -18,44 +23,44 @@
 
 #include "base/strbuf.h"
 
-#define PT_PB_DEPTH 16
-
-enum pt_pb_wire { PT_PB_VARINT = 0, PT_PB_I64 = 1, PT_PB_LEN = 2,
-		  PT_PB_I32 = 5 };
-
-struct pt_pb {
-	struct pt_sb *sb;
-	size_t depth;
-	struct { size_t start; uint32_t field; } open[PT_PB_DEPTH];
+enum pt_pb_wire {
+	PT_PB_VARINT = 0,
+	PT_PB_FIXED64 = 1,
+	PT_PB_LEN = 2,
+	PT_PB_FIXED32 = 5,
 };
 
-/* Start writing into sb (appending to what it holds). */
-void pt_pb_init(struct pt_pb *pb, struct pt_sb *sb);
+/* Bytes that v takes as a varint (1 to 10). */
+size_t pt_pb_varint_len(uint64_t v);
 
-/* The bytes of a varint encoding of v (1 to 10). */
-size_t pt_pb_varint_size(uint64_t v);
+/* A bare varint, no tag. */
+void pt_pb_raw_varint(struct pt_sb *sb, uint64_t v);
 
-/* Append v as a varint (no tag). */
-void pt_pb_varint(struct pt_pb *pb, uint64_t v);
-
-/* Fields: tag and value.  Signed int64/int32 fields take the two's
- * complement as uint64 (pt_pb_uint(pb, f, (uint64_t)v)). */
-void pt_pb_uint(struct pt_pb *pb, uint32_t field, uint64_t v);
-void pt_pb_fixed64(struct pt_pb *pb, uint32_t field, uint64_t v);
-void pt_pb_fixed32(struct pt_pb *pb, uint32_t field, uint32_t v);
-void pt_pb_double(struct pt_pb *pb, uint32_t field, double v);
-void pt_pb_bytes(struct pt_pb *pb, uint32_t field, const void *data,
-		 size_t n);
-void pt_pb_string(struct pt_pb *pb, uint32_t field, const char *s);
-
-/* Begin and end an embedded message in field `field`. */
-void pt_pb_open(struct pt_pb *pb, uint32_t field);
-void pt_pb_close(struct pt_pb *pb);
+/* Tag of field `field` (>= 1) with wire type `wire`. */
+void pt_pb_tag(struct pt_sb *sb, uint32_t field, enum pt_pb_wire wire);
 
 /*
- * Append to sb the tag and length of field `field` holding n bytes, for a
- * message whose body the caller writes, or has written, elsewhere.
+ * Varint fields: uint32/uint64/bool/enum take v as it is; int32 and
+ * int64 too (a negative value is its two's complement, ten bytes);
+ * sint32/sint64 want pt_pb_sint (zigzag).
  */
-void pt_pb_len_prefix(struct pt_sb *sb, uint32_t field, size_t n);
+void pt_pb_uint(struct pt_sb *sb, uint32_t field, uint64_t v);
+void pt_pb_int(struct pt_sb *sb, uint32_t field, int64_t v);
+void pt_pb_sint(struct pt_sb *sb, uint32_t field, int64_t v);
+
+/* fixed64 / sfixed64 / double (as its bits), little-endian. */
+void pt_pb_fixed64(struct pt_sb *sb, uint32_t field, uint64_t v);
+void pt_pb_double(struct pt_sb *sb, uint32_t field, double v);
+
+/* A length-delimited field holding the n bytes at p (string or bytes). */
+void pt_pb_bytes(struct pt_sb *sb, uint32_t field, const void *p, size_t n);
+void pt_pb_str(struct pt_sb *sb, uint32_t field, const char *s);
+
+/*
+ * Start a nested message (or packed repeated field) `field`; everything
+ * appended until pt_pb_close(sb, mark) is its body.
+ */
+size_t pt_pb_open(struct pt_sb *sb, uint32_t field);
+void pt_pb_close(struct pt_sb *sb, size_t mark);
 
 #endif

@@ -43,7 +43,7 @@ enum {
  * whole request otherwise); each stray byte becomes U+FFFD, as in the
  * JSON views. ---- */
 
-static void pb_text(struct pt_pb *pb, uint32_t field, const char *s,
+static void pb_text(struct pt_sb *sb, uint32_t field, const char *s,
 		    size_t n, struct pt_sb *tmp)
 {
 	const unsigned char *p = (const unsigned char *)s;
@@ -52,7 +52,7 @@ static void pb_text(struct pt_pb *pb, uint32_t field, const char *s,
 	while (i < n && (l = pt_utf8_len(p + i, n - i)))
 		i += l;
 	if (i == n) {
-		pt_pb_bytes(pb, field, s, n);
+		pt_pb_bytes(sb, field, s, n);
 		return;
 	}
 	pt_sb_reset(tmp);
@@ -67,98 +67,99 @@ static void pb_text(struct pt_pb *pb, uint32_t field, const char *s,
 			i++;
 		}
 	}
-	pt_pb_bytes(pb, field, tmp->buf, tmp->len);
+	pt_pb_bytes(sb, field, tmp->buf, tmp->len);
 }
 
-/* ---- protobuf ---- */
+/* ---- protobuf (base/pbuf.h) ---- */
 
-static void pb_attr(struct pt_pb *pb, uint32_t field,
+static void pb_attr(struct pt_sb *sb, uint32_t field,
 		    const struct pt_otlp_attr *a, struct pt_sb *scratch)
 {
-	size_t i;
+	size_t kv, value, array, item, i;
 
-	pt_pb_open(pb, field);
-	pt_pb_string(pb, KV_KEY, a->key);
-	pt_pb_open(pb, KV_VALUE);
+	kv = pt_pb_open(sb, field);
+	pt_pb_str(sb, KV_KEY, a->key);
+	value = pt_pb_open(sb, KV_VALUE);
 	switch (a->type) {
 	case PT_OV_STR:
-		pb_text(pb, AV_STRING, a->s, a->slen, scratch);
+		pb_text(sb, AV_STRING, a->s, a->slen, scratch);
 		break;
 	case PT_OV_INT:
-		pt_pb_uint(pb, AV_INT, (uint64_t)a->i);
+		pt_pb_int(sb, AV_INT, a->i);
 		break;
 	case PT_OV_BOOL:
-		pt_pb_uint(pb, AV_BOOL, a->i != 0);
+		pt_pb_uint(sb, AV_BOOL, a->i != 0);
 		break;
 	case PT_OV_STRS:
-		pt_pb_open(pb, AV_ARRAY);
+		array = pt_pb_open(sb, AV_ARRAY);
 		for (i = 0; i < a->n; i++) {
-			pt_pb_open(pb, ARRAY_VALUES);
-			pb_text(pb, AV_STRING, a->strs[i], a->lens[i],
-				scratch);
-			pt_pb_close(pb);
+			item = pt_pb_open(sb, ARRAY_VALUES);
+			pb_text(sb, AV_STRING, a->strs[i], a->lens[i], scratch);
+			pt_pb_close(sb, item);
 		}
-		pt_pb_close(pb);
+		pt_pb_close(sb, array);
 		break;
 	}
-	pt_pb_close(pb);
-	pt_pb_close(pb);
+	pt_pb_close(sb, value);
+	pt_pb_close(sb, kv);
 }
 
 static void pb_span(struct pt_otlp_batch *b, const struct pt_otlp_span *s)
 {
-	struct pt_sb *scratch = &b->tmp;
-	struct pt_pb pb;
-	size_t i;
+	struct pt_sb *sb = &b->spans, *scratch = &b->tmp;
+	size_t span, status, i;
 
-	pt_pb_init(&pb, &b->spans);
-	pt_pb_open(&pb, SS_SPANS);
-	pt_pb_bytes(&pb, SPAN_TRACE_ID, s->trace_id, 16);
-	pt_pb_bytes(&pb, SPAN_SPAN_ID, s->span_id, 8);
+	span = pt_pb_open(sb, SS_SPANS);
+	pt_pb_bytes(sb, SPAN_TRACE_ID, s->trace_id, 16);
+	pt_pb_bytes(sb, SPAN_SPAN_ID, s->span_id, 8);
 	if (s->has_parent)
-		pt_pb_bytes(&pb, SPAN_PARENT_SPAN_ID, s->parent_id, 8);
-	pb_text(&pb, SPAN_NAME, s->name, strlen(s->name), scratch);
-	pt_pb_uint(&pb, SPAN_KIND, SPAN_KIND_INTERNAL);
-	pt_pb_fixed64(&pb, SPAN_START, (uint64_t)s->start_ns);
-	pt_pb_fixed64(&pb, SPAN_END, (uint64_t)s->end_ns);
+		pt_pb_bytes(sb, SPAN_PARENT_SPAN_ID, s->parent_id, 8);
+	pb_text(sb, SPAN_NAME, s->name, strlen(s->name), scratch);
+	pt_pb_uint(sb, SPAN_KIND, SPAN_KIND_INTERNAL);
+	pt_pb_fixed64(sb, SPAN_START, (uint64_t)s->start_ns);
+	pt_pb_fixed64(sb, SPAN_END, (uint64_t)s->end_ns);
 	for (i = 0; i < s->nattrs; i++)
-		pb_attr(&pb, SPAN_ATTRIBUTES, &s->attrs[i], scratch);
+		pb_attr(sb, SPAN_ATTRIBUTES, &s->attrs[i], scratch);
 	if (s->error) {
-		pt_pb_open(&pb, SPAN_STATUS);
+		status = pt_pb_open(sb, SPAN_STATUS);
 		if (s->status_msg)
-			pb_text(&pb, STATUS_MESSAGE, s->status_msg,
+			pb_text(sb, STATUS_MESSAGE, s->status_msg,
 				strlen(s->status_msg), scratch);
-		pt_pb_uint(&pb, STATUS_CODE, STATUS_CODE_ERROR);
-		pt_pb_close(&pb);
+		pt_pb_uint(sb, STATUS_CODE, STATUS_CODE_ERROR);
+		pt_pb_close(sb, status);
 	}
-	pt_pb_close(&pb);
+	pt_pb_close(sb, span);
+}
+
+/* The tag and length of a field whose n bytes are written elsewhere. */
+static void pb_len_prefix(struct pt_sb *sb, uint32_t field, size_t n)
+{
+	pt_pb_tag(sb, field, PT_PB_LEN);
+	pt_pb_raw_varint(sb, n);
 }
 
 static void pb_wrap(struct pt_otlp_batch *b, const struct pt_otlp_attr *res,
 		    size_t nres)
 {
 	struct pt_sb resource = PT_SB_INIT, scope = PT_SB_INIT;
-	struct pt_pb pb;
-	size_t i, scope_spans, resource_spans;
+	size_t i, mark, scope_spans, resource_spans;
 
-	pt_pb_init(&pb, &resource);
-	pt_pb_open(&pb, RS_RESOURCE);
+	mark = pt_pb_open(&resource, RS_RESOURCE);
 	for (i = 0; i < nres; i++)
-		pb_attr(&pb, RES_ATTRIBUTES, &res[i], &b->tmp);
-	pt_pb_close(&pb);
-	pt_pb_init(&pb, &scope);
-	pt_pb_open(&pb, SS_SCOPE);
-	pt_pb_string(&pb, SCOPE_NAME, "proftrace");
-	pt_pb_string(&pb, SCOPE_VERSION, PT_VERSION);
-	pt_pb_close(&pb);
+		pb_attr(&resource, RES_ATTRIBUTES, &res[i], &b->tmp);
+	pt_pb_close(&resource, mark);
+	mark = pt_pb_open(&scope, SS_SCOPE);
+	pt_pb_str(&scope, SCOPE_NAME, "proftrace");
+	pt_pb_str(&scope, SCOPE_VERSION, PT_VERSION);
+	pt_pb_close(&scope, mark);
 	/* The lengths of the two enclosing messages, spans included. */
 	scope_spans = scope.len + b->spans.len;
-	resource_spans = resource.len + 1 + pt_pb_varint_size(scope_spans) +
+	resource_spans = resource.len + 1 + pt_pb_varint_len(scope_spans) +
 			 scope_spans;
 	pt_sb_reset(&b->head);
-	pt_pb_len_prefix(&b->head, REQ_RESOURCE_SPANS, resource_spans);
+	pb_len_prefix(&b->head, REQ_RESOURCE_SPANS, resource_spans);
 	pt_sb_add(&b->head, resource.buf, resource.len);
-	pt_pb_len_prefix(&b->head, RS_SCOPE_SPANS, scope_spans);
+	pb_len_prefix(&b->head, RS_SCOPE_SPANS, scope_spans);
 	pt_sb_add(&b->head, scope.buf, scope.len);
 	pt_sb_reset(&b->tail);
 	pt_sb_release(&resource);
