@@ -216,25 +216,4 @@ void pt_sweep_init(struct pt_sweep *s, const struct pt_analysis *a);
 int pt_sweep_next(struct pt_sweep *s);
 void pt_sweep_free(struct pt_sweep *s);
 
-/* ---- small helpers for the writers ---- */
-
-/*
- * Columns for text output: the terminal's (TIOCGWINSZ on standard
- * output), else $COLUMNS, else 100.
- */
-int pt_term_width(void);
-
-/* The last component of path; path itself when it ends in '/'. */
-const char *pt_basename(const char *path);
-
-/*
- * Length of the valid UTF-8 sequence that starts at p (n >= 1 bytes
- * available): 1 for ASCII, 2 to 4, or 0 if p[0] starts no valid sequence
- * (stray continuation byte, overlong form, surrogate, beyond U+10FFFF).
- */
-size_t pt_utf8_len(const unsigned char *p, size_t n);
-
-/* Append t (Unix ns) as ISO 8601 UTC with milliseconds. */
-void pt_sb_add_iso8601(struct pt_sb *sb, int64_t t_ns);
-
 #endif
