@@ -33,6 +33,13 @@
 void pt_exec_label(const struct pt_exec *e, struct pt_sb *sb);
 
 /*
+ * Append the title of capture c in the traces: "HOST: COMMAND" (the
+ * command cut to 120 bytes, at a character boundary), "HOST #N: ..."
+ * among several captures, "capture" for an unknown host.
+ */
+void pt_capture_title(const struct pt_model *m, size_t c, struct pt_sb *sb);
+
+/*
  * Known user + system CPU of e in microseconds (unknown parts count 0).
  * Each part is capped at PT_CPU_MAX_US, so that sums over millions of
  * executions of a corrupt capture cannot overflow.
