@@ -9,6 +9,7 @@
 #include "base/strbuf.h"
 #include "base/util.h"
 #include "collect/rundir.h"
+#include "export/otlp.h"
 #include "model/load.h"
 #include "model/model.h"
 #include "views/csv.h"
@@ -52,21 +53,35 @@ void pt_finish_options(struct option *opts, size_t n)
 	opts[n] = (struct option){ NULL, 0, NULL, 0 };
 }
 
+static int is_url(const char *s)
+{
+	return !strncmp(s, "http://", 7) || !strncmp(s, "https://", 8);
+}
+
 int pt_finish_getopt(struct pt_finish *fin, int argc, char **argv,
 		     const char *shortopts, const struct option *opts)
 {
 	int c;
 
 	while ((c = getopt_long(argc, argv, shortopts, opts, NULL)) != -1) {
+		const char *arg = optarg;
+		size_t i = (size_t)(c - OPT_OUTPUT);
+
 		if (c == OPT_REDACT) {
-			if (pt_redact_add(fin->redact, optarg) < 0)
+			if (pt_redact_add(fin->redact, arg) < 0)
 				return '?';
-		} else if (c >= OPT_OUTPUT && c < OPT_OUTPUT + PT_FINISH_N) {
-			fin->asked[c - OPT_OUTPUT] = 1;
-			fin->arg[c - OPT_OUTPUT] = optarg;
-		} else {
-			return c;
+			continue;
 		}
+		if (c < OPT_OUTPUT || c >= OPT_OUTPUT + PT_FINISH_N)
+			return c;
+		/* getopt takes an optional argument only as --name=ARG; a
+		 * URL after it is meant as one too (never as record's
+		 * COMMAND). */
+		if (!arg && outputs[i].has_arg == optional_argument &&
+		    optind < argc && is_url(argv[optind]))
+			arg = argv[optind++];
+		fin->asked[i] = 1;
+		fin->arg[i] = arg;
 	}
 	return -1;
 }

@@ -36,10 +36,14 @@
  *                     otherwise: it gets the argument as given (NULL if
  *                     optional and absent); --help shows TEXT as it is
  * Exactly one of to_file, to_arg is not NULL; each returns 0, or -1 after
- * a one-line error if the output could not be made.
+ * a one-line error if the output could not be made.  An optional argument
+ * is "--name=ARG", or the next word when it is a URL (http://, https://).
  */
 #define PT_FINISH_OUTPUTS(X) \
-	X(csv, required_argument, "FILE", "CSV", pt_csv_write, NULL)
+	X(csv, required_argument, "FILE", "CSV", pt_csv_write, NULL) \
+	X(otlp, optional_argument, "[URL]", \
+	  "send the run to an OpenTelemetry receiver (OTLP/HTTP), see\n" \
+	  "                        proftrace-export(1)", NULL, pt_otlp_finish)
 
 enum {
 #define PT_FINISH_ENUM(name, has_arg, meta, text, to_file, to_arg) \
@@ -82,9 +86,10 @@ void pt_finish_options(struct option *opts, size_t n);
 
 /*
  * getopt_long(argc, argv, shortopts, opts, NULL), taking the shared
- * options itself: returns the next option that is not one of them, as
- * getopt_long does (-1 at the end), or '?' after a bad argument to one
- * of them (with a one-line error).
+ * options itself (and argv[optind], advancing optind, when it is the URL
+ * of an optional argument): returns the next option that is not one of
+ * them, as getopt_long does (-1 at the end), or '?' after a bad argument
+ * to one of them (with a one-line error).
  */
 int pt_finish_getopt(struct pt_finish *fin, int argc, char **argv,
 		     const char *shortopts, const struct option *opts);
