@@ -288,6 +288,15 @@ int pt_chan_write(const struct pt_chan *ch, const void *buf, size_t len)
 	}
 }
 
+/*
+ * Open a connection (socket, else spool file) for process self that starts
+ * with a HELLO of the given kind.  Returns 0 and fills ch, or -1.  Safe in
+ * foreign context.  Declared ahead: a record too large for one message
+ * is sent over a connection of its own, opened by this.
+ */
+static int conn_open(struct pt_chan *ch, uint32_t hello_kind,
+		     uint64_t start_ns, pid_t self);
+
 /* Send a whole frame held in memory over a connection of its own. */
 static int send_alone(struct pt_chan *ch, const unsigned char *frame, size_t n)
 {
@@ -297,7 +306,7 @@ static int send_alone(struct pt_chan *ch, const unsigned char *frame, size_t n)
 
 	if (ch->spool)          /* a file takes any size in one write */
 		return pt_chan_write(ch, frame, n);
-	if (pt_conn_open(&aux, PT_HELLO_AUX, 0, ch->pid) < 0)
+	if (conn_open(&aux, PT_HELLO_AUX, 0, ch->pid) < 0)
 		return -1;
 	for (off = 0; off < n && rc == 0; off += PT_MSG_MAX) {
 		size_t k = n - off < PT_MSG_MAX ? n - off : PT_MSG_MAX;
@@ -336,7 +345,7 @@ static int send_large_streamed(struct pt_chan *ch, const struct pt_body *b,
 	struct pt_chan aux = *ch;
 	int rc;
 
-	if (!ch->spool && pt_conn_open(&aux, PT_HELLO_AUX, 0, ch->pid) < 0)
+	if (!ch->spool && conn_open(&aux, PT_HELLO_AUX, 0, ch->pid) < 0)
 		return -1;
 	rc = pt_encode_stream(ch, b, raw, t, buf, sizeof buf, chan_sink, &aux);
 	if (!ch->spool)
@@ -434,8 +443,8 @@ static void hello_body(struct pt_body *b, uint32_t kind, uint64_t start_ns,
 		      start_ns ? start_ns : now);
 }
 
-int pt_conn_open(struct pt_chan *ch, uint32_t hello_kind, uint64_t start_ns,
-		 pid_t self)
+static int conn_open(struct pt_chan *ch, uint32_t hello_kind,
+		     uint64_t start_ns, pid_t self)
 {
 	struct pt_body b;
 	uint64_t now = pt_now_ns(), realtime_ns = pt_realtime_ns();
@@ -604,7 +613,7 @@ static void fork_child_connect(void)
 	if (owned_fd_valid())
 		pt_sys_close(pt.fd);
 	pt.fd = -1;
-	if (pt_conn_open(&ch, PT_HELLO_FORK, pt.start_ns, pt.owner) == 0)
+	if (conn_open(&ch, PT_HELLO_FORK, pt.start_ns, pt.owner) == 0)
 		adopt(&ch);
 }
 
@@ -626,7 +635,7 @@ int pt_chan_get(struct pt_chan *ch, enum pt_chan_use use, pid_t self)
 			ch->fd = pt.fd;
 			return 0;
 		}
-		return pt_conn_open(ch, PT_HELLO_FOREIGN, 0, ch->pid);
+		return conn_open(ch, PT_HELLO_FOREIGN, 0, ch->pid);
 	}
 	if (pt.fork_pending && use != PT_USE_EXEC)
 		fork_child_connect();
@@ -635,13 +644,13 @@ int pt_chan_get(struct pt_chan *ch, enum pt_chan_use use, pid_t self)
 		return 0;
 	}
 	if (pt.transient)       /* a connection for this event alone */
-		return pt_conn_open(ch, PT_HELLO_AUX, pt.start_ns, ch->pid);
+		return conn_open(ch, PT_HELLO_AUX, pt.start_ns, ch->pid);
 	/*
 	 * The program closed our fd (or a fork child's inherited one is
 	 * gone): open a replacement.  AUX, because this process already said
 	 * HELLO; only a fork child that never did says so now.
 	 */
-	if (pt_conn_open(ch, pt.fork_pending ? PT_HELLO_FORK : PT_HELLO_AUX,
+	if (conn_open(ch, pt.fork_pending ? PT_HELLO_FORK : PT_HELLO_AUX,
 			 pt.start_ns, ch->pid) < 0)
 		return -1;
 	pt.fork_pending = 0;

@@ -403,31 +403,47 @@ static void send_spawn_failed(enum pt_call call, int rc, const char *path,
 	pt_chan_put(&ch);
 }
 
+typedef int spawn_fn(pid_t *, const char *, const posix_spawn_file_actions_t *,
+		     const posix_spawnattr_t *, char *const[], char *const[]);
+
+/* posix_spawn and posix_spawnp, once real is known; saved: the caller's
+ * errno, taken before anything of ours ran. */
+static int do_spawn(spawn_fn *real, enum pt_call call, int saved,
+		    pid_t *pid, const char *path,
+		    const posix_spawn_file_actions_t *fa,
+		    const posix_spawnattr_t *attr, char *const argv[],
+		    char *const envp[])
+{
+	pid_t child = 0;
+	int rc;
+
+	RETURN_IF_QUIET(envp, real(pid, path, fa, attr, argv, quiet_env));
+	if (PASS_THROUGH(envp))
+		return real(pid, path, fa, attr, argv, envp);
+	REPAIRED_ENV(env, envp);
+	errno = saved;
+	rc = real(&child, path, fa, attr, argv, env);
+	saved = errno;
+	if (pid && rc == 0)
+		*pid = child;
+	if (rc == 0)
+		send_spawn(call, child, path, argv);
+	else
+		send_spawn_failed(call, rc, path, argv);
+	errno = saved;
+	return rc;
+}
+
 PT_EXPORT int posix_spawn(pid_t *pid, const char *path,
 			  const posix_spawn_file_actions_t *fa,
 			  const posix_spawnattr_t *attr, char *const argv[],
 			  char *const envp[])
 {
-	pid_t child = 0;
-	int saved = errno, rc;
+	int saved = errno;
 
 	pt_resolve();
-	RETURN_IF_QUIET(envp, PT_REAL_LAZY(posix_spawn)(pid, path, fa, attr, argv,
-							quiet_env));
-	if (PASS_THROUGH(envp))
-		return PT_REAL_LAZY(posix_spawn)(pid, path, fa, attr, argv, envp);
-	REPAIRED_ENV(env, envp);
-	errno = saved;
-	rc = PT_REAL_LAZY(posix_spawn)(&child, path, fa, attr, argv, env);
-	saved = errno;
-	if (pid && rc == 0)
-		*pid = child;
-	if (rc == 0)
-		send_spawn(PT_CALL_POSIX_SPAWN, child, path, argv);
-	else
-		send_spawn_failed(PT_CALL_POSIX_SPAWN, rc, path, argv);
-	errno = saved;
-	return rc;
+	return do_spawn(PT_REAL_LAZY(posix_spawn), PT_CALL_POSIX_SPAWN, saved,
+			pid, path, fa, attr, argv, envp);
 }
 
 PT_EXPORT int posix_spawnp(pid_t *pid, const char *file,
@@ -435,26 +451,11 @@ PT_EXPORT int posix_spawnp(pid_t *pid, const char *file,
 			   const posix_spawnattr_t *attr, char *const argv[],
 			   char *const envp[])
 {
-	pid_t child = 0;
-	int saved = errno, rc;
+	int saved = errno;
 
 	pt_resolve();
-	RETURN_IF_QUIET(envp, PT_REAL_LAZY(posix_spawnp)(pid, file, fa, attr, argv,
-							 quiet_env));
-	if (PASS_THROUGH(envp))
-		return PT_REAL_LAZY(posix_spawnp)(pid, file, fa, attr, argv, envp);
-	REPAIRED_ENV(env, envp);
-	errno = saved;
-	rc = PT_REAL_LAZY(posix_spawnp)(&child, file, fa, attr, argv, env);
-	saved = errno;
-	if (pid && rc == 0)
-		*pid = child;
-	if (rc == 0)
-		send_spawn(PT_CALL_POSIX_SPAWNP, child, file, argv);
-	else
-		send_spawn_failed(PT_CALL_POSIX_SPAWNP, rc, file, argv);
-	errno = saved;
-	return rc;
+	return do_spawn(PT_REAL_LAZY(posix_spawnp), PT_CALL_POSIX_SPAWNP, saved,
+			pid, file, fa, attr, argv, envp);
 }
 
 /*

@@ -303,14 +303,6 @@ PT_HIDDEN int pt_chan_get(struct pt_chan *ch, enum pt_chan_use use,
 /* Release what pt_chan_get opened for this call only. */
 PT_HIDDEN void pt_chan_put(struct pt_chan *ch);
 
-/*
- * Open a connection (socket, else spool file) for process self that starts
- * with a HELLO of the given kind.  Returns 0 and fills ch, or -1.  Safe in
- * foreign context.
- */
-PT_HIDDEN int pt_conn_open(struct pt_chan *ch, uint32_t hello_kind,
-			   uint64_t start_ns, pid_t self);
-
 /* Constructor: connect the image's own connection and say HELLO. */
 PT_HIDDEN void pt_conn_start_image(char *const *argv, char *const *envp);
 

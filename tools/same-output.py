@@ -42,7 +42,7 @@ def captures(tmp, new, lib):
     for name in sorted(os.listdir(corpus)):
         out.append(os.path.join(corpus, name))
     synth = os.path.join(tmp, "synthetic.ptcap")
-    subprocess.run([sys.executable, os.path.join(TOP, "test", "mkcapture.py"),
+    subprocess.run([sys.executable, os.path.join(TOP, "test", "tools", "mkcapture.py"),
                     "--synthetic", "3000", synth], check=True)
     out.append(synth)
     rec = os.path.join(tmp, "recorded.ptcap")

@@ -17,7 +17,7 @@
 
 #include "model/model.h"
 #include "base/strbuf.h"
-#include "base/util.h"          /* pt_utf8_len() */
+#include "base/utf8.h"          /* pt_utf8_len() */
 
 /* Longest label, in bytes, before it is cut (with "..."). */
 #define PT_LABEL_MAX 64
@@ -32,6 +32,13 @@
  * never cut inside a UTF-8 sequence.
  */
 void pt_exec_label(const struct pt_exec *e, struct pt_sb *sb);
+
+/*
+ * Append the title of capture c in the traces: "HOST: COMMAND" (the
+ * command cut to 120 bytes, at a character boundary), "HOST #N: ..."
+ * among several captures, "capture" for an unknown host.
+ */
+void pt_capture_title(const struct pt_model *m, size_t c, struct pt_sb *sb);
 
 /*
  * Known user + system CPU of e in microseconds (unknown parts count 0).
@@ -216,26 +223,5 @@ struct pt_sweep {
 void pt_sweep_init(struct pt_sweep *s, const struct pt_analysis *a);
 int pt_sweep_next(struct pt_sweep *s);
 void pt_sweep_free(struct pt_sweep *s);
-
-/* ---- small helpers for the writers ---- */
-
-/*
- * Columns for text output: the terminal's (TIOCGWINSZ on standard
- * output), else $COLUMNS, else 100.
- */
-int pt_term_width(void);
-
-/* The last component of path; path itself when it ends in '/'. */
-const char *pt_basename(const char *path);
-
-/*
- * Append the title of capture c in the traces: "HOST: COMMAND" (the
- * command cut to 120 bytes, at a character boundary), "HOST #N: ..."
- * among several captures, "capture" for an unknown host.
- */
-void pt_capture_title(const struct pt_model *m, size_t c, struct pt_sb *sb);
-
-/* Append t (Unix ns) as ISO 8601 UTC with milliseconds. */
-void pt_sb_add_iso8601(struct pt_sb *sb, int64_t t_ns);
 
 #endif

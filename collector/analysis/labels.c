@@ -9,12 +9,24 @@
 #include "analysis/internal.h"
 #include "base/quote.h"
 #include "base/util.h"
+#include "base/utf8.h"
 
 /*
  * Append s to sb for display: control characters become spaces (a
  * newline in a sh -c script must not break a line of output), invalid
  * UTF-8 bytes become '?', so that whatever reads a label reads text.
  */
+/* The last component of path; path itself when it ends in '/'. */
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	if (!s)
+		return path;
+	/* "dir/" names the directory: keep it whole rather than say "". */
+	return s[1] ? s + 1 : path;
+}
+
 void pt_label_add_clean(struct pt_sb *sb, const char *s, size_t n)
 {
 	const unsigned char *p = (const unsigned char *)s;
@@ -114,7 +126,7 @@ static int is_compiler(const char *prog)
 
 static int has_source_ext(const char *arg)
 {
-	const char *base = pt_basename(arg), *dot = strrchr(base, '.');
+	const char *base = base_name(arg), *dot = strrchr(base, '.');
 
 	return dot && dot != base && in_list(source_exts, dot + 1,
 					      strlen(dot + 1));
@@ -173,9 +185,9 @@ void pt_exec_quote(const struct pt_exec *e, struct pt_sb *sb)
 const char *pt_exec_prog(const struct pt_exec *e)
 {
 	if (e->argc > 0 && pt_exec_arg(e, 0)[0])
-		return pt_basename(pt_exec_arg(e, 0));
+		return base_name(pt_exec_arg(e, 0));
 	if (e->exe && e->exe[0])
-		return pt_basename(e->exe);
+		return base_name(e->exe);
 	return "?";
 }
 
@@ -270,7 +282,7 @@ void pt_exec_label(const struct pt_exec *e, struct pt_sb *sb)
 		work = first_operand(e, prog);
 	if (work) {
 		if (work[0] == '/')
-			work = pt_basename(work);
+			work = base_name(work);
 		pt_sb_addch(sb, ' ');
 		/* Cap what gets cleaned: a sh -c script may be megabytes. */
 		pt_label_add_clean(sb, work, strnlen(work, PT_LABEL_MAX + 4));
@@ -289,5 +301,25 @@ void pt_exec_package(const struct pt_exec *e, struct pt_sb *sb)
 	if (version && version[0]) {
 		pt_sb_addch(sb, '.');
 		pt_sb_addstr(sb, version);
+	}
+}
+
+void pt_capture_title(const struct pt_model *m, size_t c, struct pt_sb *sb)
+{
+	const char *host = pt_model_meta(m, c, "host");
+	const char *cmd = pt_model_meta(m, c, "command");
+
+	pt_sb_addstr(sb, host && host[0] ? host : "capture");
+	if (m->ncaptures > 1)
+		pt_sb_addf(sb, " #%zu", c + 1);
+	if (cmd && cmd[0]) {
+		size_t n = strnlen(cmd, 120);
+
+		/* Cut at a character boundary, not inside one. */
+		while (n > 0 && cmd[n] &&
+		       ((unsigned char)cmd[n] & 0xc0) == 0x80)
+			n--;
+		pt_sb_addstr(sb, ": ");
+		pt_sb_add(sb, cmd, n);
 	}
 }

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/util.h"
+#include "base/utf8.h"
 
 #define MAX_DEPTH  64
 #define MAX_NODES  (1u << 16)           /* per value */

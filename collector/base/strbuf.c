@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 char pt_sb_empty[1];
 
@@ -126,4 +127,23 @@ char *pt_sb_detach(struct pt_sb *sb, size_t *len)
 	r = sb->alloc ? sb->buf : pt_xstrdup("");
 	pt_sb_init(sb);
 	return r;
+}
+
+void pt_sb_add_iso8601(struct pt_sb *sb, int64_t t_ns)
+{
+	time_t secs = (time_t)(t_ns / 1000000000);
+	int64_t ms = (t_ns % 1000000000) / 1000000;
+	struct tm tm;
+	char buf[64];
+
+	if (ms < 0) {
+		ms += 1000;
+		secs--;
+	}
+	if (!gmtime_r(&secs, &tm)) {
+		pt_sb_addstr(sb, "?");
+		return;
+	}
+	strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+	pt_sb_addf(sb, "%s.%03dZ", buf, (int)ms);
 }

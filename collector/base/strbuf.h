@@ -12,6 +12,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 
 struct pt_sb {
@@ -68,5 +69,9 @@ void *pt_xmalloc(size_t n);
 void *pt_xcalloc(size_t n, size_t size);
 void *pt_xrealloc(void *p, size_t n);
 char *pt_xstrdup(const char *s);
+
+/* Append t (Unix ns) as ISO 8601 UTC with milliseconds: "...T12:34:56.789Z";
+ * "?" if the time cannot be represented. */
+void pt_sb_add_iso8601(struct pt_sb *sb, int64_t t_ns);
 
 #endif

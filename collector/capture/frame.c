@@ -216,15 +216,3 @@ void pt_record_free(struct pt_record *rec)
 	rec->argv = NULL;
 	rec->env = NULL;
 }
-
-const char *pt_rec_type_name(unsigned type)
-{
-	static const char *const names[PT_REC_TYPE_MAX] = {
-		[PT_REC_HELLO] = "HELLO", [PT_REC_EXEC] = "EXEC",
-		[PT_REC_EXEC_FAILED] = "EXEC_FAILED", [PT_REC_SPAWN] = "SPAWN",
-		[PT_REC_FORK] = "FORK", [PT_REC_REAP] = "REAP",
-		[PT_REC_EXIT] = "EXIT", [PT_REC_STOP] = "STOP",
-		[PT_REC_TRACE] = "TRACE",
-	};
-	return type < PT_REC_TYPE_MAX && names[type] ? names[type] : "?";
-}

@@ -79,7 +79,4 @@ size_t pt_record_fixed_size(unsigned type);
 /* Free what pt_record_parse allocated (not the payload). */
 void pt_record_free(struct pt_record *rec);
 
-/* Short name of a record type ("HELLO"), or "?" */
-const char *pt_rec_type_name(unsigned type);
-
 #endif

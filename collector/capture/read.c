@@ -96,7 +96,7 @@ int pt_reader_decode_frame(struct pt_reader *r, const unsigned char *p,
 	return pt_record_parse(&h, payload, &r->rec, why);
 }
 
-void pt_reader_add_meta(struct pt_reader *r, const unsigned char *p, size_t n)
+static void add_meta(struct pt_reader *r, const unsigned char *p, size_t n)
 {
 	const unsigned char *end = p + n;
 	const char *k, *v;
@@ -205,7 +205,7 @@ static int next_record(struct pt_reader *r, struct pt_cap_event *ev)
 		}
 		ev->rec = r->rec;
 	} else if (ev->hdr.kind == PT_CAP_META) {
-		pt_reader_add_meta(r, ev->data, len);
+		add_meta(r, ev->data, len);
 	}
 	pt_reader_consume(r, len);
 	r->nrec++;
@@ -255,7 +255,7 @@ static int next_v3(struct pt_reader *r, struct pt_cap_event *ev)
 		if (!(head & PT_V3_RAW))
 			pt_v3_note_frame(st, ev->data, ev->hdr.length);
 	} else if (kind == PT_CAP_META) {
-		pt_reader_add_meta(r, ev->data, ev->hdr.length);
+		add_meta(r, ev->data, ev->hdr.length);
 	}
 	pt_reader_consume(r, 1 + hn + (size_t)len);
 	r->nrec++;

@@ -84,8 +84,6 @@ struct pt_reader {
 	size_t sp_len;          /* bytes of the current frame at buf[pos] */
 };
 
-void pt_reader_add_meta(struct pt_reader *r, const unsigned char *p, size_t n);
-
 void pt_reader_consume(struct pt_reader *r, size_t n);
 
 /* Warn once about damage at the current offset and stop. */

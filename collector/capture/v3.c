@@ -13,7 +13,6 @@
 #include "capture/frame.h"
 #include "base/strbuf.h"
 
-
 struct pt_v3_state *pt_v3_new(void)
 {
 	return pt_xcalloc(1, sizeof(struct pt_v3_state));
@@ -30,8 +29,9 @@ void pt_v3_free(struct pt_v3_state *st)
 	free(st);
 }
 
-void pt_v3_peer(const struct pt_v3_state *st, uint64_t conn_id,
-		  uint32_t *pid, uint32_t *uid)
+/* The peer a record of conn_id has without an explicit PEER. */
+static void peer_of(const struct pt_v3_state *st, uint64_t conn_id,
+		    uint32_t *pid, uint32_t *uid)
 {
 	unsigned i = (unsigned)(conn_id % PT_V3_CONN_SLOTS);
 
@@ -44,8 +44,8 @@ void pt_v3_peer(const struct pt_v3_state *st, uint64_t conn_id,
 	}
 }
 
-void pt_v3_set_peer(struct pt_v3_state *st, uint64_t conn_id,
-		      uint32_t pid, uint32_t uid)
+static void peer_set(struct pt_v3_state *st, uint64_t conn_id,
+		     uint32_t pid, uint32_t uid)
 {
 	unsigned i = (unsigned)(conn_id % PT_V3_CONN_SLOTS);
 
@@ -54,7 +54,8 @@ void pt_v3_set_peer(struct pt_v3_state *st, uint64_t conn_id,
 	st->conns[i].uid = uid;
 }
 
-const struct pt_v3_ref *pt_v3_ref(const struct pt_v3_state *st,
+/* The reference of pid, or NULL. */
+static const struct pt_v3_ref *ref_of(const struct pt_v3_state *st,
 				      uint32_t pid)
 {
 	const struct pt_v3_ref *ref = &st->refs[pid % PT_V3_REF_SLOTS];
@@ -62,7 +63,12 @@ const struct pt_v3_ref *pt_v3_ref(const struct pt_v3_state *st,
 	return ref->valid && ref->pid == pid ? ref : NULL;
 }
 
-int pt_v3_tail_plain(const unsigned char *p, size_t start, size_t n)
+/*
+ * Walk the tail items of a plain payload from `start`: 0 if every item is
+ * terminated and no tag is 0x80 or above (so references may replace some),
+ * -1 otherwise.
+ */
+static int tail_plain(const unsigned char *p, size_t start, size_t n)
 {
 	size_t pos = start, len;
 	const char *s;
@@ -164,7 +170,6 @@ static int compactable(const unsigned char *f, size_t len,
 #define GET32(rec, field) pt_wire_get32(p + PT_OFF(rec, field))
 #define GET64(rec, field) pt_wire_get64(p + PT_OFF(rec, field))
 
-
 /* The fixed part p of a frame with header h as varints; returns the
  * bytes written. */
 static size_t put_fixed(struct pt_v3_state *st, unsigned char *o,
@@ -250,7 +255,7 @@ static int hello_tail(const struct pt_v3_ref *ref, const unsigned char *p,
 	unsigned tag;
 
 	/* The ARG items are replaced only as one run, as they were sent.  The
-	 * tail was checked (pt_v3_tail_plain) before. */
+	 * tail was checked (tail_plain) before. */
 	for (pos = from; item = pos,
 	     pt_wire_next_item(p, n, &pos, &tag, &s, &sl) > 0;) {
 		if (tag == PT_TAG_ARG) {
@@ -316,14 +321,14 @@ size_t pt_v3_encode(struct pt_v3_state *st, enum pt_cap_kind kind,
 
 	nb += pt_uv_put(body + nb, pt_zz64(conn_id - st->conn));
 	st->conn = conn_id;
-	pt_v3_peer(st, conn_id, &cpid, &cuid);
+	peer_of(st, conn_id, &cpid, &cuid);
 	if (cpid != peer_pid || cuid != peer_uid) {
 		head |= PT_V3_PEER;
 		nb += pt_uv_put(body + nb, pt_zz32(peer_pid - st->peer_pid));
 		nb += pt_uv_put(body + nb, pt_zz32(peer_uid - st->peer_uid));
 		st->peer_pid = peer_pid;
 		st->peer_uid = peer_uid;
-		pt_v3_set_peer(st, conn_id, peer_pid, peer_uid);
+		peer_set(st, conn_id, peer_pid, peer_uid);
 	}
 	/* A frame carries its own time; when the collector received it
 	 * adds nothing but bytes. */
@@ -353,8 +358,8 @@ size_t pt_v3_encode(struct pt_v3_state *st, enum pt_cap_kind kind,
 		st->time_ns = time;
 		nb += put_fixed(st, body + nb, &fh, f + PT_FRAME_HDR, peer_uid);
 		sg[nsg++] = (struct pt_v3_seg){ body, nb };
-		if (fh.type == PT_REC_HELLO && (ref = pt_v3_ref(st, pid)) &&
-		    pt_v3_tail_plain(f + PT_FRAME_HDR, fixed,
+		if (fh.type == PT_REC_HELLO && (ref = ref_of(st, pid)) &&
+		    tail_plain(f + PT_FRAME_HDR, fixed,
 				       len - PT_FRAME_HDR) == 0) {
 			if (hello_tail(ref, f + PT_FRAME_HDR, fixed,
 				       len - PT_FRAME_HDR, sg, &nsg))
@@ -475,7 +480,7 @@ static void get_fixed(struct pt_v3_state *st, struct cur *c, unsigned type,
 static int expand_tail(struct pt_v3_state *st, struct pt_sb *f, struct cur *c,
 		       uint32_t pid, const char **why)
 {
-	const struct pt_v3_ref *ref = pt_v3_ref(st, pid);
+	const struct pt_v3_ref *ref = ref_of(st, pid);
 
 	while (c->p < c->end) {
 		unsigned t = *c->p;
@@ -609,10 +614,10 @@ int pt_v3_decode(struct pt_v3_state *st, unsigned version, unsigned head,
 	if (head & PT_V3_PEER) {
 		st->peer_pid += cur_z32(c);
 		st->peer_uid += cur_z32(c);
-		pt_v3_set_peer(st, hdr->conn_id, st->peer_pid,
+		peer_set(st, hdr->conn_id, st->peer_pid,
 				 st->peer_uid);
 	}
-	pt_v3_peer(st, hdr->conn_id, &hdr->peer_pid,
+	peer_of(st, hdr->conn_id, &hdr->peer_pid,
 		     &hdr->peer_uid);
 	if (head & PT_V3_RECV)
 		st->recv_ns += kind != PT_CAP_FRAME && head & PT_V3_RECV_US ?

@@ -80,16 +80,6 @@ struct pt_v3_state {
 struct pt_v3_state *pt_v3_new(void);
 void pt_v3_free(struct pt_v3_state *st);
 
-/* The peer a record of conn_id has without an explicit PEER. */
-void pt_v3_peer(const struct pt_v3_state *st, uint64_t conn_id,
-		  uint32_t *pid, uint32_t *uid);
-void pt_v3_set_peer(struct pt_v3_state *st, uint64_t conn_id,
-		      uint32_t pid, uint32_t uid);
-
-/* The reference of pid, or NULL. */
-const struct pt_v3_ref *pt_v3_ref(const struct pt_v3_state *st,
-				      uint32_t pid);
-
 /*
  * After a whole frame (32-byte header and payload, plain): remember what
  * an EXEC or SPAWN names.  The frame has been checked by the caller (its
@@ -97,13 +87,6 @@ const struct pt_v3_ref *pt_v3_ref(const struct pt_v3_state *st,
  */
 void pt_v3_note_frame(struct pt_v3_state *st, const unsigned char *frame,
 			size_t len);
-
-/*
- * Walk the tail items of a plain payload from `start`: 0 if every item is
- * terminated and no tag is 0x80 or above (so references may replace some),
- * -1 otherwise.
- */
-int pt_v3_tail_plain(const unsigned char *p, size_t start, size_t n);
 
 /* Pieces of one encoded record, written in order (scatter-gather). */
 #define PT_V3_MAX_SEGS 16

@@ -148,25 +148,19 @@ static int parse(int argc, char **argv, struct daemon_opts *o)
 		{ "force", no_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 	};
-	int c, taken;
+	int c;
 
 	pt_finish_options(opts, 5);
-	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
-		if ((taken = pt_finish_option(&o->fin, c, optarg, argc, argv)) != 0) {
-			if (taken < 0)
-				return -1;
-			continue;
-		}
+	while ((c = pt_finish_getopt(&o->fin, argc, argv, "o:h",
+				     opts)) != -1) {
 		switch (c) {
 		case 'o': o->output = optarg; break;
 		case 's': o->socket = optarg; break;
 		case 'd': o->detach = 1; break;
 		case 'f': o->force = 1; break;
 		case 'h':
-			printf("usage: proftrace daemon %s\n\n%s",
-			       pt_cmd_daemon.usage, help_head);
-			pt_finish_help(stdout, &o->fin);
-			fputs(help_tail, stdout);
+			pt_finish_help(&o->fin, pt_cmd_daemon.name,
+				       pt_cmd_daemon.usage, help_head, help_tail);
 			exit(0);
 		default:
 			return -1;
@@ -207,7 +201,7 @@ static int run(int argc, char **argv)
 	 * after the daemon is gone. */
 	if (!(visible = pt_rundir_visible_lib(lib)))
 		goto out;
-	preload = pt_preload_value(getenv("LD_PRELOAD"), visible);
+	preload = pt_rundir_preload_value(getenv("LD_PRELOAD"), visible);
 	sock = o.socket ? pt_rundir_absolute(o.socket) : pt_rundir_socket(1);
 	if (!sock || pt_finish_open(&o.fin) < 0)
 		goto out;

@@ -14,6 +14,7 @@
 #include "analysis/analysis.h"
 #include "analysis/diff.h"
 #include "cli/cmd.h"
+#include "cli/textopts.h"
 #include "model/load.h"
 #include "model/model.h"
 #include "views/redact.h"
@@ -25,9 +26,7 @@
 
 struct diff {
 	struct pt_diff d;               /* the figures */
-	struct pt_redact *red;
-	int top, width;
-	int markdown;                   /* --format markdown */
+	struct pt_textopts o;
 	struct pt_sb line;
 };
 
@@ -42,11 +41,7 @@ static const char help_text[] =
 	"  --weight W          wall (default: wall time), self (wall time not\n"
 	"                      spent waiting for children) or cpu\n"
 	"  -n, --top N         lines per table (default 20)\n"
-	"  -w, --width N       line width (default: the terminal's, else\n"
-	"                      $COLUMNS, else 100)\n"
-	"  --redact REGEX      replace what REGEX (POSIX extended) matches in\n"
-	"                      any argument by *** (may be repeated)\n"
-	"  -h, --help          show this help\n\n"
+	PT_TEXTOPTS_HELP_TAIL
 	"The full page: man proftrace-diff (proftrace-diff(1)).\n";
 
 /* Print the line cut to the width (UTF-8 characters), control chars as ?. */
@@ -60,7 +55,7 @@ static void emit(struct diff *d)
 
 		if ((c & 0xc0) == 0x80)
 			continue;
-		if (cols == (size_t)d->width)
+		if (cols == (size_t)d->o.width)
 			break;
 		if (c < 0x20 || c == 0x7f)
 			l->buf[i] = '?';
@@ -149,73 +144,41 @@ static void only(struct diff *d, int side)
 	       side ? 'B' : 'A', n, pt_group_name(&f->group), n == 1 ? "" : "s",
 	       f->only_runs[side], f->only_runs[side] == 1 ? "" : "s",
 	       secs(f->only_total[side]), pt_diff_weight_name(f->weight));
-	for (i = 0; i < n && i < (size_t)d->top; i++) {
+	for (i = 0; i < n && i < (size_t)d->o.top; i++) {
 		pt_sb_addf(&d->line, "  %10.3f %6zu  %s", secs(rows[i].t[side]),
 			   rows[i].n[side],
 			   pt_strtab_str(&f->keys, rows[i].id));
 		emit(d);
 	}
-	if (n > (size_t)d->top) {
-		pt_sb_addf(&d->line, "  ... %zu more", n - (size_t)d->top);
+	if (n > (size_t)d->o.top) {
+		pt_sb_addf(&d->line, "  ... %zu more", n - (size_t)d->o.top);
 		emit(d);
 	}
-}
-
-static int parse_int(const char *s, int min, int *out)
-{
-	char *end;
-	long v = strtol(s, &end, 10);
-
-	if (!*s || *end || v < min || v > 100000)
-		return -1;
-	*out = (int)v;
-	return 0;
 }
 
 static int run(int argc, char **argv)
 {
 	static const struct option long_opts[] = {
-		{ "format", required_argument, NULL, 'f' },
-		{ "group-by", required_argument, NULL, 'g' },
+		PT_TEXTOPTS_LONG,
 		{ "weight", required_argument, NULL, 'W' },
-		{ "top", required_argument, NULL, 'n' },
-		{ "width", required_argument, NULL, 'w' },
-		{ "redact", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct diff d;
-	int c, status = 0, i;
+	int c, status = 0, i, taken;
 
 	memset(&d, 0, sizeof d);
-	pt_group_parse("command", 1, &d.d.group);
+	pt_textopts_init(&d.o, "command", 1, 20);
 	d.d.weight = PT_DIFF_WALL;
-	d.top = 20;
-	d.red = pt_redact_new();
-	while ((c = getopt_long(argc, argv, "f:g:n:w:h", long_opts,
+	while ((c = getopt_long(argc, argv, PT_TEXTOPTS_SHORT "h", long_opts,
 				NULL)) != -1) {
+		if ((taken = pt_textopts_take(&d.o, c, optarg)) == -1)
+			goto bad;
+		if (taken == -2)
+			goto usage;
+		if (taken)
+			continue;
 		switch (c) {
-		case 'R':
-			if (pt_redact_add(d.red, optarg) < 0)
-				goto bad;
-			break;
-		case 'f':
-			if (!strcmp(optarg, "markdown"))
-				d.markdown = 1;
-			else if (strcmp(optarg, "text")) {
-				pt_warn("--format: expected text or markdown, "
-					"not '%s'", optarg);
-				goto bad;
-			}
-			break;
-		case 'g':
-			if (pt_group_parse(optarg, 1, &d.d.group) < 0) {
-				pt_warn("--group-by: expected command, exe, "
-					"package, cwd or env:NAME, not '%s'",
-					optarg);
-				goto bad;
-			}
-			break;
 		case 'W':
 			if (!strcmp(optarg, "wall"))
 				d.d.weight = PT_DIFF_WALL;
@@ -229,18 +192,10 @@ static int run(int argc, char **argv)
 				goto bad;
 			}
 			break;
-		case 'n':
-			if (parse_int(optarg, 1, &d.top) < 0)
-				goto usage;
-			break;
-		case 'w':
-			if (parse_int(optarg, 1, &d.width) < 0)
-				goto usage;
-			break;
 		case 'h':
 			printf("usage: proftrace diff %s\n\n%s",
 			       pt_cmd_diff.usage, help_text);
-			pt_redact_free(d.red);
+			pt_textopts_free(&d.o);
 			return 0;
 		default:
 			goto usage;
@@ -248,31 +203,29 @@ static int run(int argc, char **argv)
 	}
 	if (argc - optind != 2)
 		goto usage;
-	if (!d.width)
-		d.width = pt_term_width();
-	if (d.width < MIN_WIDTH)
-		d.width = MIN_WIDTH;
+	pt_textopts_finish(&d.o, MIN_WIDTH);
+	d.d.group = d.o.group;
 
 	for (i = 0; i < 2; i++) {
 		int rc;
 
-		rc = pt_diff_load(&d.d, i, argv[optind + i], d.red);
+		rc = pt_diff_load(&d.d, i, argv[optind + i], d.o.redact);
 		if (rc < 0) {
 			if (i)
 				pt_analysis_free(&d.d.s[0].a);
 			pt_model_free(&d.d.s[0].m);
 			if (i)
 				pt_model_free(&d.d.s[1].m);
-			pt_redact_free(d.red);
+			pt_textopts_free(&d.o);
 			return 1;
 		}
 		if (rc > 0)
 			status = 1;
 	}
 	pt_sb_init(&d.line);
-	d.d.top = (size_t)d.top;
+	d.d.top = (size_t)d.o.top;
 	pt_diff_compute(&d.d);
-	if (d.markdown) {
+	if (d.o.markdown) {
 		pt_diff_md_write(&d.d, argv[optind], argv[optind + 1], stdout);
 	} else {
 		summary(&d, argv[optind], argv[optind + 1]);
@@ -286,14 +239,14 @@ static int run(int argc, char **argv)
 	}
 	pt_diff_free(&d.d, 2);
 	pt_sb_release(&d.line);
-	pt_redact_free(d.red);
+	pt_textopts_free(&d.o);
 	return status;
 
 usage:
-	pt_redact_free(d.red);
+	pt_textopts_free(&d.o);
 	return pt_cmd_usage(&pt_cmd_diff);
 bad:
-	pt_redact_free(d.red);
+	pt_textopts_free(&d.o);
 	return 2;
 }
 

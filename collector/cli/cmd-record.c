@@ -285,25 +285,19 @@ static int parse(int argc, char **argv, struct record_opts *o)
 		{ "force", no_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 	};
-	int c, taken;
+	int c;
 
 	pt_finish_options(opts, 4);
 	/* '+': options end at COMMAND, whose own options are its own. */
-	while ((c = getopt_long(argc, argv, "+o:qh", opts, NULL)) != -1) {
-		if ((taken = pt_finish_option(&o->fin, c, optarg, argc, argv)) != 0) {
-			if (taken < 0)
-				return -1;
-			continue;
-		}
+	while ((c = pt_finish_getopt(&o->fin, argc, argv, "+o:qh",
+				     opts)) != -1) {
 		switch (c) {
 		case 'o': o->output = optarg; break;
 		case 'q': o->quiet = 1; break;
 		case 'f': o->force = 1; break;
 		case 'h':
-			printf("usage: proftrace record %s\n\n%s",
-			       pt_cmd_record.usage, help_head);
-			pt_finish_help(stdout, &o->fin);
-			fputs(help_tail, stdout);
+			pt_finish_help(&o->fin, pt_cmd_record.name,
+				       pt_cmd_record.usage, help_head, help_tail);
 			exit(0);
 		default:
 			return -1;
@@ -341,7 +335,7 @@ static int set_up(struct setup *u, struct record_opts *o)
 	    !(u->rundir = pt_rundir_make_run()) ||
 	    !(u->visible = pt_rundir_visible_lib(u->lib)))
 		return -1;
-	u->preload = pt_preload_value(getenv("LD_PRELOAD"), u->visible);
+	u->preload = pt_rundir_preload_value(getenv("LD_PRELOAD"), u->visible);
 	u->sock = pt_xmalloc(strlen(u->rundir) + sizeof "/" PT_SOCKET_NAME);
 	sprintf(u->sock, "%s/%s", u->rundir, PT_SOCKET_NAME);
 	u->traces = pt_xmalloc(strlen(u->rundir) + sizeof "/trace");

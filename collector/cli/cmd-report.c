@@ -17,6 +17,7 @@
 
 #include "analysis/analysis.h"
 #include "cli/cmd.h"
+#include "cli/textopts.h"
 #include "model/load.h"
 #include "model/model.h"
 #include "views/redact.h"
@@ -30,16 +31,11 @@
 #define MAX_DEPTH 64
 #define MAX_INDENT 12             /* critical path levels indented */
 
-struct opts {
-	struct pt_group_by group;
-	int depth, top, width;
-	int markdown;                   /* --format markdown */
-};
-
 struct report {
 	const struct pt_model *m;
 	const struct pt_report *d;      /* the figures */
-	struct opts o;
+	struct pt_textopts o;
+	int depth;                      /* --depth N */
 	FILE *f;
 	struct pt_sb line, tmp;
 };
@@ -55,11 +51,7 @@ static const char help_text[] =
 	"  -d, --depth N       process tree depth (default 6)\n"
 	"  -n, --top N         lines per table, children per tree node\n"
 	"                      (default 10)\n"
-	"  -w, --width N       line width (default: the terminal's, else\n"
-	"                      $COLUMNS, else 100)\n"
-	"  --redact REGEX      replace what REGEX (POSIX extended) matches in\n"
-	"                      any argument by *** (may be repeated)\n"
-	"  -h, --help          show this help\n\n"
+	PT_TEXTOPTS_HELP_TAIL
 	"The full page: man proftrace-report (proftrace-report(1)).\n";
 
 /* ---- output helpers ---- */
@@ -373,7 +365,7 @@ static void tree_level(struct tree_ctx *t, const struct pt_exec *first,
 
 		/* Children to show, chosen now so that a node none of whose
 		 * children shows says so on its own line. */
-		if (x->first_child && depth < r->o.depth) {
+		if (x->first_child && depth < r->depth) {
 			kn = choose(t, x->first_child, 0, capture, &khid_n,
 				    &khid_ns);
 			t->nkids = kbeg;
@@ -415,7 +407,7 @@ static void tree(struct report *r)
 			t.roots[t.nroots++] = (uint32_t)c;
 	pt_sb_init(&t.prefix);
 	heading(r, "Process tree (depth %d, %d children each, subtrees under "
-		   "1%% folded)", r->o.depth, r->o.top);
+		   "1%% folded)", r->depth, r->o.top);
 	pt_sb_addf(&r->line, "  %10s %10s  %s", "total s", "self s",
 		   "execution");
 	emit(r);
@@ -637,84 +629,39 @@ static void inside(struct report *r)
 
 /* ---- the command ---- */
 
-static int parse_int(const char *s, int min, int *out)
-{
-	char *end;
-	long v = strtol(s, &end, 10);
-
-	if (!*s || *end || v < min || v > 100000)
-		return -1;
-	*out = (int)v;
-	return 0;
-}
-
 static int run(int argc, char **argv)
 {
 	static const struct option long_opts[] = {
-		{ "format", required_argument, NULL, 'f' },
-		{ "group-by", required_argument, NULL, 'g' },
+		PT_TEXTOPTS_LONG,
 		{ "depth", required_argument, NULL, 'd' },
-		{ "top", required_argument, NULL, 'n' },
-		{ "width", required_argument, NULL, 'w' },
-		{ "redact", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct report r;
 	struct pt_report d;
 	struct pt_model m;
-	struct pt_redact *red;
-	int c, i, status = 0;
+	int c, i, status = 0, taken;
 
 	memset(&r, 0, sizeof r);
-	pt_group_parse("exe", 0, &r.o.group);
-	r.o.depth = 6;
-	r.o.top = 10;
-	r.o.width = 0;
-	red = pt_redact_new();
-	while ((c = getopt_long(argc, argv, "f:g:d:n:w:h", long_opts,
+	pt_textopts_init(&r.o, "exe", 0, 10);
+	r.depth = 6;
+	while ((c = getopt_long(argc, argv, PT_TEXTOPTS_SHORT "d:h", long_opts,
 				NULL)) != -1) {
+		if ((taken = pt_textopts_take(&r.o, c, optarg)) == -1)
+			goto bad;
+		if (taken == -2)
+			goto usage;
+		if (taken)
+			continue;
 		switch (c) {
-		case 'R':
-			if (pt_redact_add(red, optarg) < 0) {
-				pt_redact_free(red);
-				return 2;
-			}
-			break;
-		case 'f':
-			if (!strcmp(optarg, "markdown"))
-				r.o.markdown = 1;
-			else if (strcmp(optarg, "text")) {
-				pt_warn("--format: expected text or markdown, "
-					"not '%s'", optarg);
-				pt_redact_free(red);
-				return 2;
-			}
-			break;
-		case 'g':
-			if (pt_group_parse(optarg, 0, &r.o.group) < 0) {
-				pt_warn("--group-by: expected exe, package, "
-					"cwd or env:NAME, not '%s'", optarg);
-				pt_redact_free(red);
-				return 2;
-			}
-			break;
 		case 'd':
-			if (parse_int(optarg, 0, &r.o.depth) < 0)
-				goto usage;
-			break;
-		case 'n':
-			if (parse_int(optarg, 1, &r.o.top) < 0)
-				goto usage;
-			break;
-		case 'w':
-			if (parse_int(optarg, 1, &r.o.width) < 0)
+			if (pt_textopts_int(optarg, 0, &r.depth) < 0)
 				goto usage;
 			break;
 		case 'h':
 			printf("usage: proftrace report %s\n\n%s",
 			       pt_cmd_report.usage, help_text);
-			pt_redact_free(red);
+			pt_textopts_free(&r.o);
 			return 0;
 		default:
 			goto usage;
@@ -722,16 +669,14 @@ static int run(int argc, char **argv)
 	}
 	if (optind >= argc)
 		goto usage;
-	if (!r.o.width)
-		r.o.width = pt_term_width();
-	if (r.o.width < MIN_WIDTH)
-		r.o.width = MIN_WIDTH;
-	if (r.o.depth > MAX_DEPTH)
-		r.o.depth = MAX_DEPTH;
+	pt_textopts_finish(&r.o, MIN_WIDTH);
+	if (r.depth > MAX_DEPTH)
+		r.depth = MAX_DEPTH;
 
-	status = pt_model_load(&m, argv + optind, (size_t)(argc - optind), red);
+	status = pt_model_load(&m, argv + optind, (size_t)(argc - optind),
+			       r.o.redact);
 	if (status < 0) {
-		pt_redact_free(red);
+		pt_textopts_free(&r.o);
 		return 1;
 	}
 
@@ -771,12 +716,15 @@ static int run(int argc, char **argv)
 	pt_sb_release(&r.line);
 	pt_sb_release(&r.tmp);
 	pt_model_free(&m);
-	pt_redact_free(red);
+	pt_textopts_free(&r.o);
 	return status;
 
 usage:
-	pt_redact_free(red);
+	pt_textopts_free(&r.o);
 	return pt_cmd_usage(&pt_cmd_report);
+bad:
+	pt_textopts_free(&r.o);
+	return 2;
 }
 
 const struct pt_cmd pt_cmd_report = {

@@ -13,6 +13,7 @@
 #include "model/load.h"
 #include "model/model.h"
 #include "views/csv.h"
+#include "views/summary.h"
 #include "views/redact.h"
 
 struct output {
@@ -57,38 +58,52 @@ static int is_url(const char *s)
 	return !strncmp(s, "http://", 7) || !strncmp(s, "https://", 8);
 }
 
-int pt_finish_option(struct pt_finish *fin, int c, const char *optarg,
-		     int argc, char **argv)
+int pt_finish_getopt(struct pt_finish *fin, int argc, char **argv,
+		     const char *shortopts, const struct option *opts)
 {
-	if (c == OPT_REDACT)
-		return pt_redact_add(fin->redact, optarg) < 0 ? -1 : 1;
-	if (c < OPT_OUTPUT || c >= OPT_OUTPUT + PT_FINISH_N)
-		return 0;
-	/* getopt takes an optional argument only as --name=ARG; a URL
-	 * after it is meant as one too (never as record's COMMAND). */
-	if (!optarg && outputs[c - OPT_OUTPUT].has_arg == optional_argument &&
-	    optind < argc && is_url(argv[optind]))
-		optarg = argv[optind++];
-	fin->asked[c - OPT_OUTPUT] = 1;
-	fin->arg[c - OPT_OUTPUT] = optarg;
-	return 1;
+	int c;
+
+	while ((c = getopt_long(argc, argv, shortopts, opts, NULL)) != -1) {
+		const char *arg = optarg;
+		size_t i = (size_t)(c - OPT_OUTPUT);
+
+		if (c == OPT_REDACT) {
+			if (pt_redact_add(fin->redact, arg) < 0)
+				return '?';
+			continue;
+		}
+		if (c < OPT_OUTPUT || c >= OPT_OUTPUT + PT_FINISH_N)
+			return c;
+		/* getopt takes an optional argument only as --name=ARG; a
+		 * URL after it is meant as one too (never as record's
+		 * COMMAND). */
+		if (!arg && outputs[i].has_arg == optional_argument &&
+		    optind < argc && is_url(argv[optind]))
+			arg = argv[optind++];
+		fin->asked[i] = 1;
+		fin->arg[i] = arg;
+	}
+	return -1;
 }
 
-void pt_finish_help(FILE *f, const struct pt_finish *fin)
+void pt_finish_help(const struct pt_finish *fin, const char *name,
+		    const char *usage, const char *head, const char *tail)
 {
+	printf("usage: proftrace %s %s\n\n%s", name, usage, head);
 	for (size_t i = 0; i < PT_FINISH_N; i++) {
 		const struct output *o = &outputs[i];
 		char opt[64];
 
 		snprintf(opt, sizeof opt, "--%s %s", o->name, o->meta);
 		if (!o->to_file)
-			fprintf(f, "  %-20s  %s\n", opt, o->text);
+			printf("  %-20s  %s\n", opt, o->text);
 		else
-			fprintf(f, "  %-20s  also write %s as %s%s\n", opt,
+			printf("  %-20s  also write %s as %s%s\n", opt,
 				o->meta, o->text,
 				fin->flags & PT_FINISH_STDOUT ?
 				" ('-': standard output)" : " at the end");
 	}
+	fputs(tail, stdout);
 }
 
 static int is_stdout(const struct pt_finish *fin, size_t i)
@@ -161,7 +176,7 @@ int pt_finish_write(struct pt_finish *fin, const char *capture,
 		if (fin->asked[i] && write_one(fin, i, &m) < 0)
 			rc = -1;
 	if (summary)
-		pt_model_print_summary(&m, summary);
+		pt_summary_print(&m, summary);
 	pt_model_free(&m);
 	return rc;
 }

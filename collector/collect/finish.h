@@ -12,8 +12,8 @@
  *
  * Use:
  *   pt_finish_init(&fin, flags);
- *   getopt_long(..., opts built by pt_finish_options(), ...):
- *       anything pt_finish_option() takes is its own;
+ *   pt_finish_getopt(&fin, ..., opts built by pt_finish_options()),
+ *       which returns only the command's own options;
  *   pt_finish_open(&fin);                      before the run
  *   pt_finish_write(&fin, capture, summary);   after it, or
  *   pt_finish_abandon(&fin);                   if the run never started
@@ -85,16 +85,21 @@ void pt_finish_init(struct pt_finish *fin, unsigned flags);
 void pt_finish_options(struct option *opts, size_t n);
 
 /*
- * Take getopt_long's c and optarg if c is one of the shared options (and
- * argv[optind], advancing optind, when it is the URL of an optional
- * argument).  Returns 1 if taken, 0 if c is not one of them, -1 on a bad
- * argument (after a one-line error).
+ * getopt_long(argc, argv, shortopts, opts, NULL), taking the shared
+ * options itself (and argv[optind], advancing optind, when it is the URL
+ * of an optional argument): returns the next option that is not one of
+ * them, as getopt_long does (-1 at the end), or '?' after a bad argument
+ * to one of them (with a one-line error).
  */
-int pt_finish_option(struct pt_finish *fin, int c, const char *optarg,
-		     int argc, char **argv);
+int pt_finish_getopt(struct pt_finish *fin, int argc, char **argv,
+		     const char *shortopts, const struct option *opts);
 
-/* The help lines of the outputs, for the command's --help. */
-void pt_finish_help(FILE *f, const struct pt_finish *fin);
+/*
+ * The command's --help on standard output: its usage line, head, the
+ * outputs' lines, then tail.
+ */
+void pt_finish_help(const struct pt_finish *fin, const char *name,
+		    const char *usage, const char *head, const char *tail);
 
 /*
  * Create every output file asked for.  Returns 0, or -1 with a one-line

@@ -382,7 +382,7 @@ static void append_lib(struct pt_sb *sb, const char *lib)
 	pt_sb_addstr(sb, lib);
 }
 
-char *pt_preload_value(const char *old, const char *lib)
+char *pt_rundir_preload_value(const char *old, const char *lib)
 {
 	struct pt_sb sb = PT_SB_INIT;
 	const char *p = old ? old : "";

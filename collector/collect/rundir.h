@@ -73,6 +73,6 @@ char *pt_rundir_absolute(const char *path);
  * libproftrace entry, then lib.  An inherited copy of the library (a nested
  * record, a shell that exported it) must not be loaded twice.
  */
-char *pt_preload_value(const char *old, const char *lib);
+char *pt_rundir_preload_value(const char *old, const char *lib);
 
 #endif

@@ -97,7 +97,14 @@ static int resolve_ref(const char *common, const char *ref, char *out,
 	return rc;
 }
 
-int pt_runinfo_git_commit(const char *dir, char *out, size_t size)
+/*
+ * The commit that HEAD names in the git repository holding dir (a work
+ * tree, a linked worktree or a submodule, whose .git is a file), read
+ * from the repository's files: no git program runs.  Returns 0 and the
+ * 40 (or 64) hex digits in out, or -1 if there is no repository or HEAD
+ * names nothing yet.
+ */
+static int head_commit(const char *dir, char *out, size_t size)
 {
 	char *top = realpath(dir, NULL), *gitdir = NULL, *slash;
 	char head[PATH_MAX + 16], rel[PATH_MAX];
@@ -182,7 +189,7 @@ void pt_runinfo_get(struct pt_runinfo *ri)
 		 gnu_get_libc_version());
 	if (!getcwd(ri->cwd, sizeof ri->cwd))
 		ri->cwd[0] = '\0';
-	else if (pt_runinfo_git_commit(ri->cwd, ri->git_commit,
-				       sizeof ri->git_commit) < 0)
+	else if (head_commit(ri->cwd, ri->git_commit,
+			     sizeof ri->git_commit) < 0)
 		ri->git_commit[0] = '\0';
 }

@@ -20,13 +20,4 @@ struct pt_runinfo {
 /* Fill *ri; a field that cannot be found is left empty (""). */
 void pt_runinfo_get(struct pt_runinfo *ri);
 
-/*
- * The commit that HEAD names in the git repository holding dir (a work
- * tree, a linked worktree or a submodule, whose .git is a file), read
- * from the repository's files: no git program runs.  Returns 0 and the
- * 40 (or 64) hex digits in out, or -1 if there is no repository or HEAD
- * names nothing yet.
- */
-int pt_runinfo_git_commit(const char *dir, char *out, size_t size);
-
 #endif

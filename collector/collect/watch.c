@@ -81,7 +81,6 @@ struct pt_watch {
 	long hz;
 	pid_t self;
 	struct pt_sb frame, buf;
-	struct pt_watch_stats st;
 };
 
 /* Parsed /proc/PID/stat. */
@@ -297,8 +296,6 @@ static struct wproc *add_proc(struct pt_watch *w, pid_t pid, unsigned state)
 	e->pidfd = -1;
 	e->gen = w->gen;
 	w->p[w->n++] = e;
-	if (state & WS_WATCH)
-		w->st.watched++;
 	return e;
 }
 
@@ -607,7 +604,6 @@ static void check_pid(struct pt_watch *w, pid_t pid)
 		open_pidfd(w, e);
 	} else {
 		e->state |= WS_WATCH;
-		w->st.watched++;
 	}
 }
 
@@ -678,7 +674,6 @@ static void found(struct pt_watch *w, const struct wproc *pe, pid_t child,
 	if (t > now)
 		t = now;
 	e->start_ns = t;
-	w->st.found++;
 	/* Build the frame from a copy: frame_item() reuses nothing, but
 	 * the command line lives in w->buf. */
 	frame_begin(w, PT_REC_SPAWN, parent, t, &sp, sizeof sp);
@@ -768,7 +763,6 @@ static int scan(struct pt_watch *w, struct wproc *pe, uint64_t now)
 
 	if (pe->scans++ % TASKS_EVERY == 0 && open_tasks(pe) < 0)
 		return -1;
-	w->st.scans++;
 	for (t = 0; t < pe->ntask; t++) {
 		char *p, *end;
 
@@ -798,7 +792,6 @@ void pt_watch_tick(struct pt_watch *w)
 
 	if (!w->n && !w->nchk)
 		return;
-	w->st.ticks++;
 	w->gen++;
 	clock_gettime(CLOCK_BOOTTIME, &b);
 	clock_gettime(CLOCK_MONOTONIC, &m);
@@ -868,7 +861,6 @@ void pt_watch_ready(struct pt_watch *w, int fd)
 	/* Another user's exit_code reads 0 whatever it was. */
 	if (zombie && e->readable) {
 		status = ps.exit_code;
-		w->st.status_known++;
 	}
 	if (zombie) {
 		e->ut_us = ticks_to_us(w, ps.ut);
@@ -882,11 +874,6 @@ void pt_watch_ready(struct pt_watch *w, int fd)
 		put_reap(w, zombie ? ps.ppid : e->ppid, e->pid, status, 0, 0,
 			 0, 0, PT_REAP_SEEN | PT_REAP_NO_RSS, now);
 	remove_at(w, i);
-}
-
-const struct pt_watch_stats *pt_watch_stats(const struct pt_watch *w)
-{
-	return &w->st;
 }
 
 void pt_watch_free(struct pt_watch *w)

@@ -77,12 +77,6 @@ int pt_watch_busy(const struct pt_watch *w);
 /* The pidfd fd is readable: its process ended. */
 void pt_watch_ready(struct pt_watch *w, int fd);
 
-/* Counters: processes found, and ends whose status was read. */
-struct pt_watch_stats {
-	uint64_t watched, found, status_known, ticks, scans;
-};
-const struct pt_watch_stats *pt_watch_stats(const struct pt_watch *w);
-
 /* Close every pidfd and free. */
 void pt_watch_free(struct pt_watch *w);
 

@@ -16,6 +16,7 @@
 
 #include "analysis/analysis.h"
 #include "base/pbuf.h"
+#include "base/utf8.h"
 #include "export/otlp.h"
 #include "pt-config.h"
 #include "views/json.h"

@@ -17,10 +17,4 @@
  */
 int pt_csv_write(const struct pt_model *m, FILE *f);
 
-/*
- * Print the short summary that `proftrace record` shows: executions seen,
- * wall time, the five slowest commands.
- */
-void pt_model_print_summary(const struct pt_model *m, FILE *f);
-
 #endif

@@ -26,6 +26,7 @@
 #include "analysis/analysis.h"
 #include "analysis/report.h"
 #include "base/util.h"
+#include "base/utf8.h"
 
 #define CHUNK 65536             /* executions per line of the body */
 #define FLUSH_AT (1u << 20)     /* bytes held before the sink takes them */

@@ -21,6 +21,7 @@
 
 #include "analysis/report.h"
 #include "base/strbuf.h"
+#include "base/utf8.h"
 #include "views/html-data.h"
 
 /* The embedded page (generated from collector/views/html/). */

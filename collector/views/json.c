@@ -27,6 +27,7 @@
 #include "views/par.h"
 #include "pt-config.h"
 #include "base/strbuf.h"
+#include "base/utf8.h"
 
 #define FLUSH_AT (1u << 20)
 /* About 1.5 MB of text a chunk. */

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "analysis/analysis.h"
+#include "base/utf8.h"
 
 void pt_md_init(struct pt_md *md, FILE *f)
 {

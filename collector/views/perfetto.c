@@ -41,6 +41,7 @@
 #include "analysis/analysis.h"
 #include "base/pbuf.h"
 #include "base/strbuf.h"
+#include "base/utf8.h"
 #include "pt-config.h"
 
 #define FLUSH_AT (1u << 20)

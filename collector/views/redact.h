@@ -36,12 +36,6 @@ struct pt_redact *pt_redact_new(void);
 int pt_redact_add(struct pt_redact *r, const char *regex);
 
 /*
- * s with every match masked, as a new malloc'd string the caller frees;
- * NULL when nothing matched (s is fine as it is).
- */
-char *pt_redact_string(const struct pt_redact *r, const char *s);
-
-/*
  * Mask m's argv strings and recorded command lines; call after
  * pt_model_finish().  The new strings belong to r, which must outlive
  * every use of m.

@@ -18,6 +18,7 @@
 
 #include "analysis/analysis.h"
 #include "base/strbuf.h"
+#include "base/utf8.h"
 
 #define NONE PT_STACKS_NONE
 #define PAD 10                  /* px left and right of the frames */
@@ -328,7 +329,7 @@ static void describe(struct svg *s, const struct pt_model *m,
 }
 
 int pt_svg_write(const struct pt_model *m, FILE *f,
-		 enum pt_folded_weight weight)
+		 enum pt_stacks_weight weight)
 {
 	struct pt_stacks st;
 	struct pt_analysis a;
@@ -392,14 +393,14 @@ int pt_svg_write(const struct pt_model *m, FILE *f,
 		"Flame graph: %s</text>\n<text class=\"sub\" x=\"%d\" y=\"44\" "
 		"text-anchor=\"middle\">", PT_SVG_WIDTH, s.height, PT_SVG_WIDTH,
 		s.height, style, PT_SVG_WIDTH / 2,
-		weight == PT_FOLDED_WALL ? "wall time" : "CPU time",
+		weight == PT_STACKS_WALL ? "wall time" : "CPU time",
 		PT_SVG_WIDTH / 2);
 	describe(&s, m, &a);
 	xml_text(f, s.text.buf, s.text.len);
 	fprintf(f, "</text>\n<text class=\"sub\" x=\"%d\" y=\"62\" "
 		"text-anchor=\"middle\">", PT_SVG_WIDTH / 2);
 	fprintf(f, "%.3f s in %zu executions, the sum of each program's %s",
-		secs(s.grand), m->n, weight == PT_FOLDED_WALL ?
+		secs(s.grand), m->n, weight == PT_STACKS_WALL ?
 		"own wall time (not waiting for its children)" :
 		"user and system CPU time");
 	if (left_out)
@@ -430,7 +431,7 @@ int pt_svg_write(const struct pt_model *m, FILE *f,
 		"\"use strict\";\n"
 		"var L = { width: %d, pad: %d, charw: %.3f, unit: '%s' };\n"
 		"%s]]></script>\n</svg>\n", PT_SVG_WIDTH, PAD, CHAR_W,
-		weight == PT_FOLDED_WALL ? "" : " CPU", script);
+		weight == PT_STACKS_WALL ? "" : " CPU", script);
 	if (fflush(f) != 0 || ferror(f))
 		rc = -1;
 
@@ -448,10 +449,10 @@ int pt_svg_write(const struct pt_model *m, FILE *f,
 
 int pt_svg_write_wall(const struct pt_model *m, FILE *f)
 {
-	return pt_svg_write(m, f, PT_FOLDED_WALL);
+	return pt_svg_write(m, f, PT_STACKS_WALL);
 }
 
 int pt_svg_write_cpu(const struct pt_model *m, FILE *f)
 {
-	return pt_svg_write(m, f, PT_FOLDED_CPU);
+	return pt_svg_write(m, f, PT_STACKS_CPU);
 }

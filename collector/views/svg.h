@@ -24,14 +24,14 @@
 
 #include <stdio.h>
 
-#include "views/folded.h"
+#include "analysis/stacks.h"
 #include "model/model.h"
 
 #define PT_SVG_WIDTH 1200               /* px */
 
 /* Write m's flame graph to f.  Returns 0, or -1 if a write failed. */
 int pt_svg_write(const struct pt_model *m, FILE *f,
-		 enum pt_folded_weight weight);
+		 enum pt_stacks_weight weight);
 
 /* The same, with the weight fixed: for tables of (model, FILE) writers. */
 int pt_svg_write_wall(const struct pt_model *m, FILE *f);

@@ -20,6 +20,10 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "reliability"))
+from ptrel import untraced_env  # noqa: E402
+
 FAILS = []
 
 
@@ -27,11 +31,6 @@ def check(ok, what):
     if not ok:
         FAILS.append(what)
         print("FAIL: " + what, file=sys.stderr)
-
-
-def clean_env():
-    return {k: v for k, v in os.environ.items()
-            if k not in ("LD_PRELOAD", "PROFTRACE_SOCKET", "PROFTRACE_DIR")}
 
 
 class Runner:
@@ -44,13 +43,13 @@ class Runner:
         """(returncode, stdout, stderr, csv rows or None)."""
         self.n += 1
         if not traced:
-            r = subprocess.run(cmd, env=clean_env(), capture_output=True,
+            r = subprocess.run(cmd, env=untraced_env(), capture_output=True,
                                text=True, cwd=self.tmp, **kw)
             return r.returncode, r.stdout, r.stderr, None
         cap = os.path.join(self.tmp, "c%d.ptcap" % self.n)
         out = os.path.join(self.tmp, "c%d.csv" % self.n)
         r = subprocess.run([self.proftrace, "record", "-q", "-o", cap,
-                            "--csv", out, "--"] + cmd, env=clean_env(),
+                            "--csv", out, "--"] + cmd, env=untraced_env(),
                            capture_output=True, text=True, cwd=self.tmp, **kw)
         with open(out, newline="") as f:
             rows = list(csv.DictReader(f))

@@ -17,6 +17,10 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "reliability"))
+from ptrel import untraced_env  # noqa: E402
+
 CMD = ["bash", "-c",
        "(i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done; /bin/true)"]
 
@@ -30,8 +34,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--proftrace", required=True)
     a = ap.parse_args()
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("LD_PRELOAD", "PROFTRACE_SOCKET", "PROFTRACE_DIR")}
+    env = untraced_env()
     before = child_cpu()
     subprocess.run(CMD, env=env, check=True)
     untraced = child_cpu() - before

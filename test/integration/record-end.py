@@ -19,14 +19,17 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "reliability"))
+from ptrel import untraced_env  # noqa: E402
+
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--proftrace", required=True)
     ap.add_argument("--slowinit", required=True)
     a = ap.parse_args()
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("LD_PRELOAD", "PROFTRACE_SOCKET", "PROFTRACE_DIR")}
+    env = untraced_env()
     with tempfile.TemporaryDirectory(prefix="pt-record-end-") as d:
         cap = os.path.join(d, "c.ptcap")
         for i in range(5):

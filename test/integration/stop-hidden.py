@@ -21,6 +21,9 @@ import tempfile
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "tools"))
 from ptcheck import parse_strace, read_csv  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "reliability"))
+from ptrel import untraced_env  # noqa: E402
 
 
 def fail(msg):
@@ -31,8 +34,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--proftrace", required=True)
     a = ap.parse_args()
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("LD_PRELOAD", "PROFTRACE_SOCKET", "PROFTRACE_DIR")}
+    env = untraced_env()
     p = os.path.abspath(a.proftrace)
     with tempfile.TemporaryDirectory(prefix="pt-stop-hidden-") as d:
         cap, out, st = (os.path.join(d, n) for n in ("x.ptcap", "x.csv", "st"))

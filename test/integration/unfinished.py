@@ -19,6 +19,10 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "reliability"))
+from ptrel import untraced_env  # noqa: E402
+
 
 def fail(msg):
     sys.exit("FAIL: " + msg)
@@ -28,8 +32,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--proftrace", required=True)
     a = ap.parse_args()
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("LD_PRELOAD", "PROFTRACE_SOCKET", "PROFTRACE_DIR")}
+    env = untraced_env()
     with tempfile.TemporaryDirectory(prefix="pt-unfinished-") as d:
         cap = os.path.join(d, "c.ptcap")
         pidf = os.path.join(d, "pid")

@@ -11,6 +11,7 @@ prints "N passed, N failed" last.
 import argparse
 import os
 import random
+import re
 import subprocess
 import sys
 import tempfile
@@ -39,10 +40,11 @@ def eq(got, want, what):
         raise Failed(f"{what}: got {got!r}, want {want!r}")
 
 
-def run(*args):
-    """proftrace ARGS, which must exit 0; returns its output (bytes)."""
+def run(*args, rc=0):
+    """proftrace ARGS, which must exit rc (None: any status); returns its
+    output (bytes)."""
     p = subprocess.run([ARGS.proftrace] + list(args), capture_output=True)
-    if p.returncode != 0:
+    if rc is not None and p.returncode != rc:
         raise Failed(f"proftrace {' '.join(args)}: exit {p.returncode}, "
                      f"stderr: {p.stderr.decode(errors='replace')}")
     return p.stdout
@@ -53,6 +55,36 @@ def capture(name, build):
     path = os.path.join(TMP, name + ".ptcap")
     build().write(path)
     return path
+
+
+def section(text, title, need=True):
+    """The lines of the text report's section whose heading starts with
+    title, up to the next blank line.  Absent: Failed, or None if not
+    need."""
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        if line.startswith(title):
+            out = []
+            for l2 in lines[i + 1:]:
+                if not l2.strip():
+                    break
+                out.append(l2)
+            return out
+    if need:
+        raise Failed(f"no section {title!r} in:\n{text}")
+    return None
+
+
+def rows(lines, ncols):
+    """Table rows: ncols numeric-ish columns, then the rest as one."""
+    out = []
+    for line in lines[1:]:
+        parts = line.split(None, ncols)
+        if len(parts) < ncols or not re.match(r"^[+-]?\d", parts[0]):
+            continue
+        out.append([p.rstrip("%") for p in parts[:ncols]] +
+                   ([parts[ncols].strip()] if len(parts) > ncols else []))
+    return out
 
 
 _SAMPLES = {}
@@ -142,7 +174,9 @@ def host_b():
     return c
 
 
-def main(g, add_args=None):
+def main(g, add_args=None, expected=()):
+    """Run g's test_* functions; a failure raised as Failed or as one of
+    expected prints its message, any other exception its traceback too."""
     global ARGS, TMP
     ap = argparse.ArgumentParser()
     ap.add_argument("--proftrace", required=True)
@@ -169,7 +203,7 @@ def main(g, add_args=None):
             except Exception as e:
                 failed += 1
                 print(f"FAIL {name}: {e}")
-                if not isinstance(e, Failed):
+                if not isinstance(e, (Failed,) + tuple(expected)):
                     traceback.print_exc()
     print(f"{passed} passed, {failed} failed")
     return 1 if failed else 0

@@ -182,7 +182,7 @@ static void test_cwd(void)
 	}
 }
 
-/* A listening socket that pt_conn_open() will reach for an AUX frame. */
+/* A listening socket that conn.c will reach for an AUX frame. */
 static int listen_at(const char *path)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };

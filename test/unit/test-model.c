@@ -19,6 +19,7 @@
 
 #include "capture/capture.h"
 #include "views/csv.h"
+#include "views/summary.h"
 #include "model/model.h"
 #include "proftrace/wire.h"
 #include "proftrace/wire.h"
@@ -1278,7 +1279,7 @@ static void test_csv(void)
 		  "0,,0.001000,0.002000,3000,/src,/usr/bin/sh,foo.1.2,\n");
 	free(out);
 	f = open_memstream(&out, &len);
-	pt_model_print_summary(&m, f);
+	pt_summary_print(&m, f);
 	fclose(f);
 	CHECK(!strncmp(out, SUMMARY_HEAD, strlen(SUMMARY_HEAD)));
 	CHECK(strstr(out, "0.038 s  sh -c 'cc x.c'\n") != NULL);

@@ -29,8 +29,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "tools"))
 from mkcapture import Capture  # noqa: E402
 from viewlib import (Failed, capture, check, eq, host_a, host_b,  # noqa: E402
-                     make_like, random_run, run, sample_capture,
-                     synthetic_capture)
+                     make_like, random_run, rows, run, sample_capture,
+                     section, synthetic_capture)
 import viewlib  # noqa: E402
 
 ARGS = None
@@ -123,30 +123,6 @@ def text_report(*args):
     return run("report", "--width", "1000", *args).decode("utf-8")
 
 
-def section(text, title):
-    lines = text.split("\n")
-    for i, line in enumerate(lines):
-        if line.startswith(title):
-            out = []
-            for l2 in lines[i + 1:]:
-                if not l2.strip():
-                    break
-                out.append(l2)
-            return out
-    return None
-
-
-def rows(lines, ncols):
-    out = []
-    for line in lines[1:]:
-        parts = line.split(None, ncols)
-        if len(parts) < ncols or not re.match(r"^[+-]?\d", parts[0]):
-            continue
-        out.append([p.rstrip("%") for p in parts[:ncols]] +
-                   ([parts[ncols].strip()] if len(parts) > ncols else []))
-    return out
-
-
 def strip_tree(label):
     return re.sub(r"^\[\d+\] ", "", label.strip())
 
@@ -188,7 +164,7 @@ def compare(*caps, args=()):
                         r"executions?", t).groups()
         eq((m[0], m[1], m[2], m[3], m[4]), want, "capture row")
 
-    if not section(text, "Programs by self"):
+    if not section(text, "Programs by self", need=False):
         return text, md
     # programs, both orders
     for title in ("Programs by self", "Programs by total"):
@@ -196,7 +172,7 @@ def compare(*caps, args=()):
         m = [unpct(r) for r in md_table(md, title)[1]]
         eq(m, t, title)
     # critical path
-    cp = section(text, "Critical path (")
+    cp = section(text, "Critical path (", need=False)
     if cp:
         t = [r[:5] + [strip_tree(r[5])] for r in rows(cp, 5)]
         m = [unpct(r[:5]) + [r[6]] for r in md_table(md, "Critical path")[1]]
@@ -224,12 +200,12 @@ def compare(*caps, args=()):
                     "\n".join(section(text, "Parallelism"))).groups()
     eq(re.search(r"Average ([\d.]+) busy, peak (\d+)",
                  md_text(md, "Parallelism")).groups(), avg, "average")
-    st = section(text, "Longest stretches")
+    st = section(text, "Longest stretches", need=False)
     if st:
         eq([unpct(r) for r in md_table(md, "Longest stretches")[1]],
            rows(st, 3), "stretches")
     # failures
-    fl = section(text, "Failed executions")
+    fl = section(text, "Failed executions", need=False)
     if fl:
         t = []
         for line in fl[1:]:
@@ -243,7 +219,7 @@ def compare(*caps, args=()):
         check(not any(k.startswith("Failed") for k in md), "no failures")
     # what the tables left out, said alike
     for title in ("Programs by self", "Failed executions"):
-        lines = section(text, title) or []
+        lines = section(text, title, need=False) or []
         more = [re.search(r"\.\.\. (\d+) more", x) for x in lines]
         more = [x.group(1) for x in more if x]
         got = re.findall(r"(\d+) more \w+", md_text(md, title)) \
@@ -279,7 +255,7 @@ def compare_diff(a, b, args=()):
         eq(m, t, f"rows only in {side}")
     for title in ("Largest changes", "Only in A", "Only in B"):
         more = [re.search(r"\.\.\. (\d+) more", x)
-                for x in section(text, title) or []]
+                for x in section(text, title, need=False) or []]
         got = re.findall(r"(\d+) more \w+", md_text(md, title))
         eq(got, [x.group(1) for x in more if x], f"left out of {title}")
 

@@ -18,7 +18,6 @@ importer.
 The last line counts the results: "N passed, N failed".
 """
 
-import argparse
 import csv
 import importlib.util
 import json
@@ -27,12 +26,13 @@ import re
 import shlex
 import subprocess
 import sys
-import tempfile
-import traceback
 
 TOOLS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools")
 sys.path.insert(0, TOOLS)
 from mkcapture import Capture  # noqa: E402
+import viewlib  # noqa: E402
+from viewlib import (Failed, capture, check, eq, rows, run,  # noqa: E402
+                     section)
 
 spec = importlib.util.spec_from_file_location(
     "validate_trace", os.path.join(TOOLS, "validate-trace.py"))
@@ -44,32 +44,9 @@ TMP = None
 US = 1_000_000                  # microseconds in a second
 
 
-class Failed(Exception):
-    pass
-
-
-def check(cond, msg):
-    if not cond:
-        raise Failed(msg)
-
-
-def eq(got, want, what):
-    if got != want:
-        raise Failed(f"{what}: got {got!r}, want {want!r}")
-
-
-def run(*args, rc=0):
-    p = subprocess.run([ARGS.proftrace] + list(args), capture_output=True)
-    if rc is not None and p.returncode != rc:
-        raise Failed(f"proftrace {' '.join(args)}: exit {p.returncode}, "
-                     f"stderr: {p.stderr.decode(errors='replace')}")
-    return p.stdout
-
-
-def capture(name, build):
-    path = os.path.join(TMP, name + ".ptcap")
-    build().write(path)
-    return path
+def have_speedscope():
+    """--speedscope (or $PT_SPEEDSCOPE_DIR) names the package's directory."""
+    return ARGS.speedscope and os.path.isdir(ARGS.speedscope)
 
 
 def trace(*caps):
@@ -77,7 +54,7 @@ def trace(*caps):
     run("convert", "-f", "json", "--force", "-o", out, *caps)
     doc = validate.load_trace(out)
     validate.check_trace(doc)
-    if ARGS.speedscope and xevents(doc):
+    if have_speedscope() and xevents(doc):
         speedscope(out)
     return doc
 
@@ -88,7 +65,7 @@ def folded(*caps, fmt="folded"):
     with open(out, "rb") as f:
         text = f.read().decode("utf-8")
     validate.check_folded(text)
-    if ARGS.speedscope and text:
+    if have_speedscope() and text:
         speedscope(out)
     lines = {}
     for line in text.splitlines():
@@ -112,32 +89,6 @@ def report(*args):
                                              text),
           "control characters in the report")
     return text
-
-
-def section(text, title):
-    """The lines of the section whose heading starts with title."""
-    lines = text.split("\n")
-    for i, line in enumerate(lines):
-        if line.startswith(title):
-            out = []
-            for l2 in lines[i + 1:]:
-                if not l2.strip():
-                    break
-                out.append(l2)
-            return out
-    raise Failed(f"no section {title!r} in:\n{text}")
-
-
-def rows(lines, ncols):
-    """Table rows: ncols numeric-ish columns, then the rest as one."""
-    out = []
-    for line in lines[1:]:
-        parts = line.split(None, ncols)
-        if len(parts) < ncols or not re.match(r"^[+-]?\d", parts[0]):
-            continue
-        out.append([p.rstrip("%") for p in parts[:ncols]] +
-                   ([parts[ncols].strip()] if len(parts) > ncols else []))
-    return out
 
 
 def xevents(doc):
@@ -773,34 +724,10 @@ def test_validator():
     eq(validate.check_folded("a;b 1\nc 22\n"), (2, 23), "good folded")
 
 
-def main():
-    global ARGS, TMP
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--proftrace", required=True)
-    ap.add_argument("--speedscope", help="npm package speedscope's directory")
-    ap.add_argument("-k", help="run only tests whose name contains this")
-    ARGS = ap.parse_args()
-    if not ARGS.speedscope:
-        ARGS.speedscope = os.environ.get("PT_SPEEDSCOPE_DIR")
-    if ARGS.speedscope and not os.path.isdir(ARGS.speedscope):
-        ARGS.speedscope = None
-    tests = [(n, f) for n, f in sorted(globals().items())
-             if n.startswith("test_") and (not ARGS.k or ARGS.k in n)]
-    passed = failed = 0
-    with tempfile.TemporaryDirectory(prefix="pt-views-") as TMP:
-        for name, fn in tests:
-            try:
-                fn()
-                passed += 1
-                print(f"ok   {name}")
-            except Exception as e:
-                failed += 1
-                print(f"FAIL {name}: {e}")
-                if not isinstance(e, (Failed, ValueError)):
-                    traceback.print_exc()
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0
+def options(ap):
+    ap.add_argument("--speedscope", help="npm package speedscope's directory",
+                    default=os.environ.get("PT_SPEEDSCOPE_DIR"))
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(viewlib.main(globals(), options, expected=(ValueError,)))
