@@ -28,7 +28,6 @@ doc/performance.md quotes this script's output.
 
 import argparse
 import os
-import re
 import shutil
 import statistics
 import subprocess
@@ -37,7 +36,7 @@ import tarfile
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from run import SRC, clean_env, kv, table  # noqa: E402
+from run import SRC, callgrind_total, clean_env, kv, strace_total, table  # noqa: E402
 
 RING_BYTES = 16 << 20  # data area of the ring floor's memfd
 PASS_FDS = ()          # the ring floor's memfd, inherited by every command run
@@ -45,29 +44,16 @@ PASS_FDS = ()          # the ring floor's memfd, inherited by every command run
 
 def callgrind(cmd, env, tmp, extra=()):
     out = os.path.join(tmp, "cg.out")
-    r = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out,
-                        *extra] + cmd, env=env, capture_output=True, text=True,
-                       pass_fds=PASS_FDS)
-    # with several processes (a fork before an exec) each prints its total;
-    # the first pid's line is the one asked for
-    m = re.search(r"Collected\s*:\s*(\d+)", r.stderr)
-    if r.returncode != 0 or not m:
-        raise RuntimeError(f"valgrind {' '.join(cmd)}: {r.stderr.strip()[-400:]}")
-    return int(m.group(1))
+    vg = ["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out, *extra] + cmd
+    return callgrind_total(subprocess.run(vg, env=env, capture_output=True, text=True,
+                                          pass_fds=PASS_FDS), vg)
 
 
 def strace_calls(cmd, env, out):
     """Total system calls in strace's -c summary file out, after cmd (which
     runs `strace -f -c -o out ...` somewhere inside) has run."""
-    r = subprocess.run(cmd, env=env, capture_output=True, text=True, pass_fds=PASS_FDS)
-    if r.returncode != 0:
-        raise RuntimeError(f"strace {' '.join(cmd)}: {r.stderr.strip()[-400:]}")
-    with open(out) as f:
-        for line in f:
-            w = line.split()
-            if w and w[-1] == "total":
-                return int(w[3])
-    raise RuntimeError("strace -c printed no total")
+    return strace_total(subprocess.run(cmd, env=env, capture_output=True, text=True,
+                                       pass_fds=PASS_FDS), cmd, out)
 
 
 class Counts:
@@ -120,12 +106,8 @@ class Counts:
         vg = ["valgrind", "--tool=callgrind", "--callgrind-out-file="
               + os.path.join(self.tmp, "cg.out")]
         def ir(cmd, env):
-            r = subprocess.run(cmd, env=env, capture_output=True, text=True,
-                               pass_fds=PASS_FDS)
-            m = re.search(r"Collected\s*:\s*(\d+)", r.stderr)
-            if r.returncode != 0 or not m:
-                raise RuntimeError(f"{' '.join(cmd)}: {r.stderr.strip()[-400:]}")
-            return int(m.group(1))
+            return callgrind_total(subprocess.run(cmd, env=env, capture_output=True,
+                                                  text=True, pass_fds=PASS_FDS), cmd)
         cmd, env = self.wrap(config, vg + ["/bin/true"])
         child = ir(cmd, env)
         self.measure = ir
