@@ -154,6 +154,28 @@ def proc_cpu(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def callgrind_total(r, cmd):
+    """Instructions valgrind's callgrind counted, from the stderr of the
+    finished run r of cmd (the first process's total when several print)."""
+    m = re.search(r"Collected\s*:\s*(\d+)", r.stderr)
+    if r.returncode != 0 or not m:
+        raise RuntimeError(f"{' '.join(cmd)}: {r.stderr.strip()[-400:]}")
+    return int(m.group(1))
+
+
+def strace_total(r, cmd, out):
+    """System calls in the `strace -c` summary file out, written by the
+    finished run r of cmd."""
+    if r.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)}: {r.stderr.strip()[-400:]}")
+    with open(out) as f:
+        for line in f:
+            w = line.split()
+            if w and w[-1] == "total":
+                return int(w[3])
+    raise RuntimeError("strace -c printed no total")
+
+
 class Daemon:
     """A `proftrace daemon` of our own, stopped by its pid."""
 
@@ -436,22 +458,13 @@ class Suite:
         out = os.path.join(self.tmp, "callgrind.out")
         r = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out]
                            + cmd, env=env, capture_output=True, text=True)
-        m = re.search(r"Collected\s*:\s*(\d+)", r.stderr)
-        if r.returncode != 0 or not m:
-            raise RuntimeError(f"valgrind {' '.join(cmd)}: {r.stderr.strip()[-300:]}")
-        return int(m.group(1))
+        return callgrind_total(r, cmd)
 
     def strace_calls(self, cmd, env):
         out = os.path.join(self.tmp, "strace.out")
         r = subprocess.run(["strace", "-f", "-c", "-o", out] + cmd, env=env,
                            capture_output=True, text=True)
-        if r.returncode != 0:
-            raise RuntimeError(f"strace {' '.join(cmd)}: {r.stderr.strip()[-300:]}")
-        with open(out) as f:
-            for line in f:
-                if line.split() and line.split()[-1] == "total":
-                    return int(line.split()[3])
-        raise RuntimeError("strace -c printed no total")
+        return strace_total(r, cmd, out)
 
     def stage_anatomy(self):
         if not shutil.which("valgrind") or not shutil.which("strace"):

@@ -1,0 +1,218 @@
+#!/usr/bin/env python3
+"""What one traced program image costs, counted rather than timed.
+
+    bench/counts.py [--build-dir build] [--spawns 20,40] [--images 50,150]
+                    [--autoconf TARBALL [--rounds 3]] [--quick]
+
+A busy machine moves wall-clock figures by more than the effect being
+measured; it does not move these.  For a spawn loop of /bin/true
+(bench/spawnloop) under `proftrace record`, and with the floor of the shared-ring design
+(bench/minring.c: a mapped ring, a HELLO and an EXIT), against the same
+loop with the empty preload library (bench/empty.c); Δ in brackets:
+
+  syscalls   system calls per spawn, spawner and child together
+             (strace -f -c), posix_spawn and fork+execve
+  instr.     user-space instructions of one /bin/true, and of the spawner
+             per spawn (valgrind --tool=callgrind)
+  collector  user-space instructions of the collector (the `proftrace
+             record` process, under callgrind, not following the command
+             it starts) per program image
+
+Per-spawn and per-image figures are the difference between two loop lengths
+divided by the difference in spawns, which cancels every process's start and
+end.  With --autoconf, a real GNU package (its release tarball: configure
+and `make -j2`) is built untraced and under `proftrace record`, interleaved;
+wall and CPU ratios, medians (these are timed, so noisy on a shared machine).
+doc/performance.md quotes this script's output.
+"""
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from run import SRC, callgrind_total, clean_env, kv, strace_total, table  # noqa: E402
+
+RING_BYTES = 16 << 20  # data area of the ring floor's memfd
+PASS_FDS = ()          # the ring floor's memfd, inherited by every command run
+
+
+def callgrind(cmd, env, tmp, extra=()):
+    out = os.path.join(tmp, "cg.out")
+    vg = ["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out, *extra] + cmd
+    return callgrind_total(subprocess.run(vg, env=env, capture_output=True, text=True,
+                                          pass_fds=PASS_FDS), vg)
+
+
+def strace_calls(cmd, env, out):
+    """Total system calls in strace's -c summary file out, after cmd (which
+    runs `strace -f -c -o out ...` somewhere inside) has run."""
+    return strace_total(subprocess.run(cmd, env=env, capture_output=True, text=True,
+                                       pass_fds=PASS_FDS), cmd, out)
+
+
+class Counts:
+    def __init__(self, a):
+        self.a = a
+        b = os.path.abspath(a.build_dir)
+        self.proftrace = os.path.join(b, "collector", "proftrace")
+        self.libpt = os.path.join(b, "preload", "libproftrace.so")
+        self.libempty = os.path.join(b, "bench", "libptempty.so")
+        self.spawnloop = os.path.join(b, "bench", "spawnloop")
+        self.rusage = os.path.join(b, "bench", "rusage")
+        self.libminring = os.path.join(b, "bench", "libptminring.so")
+        self.tmp = tempfile.mkdtemp(prefix="pt-counts-")
+        # the ring floor's ring: a memfd every command inherits
+        global PASS_FDS
+        self.ringfd = os.memfd_create("ptbench-ring", 0)
+        os.ftruncate(self.ringfd, 4096 + RING_BYTES)
+        PASS_FDS = (self.ringfd,)
+        self.cap = os.path.join(self.tmp, "c.ptcap")
+
+    def wrap(self, config, cmd):
+        """cmd with the empty library ("empty"), under `proftrace record`
+        ("record"), or with the ring floor's library ("ring")."""
+        if config == "record":
+            return ([self.proftrace, "record", "-q", "--force", "-o", self.cap, "--"] + cmd,
+                    clean_env())
+        if config == "ring":
+            return cmd, clean_env(LD_PRELOAD=self.libminring,
+                                  PTBENCH_RING=f"{self.ringfd}:{RING_BYTES}")
+        return cmd, clean_env(LD_PRELOAD=self.libempty)
+
+    def per_spawn(self, fn, mode, config):
+        a, b = self.a.spawns
+        x = []
+        for n in (a, b):
+            cmd, env = self.wrap(config, fn([self.spawnloop, mode, str(n)]))
+            x.append(self.measure(cmd, env))
+        return (x[1] - x[0]) / (b - a)
+
+    def row(self, config):
+        # strace is inside `proftrace record`: the collector's own calls
+        # are not counted, the spawner's and the children's are
+        out = os.path.join(self.tmp, "strace.out")
+        st = ["strace", "-f", "-c", "-o", out]
+        self.measure = lambda cmd, env: strace_calls(cmd, env, out)
+        sp = self.per_spawn(lambda c: st + c, "spawn", config)
+        fk = self.per_spawn(lambda c: st + c, "fork", config)
+        # instructions: callgrind is the innermost command, so only the
+        # process it starts is counted, not `proftrace record`
+        vg = ["valgrind", "--tool=callgrind", "--callgrind-out-file="
+              + os.path.join(self.tmp, "cg.out")]
+        def ir(cmd, env):
+            return callgrind_total(subprocess.run(cmd, env=env, capture_output=True,
+                                                  text=True, pass_fds=PASS_FDS), cmd)
+        cmd, env = self.wrap(config, vg + ["/bin/true"])
+        child = ir(cmd, env)
+        self.measure = ir
+        spawner = self.per_spawn(lambda c: vg + c, "spawn", config)
+        return sp, fk, child, spawner
+
+    def collector(self):
+        """Collector instructions per program image: `proftrace record` under
+        callgrind (not following the command), two loop lengths."""
+        a, b = self.a.images
+        x = []
+        for n in (a, b):
+            x.append(callgrind([self.proftrace, "record", "-q", "--force", "-o", self.cap,
+                                "--", self.spawnloop, "spawn", str(n)], clean_env(),
+                               self.tmp, ["--trace-children=no"]))
+        return (x[1] - x[0]) / (b - a)
+
+    def autoconf(self, tarball, rounds):
+        src = os.path.join(self.tmp, "pkg-src")
+        os.makedirs(src)
+        with tarfile.open(tarball) as t:
+            t.extractall(src)
+        (top,) = os.listdir(src)
+        build = "./configure >/dev/null && make -j2 >/dev/null"
+        res = {"untraced": [], "traced": []}
+        execs = None
+        for r in range(rounds):
+            order = ["untraced", "traced"] if r % 2 == 0 else ["traced", "untraced"]
+            for c in order:
+                d = os.path.join(self.tmp, f"pkg-{r}-{c}")
+                shutil.copytree(os.path.join(src, top), d, symlinks=True)
+                cmd = ["sh", "-c", build]
+                if c == "traced":
+                    cmd = [self.proftrace, "record", "-q", "--force", "-o", self.cap,
+                           "--"] + cmd
+                p = subprocess.run([self.rusage] + cmd, cwd=d, env=clean_env(),
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                   text=True)
+                last = p.stderr.splitlines()[-1] if p.stderr else ""
+                x = kv(last[len("rusage "):]) if last.startswith("rusage ") else {}
+                if int(x.get("status", 1)) != 0:
+                    raise RuntimeError(f"{top} build failed: {p.stderr[-400:]}")
+                res[c].append((x["wall_s"], x["cpu_s"]))
+                shutil.rmtree(d, ignore_errors=True)
+                if c == "traced" and execs is None:
+                    csvp = self.cap + ".csv"
+                    subprocess.run([self.proftrace, "convert", "-f", "csv", "-o", csvp,
+                                    self.cap], check=True, env=clean_env())
+                    with open(csvp) as f:
+                        execs = sum(1 for _ in f) - 1
+            print(f"[autoconf] round {r + 1}/{rounds}", file=sys.stderr)
+        wr = [t[0] / u[0] for t, u in zip(res["traced"], res["untraced"])]
+        cr = [t[1] / u[1] for t, u in zip(res["traced"], res["untraced"])]
+        return top, execs, res, wr, cr
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--build-dir", default=os.path.join(SRC, "build"))
+    ap.add_argument("--spawns", default="20,40", help="two loop lengths (default 20,40)")
+    ap.add_argument("--images", default="50,150",
+                    help="two loop lengths for the collector (default 50,150)")
+    ap.add_argument("--autoconf", metavar="TARBALL",
+                    help="a GNU package's release tarball: configure + make -j2 rounds")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--quick", action="store_true", help="tiny loops (smoke test)")
+    a = ap.parse_args()
+    if a.quick:
+        a.spawns, a.images = "2,4", "4,8"
+    a.spawns = [int(x) for x in a.spawns.split(",")]
+    a.images = [int(x) for x in a.images.split(",")]
+    for tool in ("valgrind", "strace"):
+        if not shutil.which(tool):
+            print(f"counts: needs {tool}; skipped", file=sys.stderr)
+            return 0
+    c = Counts(a)
+    try:
+        e = c.row("empty")
+        rows = []
+        for name, config in (("empty library", "empty"), ("proftrace record", "record"),
+                             ("ring floor (bench/minring.c)", "ring")):
+            t = e if config == "empty" else c.row(config)
+            if config == "ring" and not int.from_bytes(os.pread(c.ringfd, 8, 0), "little"):
+                raise RuntimeError("the ring floor's library wrote nothing into the ring")
+            rows.append([name] + [f"{t[i]:,.0f} ({t[i] - e[i]:+,.0f})" if i >= 2
+                                  else f"{t[i]:.1f} ({t[i] - e[i]:+.1f})" for i in range(4)])
+        print(table(["", "syscalls/spawn (posix_spawn)", "syscalls/spawn (fork+execve)",
+                     "/bin/true instr.", "spawner instr./spawn"], rows))
+        col = c.collector()
+        print(f"\ncollector instructions per program image (record, callgrind): {col:,.0f}")
+        if a.autoconf:
+            top, execs, res, wr, cr = c.autoconf(a.autoconf, a.rounds)
+            med = statistics.median
+            print(f"\n{top}: configure + make -j2, {execs} executions, {a.rounds} rounds\n")
+            print(table(["", "untraced", "proftrace record", "ratio (min–max)"], [
+                ["wall s", f"{med(x[0] for x in res['untraced']):.2f}",
+                 f"{med(x[0] for x in res['traced']):.2f}",
+                 f"{med(wr):.3f} ({min(wr):.3f}–{max(wr):.3f})"],
+                ["CPU s", f"{med(x[1] for x in res['untraced']):.2f}",
+                 f"{med(x[1] for x in res['traced']):.2f}",
+                 f"{med(cr):.3f} ({min(cr):.3f}–{max(cr):.3f})"]]))
+    finally:
+        shutil.rmtree(c.tmp, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
