@@ -11,6 +11,11 @@ bubblewrap nodejs perl golang-go busybox-static pandoc man-db debhelper dpkg-dev
 # The tests of the SVG and Markdown views: a browser, ImageMagick to look
 # at its screenshots, a CommonMark parser with GitHub's tables.
 pkgs="$pkgs chromium imagemagick cmark-gfm"
+# 32-bit programs under a 64-bit library (test/install/lib32.sh): the
+# 32-bit toolchain, and an emulator for kernels that run none natively.
+if [ "$(dpkg --print-architecture 2>/dev/null)" = amd64 ]; then
+	pkgs="$pkgs gcc-multilib qemu-user-static"
+fi
 missing=
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
