@@ -141,6 +141,124 @@ static void find_preload_entry(const char *preload)
 						   NULL, NULL, PATH_MAX) : 0;
 }
 
+/*
+ * The other ELF class's loader on this machine, if it has one: 32-bit
+ * programs can run beside a 64-bit library.
+ */
+#if defined(__x86_64__)
+#define FOREIGN_LOADER "/lib/ld-linux.so.2"
+#define NATIVE_LOADER "/lib64/ld-linux-x86-64.so.2"
+#elif defined(__i386__)
+#define FOREIGN_LOADER "/lib64/ld-linux-x86-64.so.2"
+#define NATIVE_LOADER "/lib/ld-linux.so.2"
+#endif
+
+#ifdef FOREIGN_LOADER
+/*
+ * Into buf (cap bytes): what the ld.so at loader expands $LIB to, "lib32"
+ * or "lib/i386-linux-gnu": the directory of its own file, less "/" or
+ * "/usr/" (glibc's $LIB is where its libc was built to live).  Only the
+ * last component's symbolic links are followed, as /lib is /usr/lib on a
+ * merged /usr.  0 if the loader is not there.
+ */
+static int loader_lib(const char *loader, char *buf, size_t cap)
+{
+	char link[PATH_MAX];
+	const char *slash;
+	size_t n = pt_strlen(loader), k;
+	ssize_t got;
+	int hops;
+
+	if (n + 1 > cap)
+		return 0;
+	pt_memcpy(buf, loader, n + 1);
+	for (hops = 0; hops < 8; hops++) {
+		got = pt_sys_readlink(buf, link, sizeof link - 1);
+		if (got < 0)
+			break;
+		link[got] = '\0';
+		k = link[0] == '/' ? 0 :
+		    (size_t)(pt_memrchr(buf, '/', n) - buf) + 1;
+		if (k + (size_t)got + 1 > cap)
+			return 0;
+		pt_memcpy(buf + k, link, (size_t)got + 1);
+		n = k + (size_t)got;
+	}
+	if (got < 0 && errno != EINVAL)         /* EINVAL: not a link */
+		return 0;
+	slash = pt_memrchr(buf, '/', n);
+	if (!slash || slash == buf)
+		return 0;
+	n = (size_t)(slash - buf);
+	k = !pt_strncmp(buf, "/usr/", 5) ? 5 : 1;
+	if (n <= k)
+		return 0;
+	pt_memcpy(buf, buf + k, n - k);
+	buf[n - k] = '\0';
+	return 1;
+}
+#endif
+
+/*
+ * Would a program of the other class find a build of the library from our
+ * LD_PRELOAD entry?  Through $LIB, the file it expands to for that class;
+ * by a bare name, a file in that class's default directories; a path,
+ * never (it names one build).  Once per process, at load time.
+ */
+static void note_foreign(void)
+{
+#ifdef FOREIGN_LOADER
+	char flib[PATH_MAX], path[PATH_MAX];
+	const char *e = PT_STR(preload_entry), *d;
+	size_t fl, at = 0;
+	int ok = 0, saved = errno;
+
+	if (!*e || !loader_lib(FOREIGN_LOADER, flib, sizeof flib))
+		goto out;
+	fl = pt_strlen(flib);
+	if ((d = pt_strchr(e, '$'))) {
+		/* "$LIB" or "${LIB}", once: anything else, not ours to expand */
+		size_t pre = (size_t)(d - e), skip =
+			!pt_strncmp(d, "$LIB", 4) ? 4 :
+			!pt_strncmp(d, "${LIB}", 6) ? 6 : 0;
+
+		if (skip && pre + fl + pt_strlen(d + skip) < sizeof path) {
+			pt_memcpy(path, e, pre);
+			pt_memcpy(path + pre, flib, fl);
+			pt_strcpy(path + pre + fl, d + skip);
+			ok = !pt_strchr(path, '$') && pt_sys_readable(path) == 0;
+		}
+	} else if (!pt_strchr(e, '/')) {
+		/* Where the loader looks by default, and beside us: under
+		 * our prefix, where the install puts the other build (and
+		 * names its directory to the loader). */
+		const char *roots[3] = { "/", "/usr/", PT_STR(lib_path) };
+		size_t i, el = pt_strlen(e), rl[3] = { 1, 5, 0 }, ol;
+		const char *our = pt_memrchr(roots[2], '/',
+					     pt_strlen(roots[2]));
+
+		/* lib_path is PREFIX/<our $LIB>/NAME: keep "PREFIX/" */
+		if (our && loader_lib(NATIVE_LOADER, path, sizeof path) &&
+		    (ol = pt_strlen(path)) < (size_t)(our - roots[2]) &&
+		    !pt_strncmp(our - ol, path, ol) && our[-(long)ol - 1] == '/')
+			rl[2] = (size_t)(our - roots[2]) - ol;
+		for (i = 0; i < 3 && !ok; i++) {
+			at = rl[i];
+			if (!at || at + fl + 1 + el >= sizeof path)
+				continue;
+			pt_memcpy(path, roots[i], at);
+			pt_memcpy(path + at, flib, fl);
+			path[at + fl] = '/';
+			pt_memcpy(path + at + fl + 1, e, el + 1);
+			ok = pt_sys_readable(path) == 0;
+		}
+	}
+	pt.foreign_missing = !ok;
+out:
+	errno = saved;
+#endif
+}
+
 void pt_env_setup(char *const *envp)
 {
 	const char *sock = lookup(envp, PT_ENV_SOCKET);
@@ -151,6 +269,7 @@ void pt_env_setup(char *const *envp)
 	unsigned v;
 
 	find_preload_entry(lookup(envp, "LD_PRELOAD"));
+	note_foreign();
 	if (pt.preload_entry)
 		pt.env_preload = pool_entry("LD_PRELOAD", PT_STR(preload_entry),
 					    2 * PATH_MAX);
@@ -368,7 +487,8 @@ size_t pt_env_preload_size(char *const *envp, size_t n)
 }
 
 char *const *pt_env_repair(char *const *envp, size_t n, char **out,
-			   char *scratch, size_t scratch_len)
+			   char *scratch, size_t scratch_len, const char *file,
+			   int search)
 {
 	static char *const empty[] = { NULL };
 	const char *pre = NULL;
@@ -379,7 +499,7 @@ char *const *pt_env_repair(char *const *envp, size_t n, char **out,
 
 	if (!envp)
 		envp = empty;
-	if (n <= PT_ENV_MAX && lib_hidden())
+	if (n <= PT_ENV_MAX && (lib_hidden() || pt_target_foreign(file, search)))
 		return without_lib(envp, n, out, scratch, scratch_len, 0);
 	for (i = 0; i < n; i++) {
 		const char *e = envp[i];

@@ -118,16 +118,18 @@ static void exec_failed(struct pt_chan *ch, enum pt_call call)
 	} while (0)
 
 /*
- * Declare `use`: envp, or a repaired copy on this stack frame.  A macro
- * because the copy must live in the caller's frame (no allocation).
+ * Declare `use`: envp, or a repaired copy on this stack frame, for an
+ * exec of file (searched in PATH if search).  A macro because the copy
+ * must live in the caller's frame (no allocation).
  */
-#define REPAIRED_ENV(use, envp)                                              \
+#define REPAIRED_ENV(use, envp, file, search)                                \
 	size_t use##_n = pt_env_count(envp);                                 \
 	size_t use##_cap = use##_n <= PT_ENV_MAX ? use##_n + PT_ENV_EXTRA + 1 : 1; \
 	char *use##_buf[use##_cap];                                          \
 	char use##_scratch[PATH_MAX * 2];                                    \
 	char *const *use = pt_env_repair(envp, use##_n, use##_buf,           \
-					 use##_scratch, sizeof use##_scratch)
+					 use##_scratch, sizeof use##_scratch, \
+					 file, search)
 
 static int do_execve(enum pt_call call, const char *path, char *const argv[],
 		     char *const envp[])
@@ -139,7 +141,7 @@ static int do_execve(enum pt_call call, const char *path, char *const argv[],
 	RETURN_IF_QUIET(envp, pt_real.execve(path, argv, quiet_env));
 	if (PASS_THROUGH(envp))
 		return pt_real.execve(path, argv, envp);
-	REPAIRED_ENV(env, envp);
+	REPAIRED_ENV(env, envp, path, 0);
 	exec_announce(&ch, call, path, argv);
 	errno = saved;
 	pt_real.execve(path, argv, env);
@@ -157,7 +159,7 @@ static int do_execvpe(enum pt_call call, const char *file, char *const argv[],
 	RETURN_IF_QUIET(envp, pt_real.execvpe(file, argv, quiet_env));
 	if (PASS_THROUGH(envp))
 		return pt_real.execvpe(file, argv, envp);
-	REPAIRED_ENV(env, envp);
+	REPAIRED_ENV(env, envp, file, 1);
 	exec_announce(&ch, call, file, argv);
 	errno = saved;
 	pt_real.execvpe(file, argv, env);
@@ -317,7 +319,7 @@ PT_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 	RETURN_IF_QUIET(envp, pt_real.fexecve(fd, argv, quiet_env));
 	if (PASS_THROUGH(envp))
 		return pt_real.fexecve(fd, argv, envp);
-	REPAIRED_ENV(env, envp);
+	REPAIRED_ENV(env, envp, NULL, 0);
 	exec_announce(&ch, PT_CALL_FEXECVE, fd_path(fd, NULL, path, sizeof path),
 		      argv);
 	errno = saved;
@@ -343,7 +345,8 @@ PT_EXPORT int execveat(int dirfd, const char *pathname, char *const argv[],
 						flags));
 	if (PASS_THROUGH(envp))
 		return pt_real.execveat(dirfd, pathname, argv, envp, flags);
-	REPAIRED_ENV(env, envp);
+	REPAIRED_ENV(env, envp, *pathname && (pathname[0] == '/' ||
+					   dirfd == AT_FDCWD) ? pathname : NULL, 0);
 	if (opaque(pathname) && pathname[0] != '/' &&
 	    (dirfd != AT_FDCWD || !*pathname))
 		shown = fd_path(dirfd, pathname, path, sizeof path);
@@ -406,9 +409,10 @@ static void send_spawn_failed(enum pt_call call, int rc, const char *path,
 typedef int spawn_fn(pid_t *, const char *, const posix_spawn_file_actions_t *,
 		     const posix_spawnattr_t *, char *const[], char *const[]);
 
-/* posix_spawn and posix_spawnp, once real is known; saved: the caller's
- * errno, taken before anything of ours ran. */
-static int do_spawn(spawn_fn *real, enum pt_call call, int saved,
+/* posix_spawn and posix_spawnp (search: path is looked up in PATH), once
+ * real is known; saved: the caller's errno, taken before anything of ours
+ * ran. */
+static int do_spawn(spawn_fn *real, enum pt_call call, int search, int saved,
 		    pid_t *pid, const char *path,
 		    const posix_spawn_file_actions_t *fa,
 		    const posix_spawnattr_t *attr, char *const argv[],
@@ -420,7 +424,7 @@ static int do_spawn(spawn_fn *real, enum pt_call call, int saved,
 	RETURN_IF_QUIET(envp, real(pid, path, fa, attr, argv, quiet_env));
 	if (PASS_THROUGH(envp))
 		return real(pid, path, fa, attr, argv, envp);
-	REPAIRED_ENV(env, envp);
+	REPAIRED_ENV(env, envp, path, search);
 	errno = saved;
 	rc = real(&child, path, fa, attr, argv, env);
 	saved = errno;
@@ -442,7 +446,7 @@ PT_EXPORT int posix_spawn(pid_t *pid, const char *path,
 	int saved = errno;
 
 	pt_resolve();
-	return do_spawn(PT_REAL_LAZY(posix_spawn), PT_CALL_POSIX_SPAWN, saved,
+	return do_spawn(PT_REAL_LAZY(posix_spawn), PT_CALL_POSIX_SPAWN, 0, saved,
 			pid, path, fa, attr, argv, envp);
 }
 
@@ -454,7 +458,7 @@ PT_EXPORT int posix_spawnp(pid_t *pid, const char *file,
 	int saved = errno;
 
 	pt_resolve();
-	return do_spawn(PT_REAL_LAZY(posix_spawnp), PT_CALL_POSIX_SPAWNP, saved,
+	return do_spawn(PT_REAL_LAZY(posix_spawnp), PT_CALL_POSIX_SPAWNP, 1, saved,
 			pid, file, fa, attr, argv, envp);
 }
 
@@ -484,7 +488,7 @@ static void env_lend(struct env_loan *l)
 	if (!buf)
 		return;
 	scratch = (char *)(buf + n + PT_ENV_EXTRA + 1);
-	use = pt_env_repair(environ, n, buf, scratch, PATH_MAX * 2);
+	use = pt_env_repair(environ, n, buf, scratch, PATH_MAX * 2, NULL, 0);
 	if (use == (char *const *)environ) {
 		free(buf);
 		return;

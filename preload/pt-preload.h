@@ -97,6 +97,11 @@ struct pt_state {
 				 * at the end; 2: one this image made */
 	uint16_t preload_entry; /* our entry in LD_PRELOAD */
 	uint16_t lib_path;      /* the file it names here ($LIB expanded) */
+	/* Programs of the other ELF class (32-bit ones under a 64-bit
+	 * library) can run here, and our entry names no build of the
+	 * library for them: ld.so would print "wrong ELF class" or "cannot
+	 * be preloaded" into theirs (env.c, target.c). */
+	int foreign_missing;
 	size_t pool_used;
 	/* defer.c's slots, here because every process reads them (at exec,
 	 * exit and fork) and this page is touched anyway; the frames they
@@ -188,12 +193,16 @@ PT_HIDDEN size_t pt_env_count(char *const *envp);
  * scratch.  When this process cannot read the library (after chroot, a
  * change of user, a sandbox's mounts), the copy instead leaves
  * libproftrace out of LD_PRELOAD, so that ld.so in the image to come
- * has nothing to complain about.  Allocation-free, for vfork children.
+ * has nothing to complain about; so it does when the image is file (see
+ * pt_target_foreign; NULL: not known) of the other ELF class and no
+ * build of the library for it is installed.  Allocation-free, for vfork
+ * children.
  */
 #define PT_ENV_EXTRA 5
 #define PT_ENV_MAX   16384      /* larger environments are passed as they are */
 PT_HIDDEN char *const *pt_env_repair(char *const *envp, size_t n, char **out,
-				     char *scratch, size_t scratch_len);
+				     char *scratch, size_t scratch_len,
+				     const char *file, int search);
 
 /*
  * Under seccomp, where the library makes no system call and the image to
@@ -415,6 +424,14 @@ PT_HIDDEN void pt_stack_note_limit(void);
  * or 0 if not or unknown.  errno preserved.
  */
 PT_HIDDEN int pt_target_loads(const char *file, int search);
+
+/*
+ * Is file (searched in PATH if search and it has no '/') an ELF program
+ * of the other class than this library's, or a `#!` script run by one,
+ * when pt.foreign_missing says that matters?  0 when it cannot tell.
+ * Fork and vfork children too: no allocation, bounded stack.
+ */
+PT_HIDDEN int pt_target_foreign(const char *file, int search);
 
 /* ---- the image's start and end (init.c) ---- */
 

@@ -132,8 +132,11 @@ static int loads(const char *path)
 	}
 }
 
-/* execvp's search: the first PATH entry where the file can be opened. */
-static int loads_searched(const char *file)
+/*
+ * execvp's search: probe() of the first PATH entry where the file can be
+ * opened (probe says -1 where it cannot), 0 if none.
+ */
+static int searched(const char *file, int (*probe)(const char *))
 {
 	const char *path = "/bin:/usr/bin", *p;
 	char full[PATH_MAX];
@@ -154,7 +157,7 @@ static int loads_searched(const char *file)
 			pt_memcpy(full, p, dlen);
 			full[dlen] = '/';
 			pt_memcpy(full + dlen + 1, file, flen + 1);
-			r = loads(dlen ? full : file);
+			r = probe(dlen ? full : file);
 			if (r >= 0)
 				return r;
 		}
@@ -164,6 +167,60 @@ static int loads_searched(const char *file)
 	}
 }
 
+/*
+ * 1 if path is an ELF file of the other class than ours, or a `#!` script
+ * whose interpreter is; 0 if not; -1 if path cannot be opened.
+ */
+static int foreign(const char *path)
+{
+	unsigned char buf[128];
+	char interp[128];
+	int fd, depth;
+
+	for (depth = 0; depth < 2; depth++) {
+		ssize_t got, i = 2;
+		size_t n = 0;
+
+		fd = pt_sys_open(path, O_RDONLY | O_CLOEXEC, 0);
+		if (fd < 0)
+			return depth ? 0 : -1;
+		got = pread_at(fd, buf, sizeof buf, 0);
+		pt_sys_close(fd);
+		if (got > EI_CLASS && buf[0] == ELFMAG0 && buf[1] == ELFMAG1 &&
+		    buf[2] == ELFMAG2 && buf[3] == ELFMAG3)
+			return buf[EI_CLASS] != (sizeof(void *) == 8 ?
+						 ELFCLASS64 : ELFCLASS32);
+		if (got <= 2 || buf[0] != '#' || buf[1] != '!')
+			return 0;
+		/* The kernel goes one level deeper; so do we.  A shebang
+		 * line longer than buf is not followed. */
+		while (i < got && (buf[i] == ' ' || buf[i] == '\t'))
+			i++;
+		while (i < got && buf[i] != ' ' && buf[i] != '\t' &&
+		       buf[i] != '\n' && n + 1 < sizeof interp)
+			interp[n++] = (char)buf[i++];
+		interp[n] = '\0';
+		if (!n || i == got)
+			return 0;
+		path = interp;
+	}
+	return 0;
+}
+
+int pt_target_foreign(const char *file, int search)
+{
+	int saved = errno, r;
+
+	if (!pt.foreign_missing || !file || !*file)
+		return 0;
+	if (search && !pt_strchr(file, '/'))
+		r = searched(file, foreign);
+	else
+		r = foreign(file) > 0;
+	errno = saved;
+	return r;
+}
+
 int pt_target_loads(const char *file, int search)
 {
 	int saved = errno, r;
@@ -171,7 +228,7 @@ int pt_target_loads(const char *file, int search)
 	if (!file || !*file)
 		r = 0;
 	else if (search && !pt_strchr(file, '/'))
-		r = loads_searched(file);
+		r = searched(file, loads);
 	else
 		r = loads(file) > 0;
 	errno = saved;

@@ -20,6 +20,11 @@ pkgs="$pkgs chromium imagemagick cmark-gfm protobuf-compiler"
 # (npm comes with some builds of nodejs, and conflicts with them.)
 pkgs="$pkgs libcurl4-openssl-dev openssl"
 command -v npm >/dev/null 2>&1 || pkgs="$pkgs npm"
+# 32-bit programs under a 64-bit library (test/install/lib32.sh): the
+# 32-bit toolchain, and an emulator for kernels that run none natively.
+if [ "$(dpkg --print-architecture 2>/dev/null)" = amd64 ]; then
+	pkgs="$pkgs gcc-multilib qemu-user-static"
+fi
 missing=
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||

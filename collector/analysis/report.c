@@ -81,21 +81,33 @@ static int cmp_total(const void *x, const void *y)
 }
 
 /*
- * Total time of a group is the wall time of its executions that have no
- * ancestor in the same group: make running make counts once, as perf's
- * "children" column counts a recursive function once.
+ * Total time of a group: the self time of its executions and of every
+ * execution they started, directly or not, each execution once — perf's
+ * "children" column, with self time as the samples.  make running make
+ * counts once; parallel children add up, as their self times do, so a
+ * group's self time never exceeds its total, and no total exceeds the
+ * sum of all self times (the root's total).  A depth-first walk keeps a
+ * running sum of self times: a group's outermost execution adds what the
+ * sum grew by over its subtree.
  */
-static void group_totals(const struct pt_model *m, const uint32_t *gid,
-			 struct pt_report_group *g, size_t ng)
+static void group_totals(const struct pt_model *m, const int64_t *self_ns,
+			 const uint32_t *gid, struct pt_report_group *g,
+			 size_t ng)
 {
 	uint32_t *open = pt_xcalloc(ng ? ng : 1, sizeof *open);
+	int64_t *from = pt_xcalloc(ng ? ng : 1, sizeof *from);
+	int64_t sum = 0;
 	size_t i;
 
 #define ENTER(x) do { \
 		if (!open[gid[(x)->id]]++) \
-			g[gid[(x)->id]].total += (x)->end_ns - (x)->start_ns; \
+			from[gid[(x)->id]] = sum; \
+		sum += self_ns[(x)->id]; \
 	} while (0)
-#define LEAVE(x) (open[gid[(x)->id]]--)
+#define LEAVE(x) do { \
+		if (!--open[gid[(x)->id]]) \
+			g[gid[(x)->id]].total += sum - from[gid[(x)->id]]; \
+	} while (0)
 	for (i = 0; i < m->n; i++) {
 		const struct pt_exec *x = m->execs[i];
 
@@ -122,6 +134,7 @@ static void group_totals(const struct pt_model *m, const uint32_t *gid,
 #undef ENTER
 #undef LEAVE
 	free(open);
+	free(from);
 }
 
 static void programs(struct pt_report *r, struct pt_sb *tmp)
@@ -151,7 +164,7 @@ static void programs(struct pt_report *r, struct pt_sb *tmp)
 		x->count++;
 		r->self_sum += r->a.self_ns[i];
 	}
-	group_totals(m, gid, g, ng);
+	group_totals(m, r->a.self_ns, gid, g, ng);
 	r->ngroups = ng;
 	r->by_total = pt_xcalloc(ng ? ng : 1, sizeof *g);
 	memcpy(r->by_total, g, ng * sizeof *g);

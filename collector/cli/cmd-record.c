@@ -24,6 +24,7 @@
 #include "proftrace/wire.h"
 #include "base/quote.h"
 #include "collect/finish.h"
+#include "collect/foreign.h"
 #include "collect/rundir.h"
 #include "collect/server.h"
 #include "base/strbuf.h"
@@ -118,6 +119,16 @@ static void inherited_save(struct inherited *in)
 	sigaction(SIGPIPE, &ign, &in->pipe);
 }
 
+/* The last item of an LD_PRELOAD value (ld.so splits at ':' and ' '). */
+static const char *last_item(const char *list)
+{
+	const char *p = list + strlen(list);
+
+	while (p > list && p[-1] != ':' && p[-1] != ' ')
+		p--;
+	return p;
+}
+
 /* In the forked child: become COMMAND, traced.  Never returns. */
 static void exec_child(char **command, const char *preload, const char *sock,
 		       const char *traces, const struct inherited *in)
@@ -130,7 +141,12 @@ static void exec_child(char **command, const char *preload, const char *sock,
 		pt_warn("setrlimit: %s", strerror(errno));
 		_exit(126);
 	}
-	if (setenv("LD_PRELOAD", preload, 1) < 0 ||
+	/* Ours is the last item: a command of the other ELF class without
+	 * a build of the library for it runs as untraced, watched from
+	 * outside (foreign.h). */
+	if (pt_foreign_unloadable(command[0], last_item(preload)))
+		preload = getenv("LD_PRELOAD");
+	if ((preload ? setenv("LD_PRELOAD", preload, 1) : 0) < 0 ||
 	    setenv(PT_ENV_SOCKET, sock, 1) < 0 ||
 	    setenv(PT_ENV_TRACE_DIR, traces, 1) < 0) {
 		pt_warn("setenv: %s", strerror(errno));

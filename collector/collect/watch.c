@@ -200,7 +200,11 @@ static int has_library(struct pt_watch *w, pid_t pid)
 
 /* ---- Go executables ---- */
 
-/* Does the ELF file at fd have a Go build-id or build-info section? */
+/*
+ * Does the ELF file at fd have a Go build-id or build-info section, or is
+ * it a 32-bit program?  Those may run without the library where no
+ * 32-bit build of it is installed (foreign.h), and so their children.
+ */
 static int elf_is_go(int fd)
 {
 	Elf64_Ehdr eh;
@@ -208,10 +212,13 @@ static int elf_is_go(int fd)
 	char *names = NULL;
 	int go = 0;
 	size_t i;
+	ssize_t got = pread(fd, &eh, sizeof eh, 0);
 
-	if (pread(fd, &eh, sizeof eh, 0) != (ssize_t)sizeof eh ||
-	    memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
-	    eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	if (got < EI_NIDENT || memcmp(eh.e_ident, ELFMAG, SELFMAG))
+		return 0;
+	if (eh.e_ident[EI_CLASS] == ELFCLASS32)
+		return 1;
+	if (got != (ssize_t)sizeof eh || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
 	    eh.e_shentsize != sizeof(Elf64_Shdr) || !eh.e_shnum ||
 	    eh.e_shnum > 4096 || eh.e_shstrndx >= eh.e_shnum)
 		return 0;

@@ -140,7 +140,7 @@ static void groups(struct md *d, const char *heading,
 {
 	const struct pt_report *r = d->r;
 	static const char *const cols[] = {
-		"self s", "%self", "total s", "%wall", "cpu s", "count",
+		"self s", "%self", "total s", "%total", "cpu s", "count",
 	};
 	size_t i;
 
@@ -149,7 +149,7 @@ static void groups(struct md *d, const char *heading,
 	for (i = 0; i < r->ngroups && i < d->rows; i++) {
 		pt_sb_addf(&d->m.out, "| %.3f | %.1f%% | %.3f | %.1f%% | %.3f | "
 			   "%zu | ", secs(g[i].self), pct(g[i].self, r->self_sum),
-			   secs(g[i].total), pct(g[i].total, r->wall),
+			   secs(g[i].total), pct(g[i].total, r->self_sum),
 			   (double)g[i].cpu_us / 1e6, g[i].count);
 		pt_md_code_str(&d->m, pt_strtab_str(&r->names, g[i].id));
 		pt_md_line(&d->m, " |");
@@ -351,8 +351,8 @@ int pt_report_md_write(const struct pt_report *r, FILE *f)
 	if (r->m->n) {
 		groups(&d, "Programs by self time (wall time not waiting for "
 		       "children)", r->by_self);
-		groups(&d, "Programs by total time (including children; "
-		       "nested runs once)", r->by_total);
+		groups(&d, "Programs by total time (self time with all they "
+		       "started, each execution once)", r->by_total);
 		critical(&d);
 		parallelism(&d);
 		failures(&d);

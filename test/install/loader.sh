@@ -1,8 +1,9 @@
 #!/bin/sh
 # After a default `meson install` (prefix /usr/local, and libdir 'lib64':
 # meson's default on Debian when dpkg-dev is missing), LD_PRELOAD names
-# the library by its bare name and the loader finds it: a command run that
-# way against a daemon is recorded, and ld.so says nothing.
+# the library by its bare name and the loader finds it: `make` run that
+# way against a daemon is recorded, and ld.so says nothing; and
+# `man proftrace-record` opens.
 #
 # Only a real install tests the loader's search (its cache, its default
 # directories), so this one is real, inside a private mount namespace in
@@ -39,7 +40,8 @@ fi
 unset PROFTRACE_LIB
 sock=$tmp/socket
 eval "$(/usr/local/bin/proftrace daemon -o "$tmp/run.ptcap" --socket "$sock" --detach)"
-PROFTRACE_SOCKET=$sock LD_PRELOAD=libproftrace.so sh -c 'echo one; /bin/echo two' \
+printf 'all:\n\techo one; /bin/echo two\n' >"$tmp/Makefile"
+PROFTRACE_SOCKET=$sock LD_PRELOAD=libproftrace.so make -s -C "$tmp" \
 	>"$tmp/out" 2>"$tmp/err"
 /usr/local/bin/proftrace stop --socket "$sock"
 if [ -s "$tmp/err" ]; then
@@ -49,3 +51,17 @@ fi
 echo "recorded:"; cut -d, -f4,5 "$tmp/run.csv"
 grep -q ',exec,/bin/echo two,' "$tmp/run.csv" ||
 	{ echo "FAIL: /bin/echo was not recorded"; exit 1; }
+grep -q ',exec,make -s -C ' "$tmp/run.csv" ||
+	{ echo "FAIL: make was not recorded"; exit 1; }
+
+# The man pages, where man looks: `man proftrace-record` opens.
+page=$(man -w proftrace-record 2>&1) || { echo "FAIL: man -w proftrace-record: $page"; exit 1; }
+case $(readlink -f "$page") in     # /usr/local/man is share/man on Debian
+/usr/local/share/man/man1/proftrace-record.1*) echo "man page: $page" ;;
+*) echo "FAIL: man proftrace-record finds $page"; exit 1 ;;
+esac
+MANPAGER=cat MANWIDTH=80 man proftrace-record 2>"$tmp/man.err" | grep -q 'proftrace-record' ||
+	{ echo "FAIL: man proftrace-record shows nothing"; cat "$tmp/man.err"; exit 1; }
+for p in proftrace libproftrace; do
+	man -w "$p" >/dev/null 2>&1 || { echo "FAIL: man $p: no entry"; exit 1; }
+done

@@ -138,14 +138,14 @@ def test_make_report():
 
     # self = wall less the union of the direct children's intervals
     eq(rows(section(text, "Programs by self time"), 6),
-       [["5.500", "42.3", "5.500", "55.0", "0.000", "2", "cc1"],
-        ["2.500", "19.2", "10.000", "100.0", "0.000", "1", "make"],
-        ["2.500", "19.2", "8.000", "80.0", "0.600", "2", "cc"],
-        ["2.500", "19.2", "2.500", "25.0", "0.000", "1", "ld"]],
+       [["5.500", "42.3", "5.500", "42.3", "0.000", "2", "cc1"],
+        ["2.500", "19.2", "13.000", "100.0", "0.000", "1", "make"],
+        ["2.500", "19.2", "8.000", "61.5", "0.600", "2", "cc"],
+        ["2.500", "19.2", "2.500", "19.2", "0.000", "1", "ld"]],
        "programs by self time")
     eq([r[2] + " " + r[6] for r in
         rows(section(text, "Programs by total time"), 6)],
-       ["10.000 make", "8.000 cc", "5.500 cc1", "2.500 ld"], "by total")
+       ["13.000 make", "8.000 cc", "5.500 cc1", "2.500 ld"], "by total")
 
     eq(rows(section(text, "Process tree"), 2),
        [["10.000", "2.500", "make"],
@@ -189,6 +189,115 @@ def test_make_group_by():
     p = subprocess.run([ARGS.proftrace, "report", "--group-by", "nope", cap],
                        capture_output=True)
     eq(p.returncode, 2, "bad --group-by")
+
+
+def dirs_run():
+    """make [0,10] in /src runs make -C lib [1,9] in /src/lib, which runs
+    three compiles at once there: cc x.c [1,5], cc y.c [1,6], cc z.c
+    [2,8]."""
+    c = Capture(host="dirs", command="make")
+    c.process(200, 1, ["make"], start=0, end=10, cwd="/src")
+    c.process(201, 200, ["make", "-C", "lib"], start=1, end=9,
+              cwd="/src/lib")
+    for pid, f, s, e in ((202, "x.c", 1, 5), (203, "y.c", 1, 6),
+                         (204, "z.c", 2, 8)):
+        c.process(pid, 201, ["cc", "-c", f], start=s, end=e, cwd="/src/lib")
+    return c
+
+
+def group_rows(text, title):
+    """{group: (self, total)} of a program table, in seconds."""
+    return {r[6]: (float(r[0]), float(r[2]))
+            for r in rows(section(text, title), 6)}
+
+
+def test_group_columns():
+    """A group's self time sums its executions' (parallel ones add up);
+    its total adds everything they started, each execution once."""
+    cap = capture("dirs", dirs_run)
+    # Self times: make 2 (10 less lib's 8), make -C lib 1 (8 less the
+    # compiles' union [1,8]), the compiles 4 + 5 + 6; 18 s in all, which
+    # is the busy time: 1.8 busy on average over 10 s.
+    text = report("--group-by", "cwd", cap)
+    check(re.search(r"parallelism\s+1\.80 ", text), "average busy")
+    for title in ("Programs by self time", "Programs by total time"):
+        eq(group_rows(text, title), {"/src": (2.0, 18.0),
+                                     "/src/lib": (16.0, 16.0)}, title)
+    eq([r[6] for r in rows(section(text, "Programs by total time"), 6)],
+       ["/src", "/src/lib"], "order by total")
+    eq([(r[1], r[3]) for r in rows(section(text, "Programs by self"), 6)],
+       [("88.9", "88.9"), ("11.1", "100.0")], "shares of all self time")
+    # make inside make counts once; the parallel compiles add up
+    text = report(cap)
+    eq(group_rows(text, "Programs by self time"),
+       {"make": (3.0, 18.0), "cc": (15.0, 15.0)}, "by program")
+
+
+def reference_groups(procs):
+    """{group: [self, total]} from the definitions, for a list of
+    (pid, ppid, start, end, group) with integer times, parents first."""
+    kids = {}
+    for p in procs:
+        kids.setdefault(p[1], []).append(p)
+    byid = {p[0]: p for p in procs}
+    out = {p[4]: [0, 0] for p in procs}
+    for pid, _, s, e, g in procs:
+        # self: its time less the union of its children's (clipped)
+        cover, to = 0, None
+        for c in sorted(kids.get(pid, []), key=lambda c: c[2]):
+            cs, ce = max(c[2], s), min(c[3], e)
+            if ce <= cs:
+                continue
+            if to is not None and cs <= to:
+                cover += max(ce, to) - to
+                to = max(ce, to)
+            else:
+                cover += ce - cs
+                to = ce
+        own = e - s - cover
+        out[g][0] += own
+        # total: to each group on the way to the root, once
+        seen, q = set(), byid[pid]
+        while q:
+            if q[4] not in seen:
+                seen.add(q[4])
+                out[q[4]][1] += own
+            q = byid.get(q[1])
+    return out
+
+
+def test_group_columns_random():
+    """On random trees (orphans, ties, zero lengths), for every grouping:
+    the numbers of the definitions, and self <= total <= all self time."""
+    import random
+    for seed in range(4):
+        rnd = random.Random(seed)
+        c = Capture(host=f"groups{seed}")
+        procs = [(3000, 1, 0, 200, "/w0", "make")]
+        c.process(3000, 1, ["make"], start=0, end=2, cwd="/w0")
+        for i in range(1, 120):
+            pid, _, ps, pe, _, _ = rnd.choice(procs)
+            s = rnd.randint(ps, pe)
+            e = s + rnd.choice([0, 1, 3, 10, 40])
+            if rnd.random() < 0.8:
+                e = min(e, pe)
+            cwd = rnd.choice(["/w0", "/w1", "/w2"])
+            exe = rnd.choice(["make", "sh", "cc"])
+            c.process(3000 + i, pid, [exe, f"f{i}"], start=s * 0.01,
+                      end=e * 0.01, cwd=cwd, reaped=False)
+            procs.append((3000 + i, pid, s, e, cwd, exe))
+        cap = capture(f"groups{seed}", lambda: c)
+        for by, col in (("cwd", 4), ("exe", 5)):
+            ref = reference_groups([p[:4] + (p[col],) for p in procs])
+            allself = sum(v[0] for v in ref.values())
+            text = report("--top", "10", "--group-by", by, cap)
+            for title in ("Programs by self time", "Programs by total time"):
+                got = group_rows(text, title)
+                eq(got, {g: (v[0] / 100, v[1] / 100)
+                         for g, v in ref.items()}, f"seed {seed} {by}")
+                for g, (gs, gt) in got.items():
+                    check(gs <= gt <= allself / 100,
+                          f"seed {seed} {by} {g}: self {gs} total {gt}")
 
 
 def test_make_width():
