@@ -286,6 +286,24 @@ def test_make():
         check(z[0] > 0 and abs((z[1] - z[0]) - 10_000_000) < 1,
               f"panned: {z}")
 
+        # the flame graph: wall self times merged by label, as the
+        # folded stacks weigh them; a click zooms into a frame
+        folded = {}
+        for line in run("convert", "-f", "folded", cap).decode().split("\n"):
+            if line:
+                stack, w = line.rsplit(" ", 1)
+                folded[stack] = int(w)
+        fl = o.ev("proftrace.flame()")
+        eq(fl[0]["total"], sum(folded.values()), "flame graph's whole")
+        bx = o.ev("proftrace.flameBox(['make', 'cc b.c'])")
+        o.page.click(bx["x"] + bx["w"] / 2, bx["y"] + 8)
+        want = sum(w for k, w in folded.items()
+                   if k.startswith("make;cc b.c"))
+        eq(o.ev("proftrace.flameInfo()"),
+           f"cc b.c: {want / 1e6:.3f} s "
+           f"({100 * want / sum(folded.values()):.1f} % of all)",
+           "flame graph zoomed")
+
         # colours by exit status: the failed ld stands out
         o.ev("document.getElementById('colour').value = 'exit';"
              "document.getElementById('colour').dispatchEvent("
