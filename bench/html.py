@@ -70,7 +70,9 @@ def browse(path, rounds):
     with browser_pipe.Browser() as b:
         for _ in range(rounds):
             page = b.open("file://" + path, timeout=900)
-            page.eval(READY)
+            page.call("Runtime.evaluate", {"expression": READY,
+                                           "awaitPromise": True},
+                      timeout=900)
             if page.eval("proftrace.error"):
                 raise SystemExit("page: " + page.eval("proftrace.error"))
             renders.append(page.eval("proftrace.timings.drawn") / 1000)

@@ -12,6 +12,7 @@
 #include "model/load.h"
 #include "model/model.h"
 #include "views/csv.h"
+#include "views/html.h"
 #include "views/redact.h"
 
 struct output {

@@ -39,7 +39,8 @@
  * a one-line error if the output could not be made.
  */
 #define PT_FINISH_OUTPUTS(X) \
-	X(csv, required_argument, "FILE", "CSV", pt_csv_write, NULL)
+	X(csv, required_argument, "FILE", "CSV", pt_csv_write, NULL) \
+	X(html, required_argument, "FILE", "HTML", pt_html_write, NULL)
 
 enum {
 #define PT_FINISH_ENUM(name, has_arg, meta, text, to_file, to_arg) \

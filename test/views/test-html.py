@@ -438,6 +438,32 @@ def test_redact():
         eq(o.ev("proftrace.search('prog')")["count"], 0, "prog found")
 
 
+def test_record_and_daemon():
+    """record --html and daemon --html write the page at the run's end."""
+    if not ARGS.lib:
+        raise viewlib.Failed("needs --lib")
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("LD_PRELOAD", "PROFTRACE_SOCKET", "PROFTRACE_DIR")}
+    env["PROFTRACE_LIB"] = ARGS.lib
+    pt = ARGS.proftrace
+    rcap, rpage = (os.path.join(TMP, "rec" + x) for x in (".ptcap", ".html"))
+    subprocess.run([pt, "record", "-q", "-o", rcap, "--html", rpage, "--",
+                    "sh", "-c", "sh -c 'exit 3'; true"], env=env, check=True)
+    dcap, dpage = (os.path.join(TMP, "dmn" + x) for x in (".ptcap", ".html"))
+    script = ('eval "$("$0" daemon -o "$1" --html "$2" --socket "$1.sock" '
+              '--detach)" || exit 97; sh -c "exit 4"; "$0" stop >/dev/null')
+    subprocess.run(["sh", "-c", script, pt, dcap, dpage], env=env, check=True,
+                   cwd=TMP)
+    with browser_pipe.Browser() as b:
+        for cap, page, code in ((rcap, rpage, 3), (dcap, dpage, 4)):
+            o = Opened(b, page)
+            eq(o.problems(), [], f"{page}: errors")
+            eq(o.ev("proftrace.count"), csv_rows(cap), f"{page}: executions")
+            i = o.find(["sh", "-c", f"exit {code}"])
+            tip, _ = o.hover(i)
+            check(f"exit {code}" in tip.split("\n"), f"{page}: {tip}")
+
+
 def test_sample_build():
     """The quick start's build: loads, counts, the report's path."""
     cap = sample_capture()
