@@ -993,16 +993,17 @@
       mark('laid out');
       $('align-label').hidden = H.captures.length < 2;
       setAlign(false);
+      cpSet = new Set(A.cp.filter((st) => st[0] >= 0).map((st) => st[0]));
+      draw();
+      mark('drawn');
+      // The timeline shows; the rest below it can come a moment later.
+      await new Promise((ok) => setTimeout(ok, 0));
       critical();
       levels();
-      mark('tables');
       buildFlame();
-      mark('flame');
       drawTable();
-      mark('table');
-      draw();
       drawFlame();
-      mark('drawn');
+      mark('complete');
       hook.ready = true;
     } catch (e) {
       hook.error = String(e && e.message || e);
