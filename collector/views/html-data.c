@@ -355,6 +355,22 @@ static uint32_t str_by_ref(struct stab *t, const void *ref, size_t reflen,
 	return t->ref_id[i];
 }
 
+/* A command line's key: the model shares the vector of equal ones. */
+struct vec_key {
+	const void *vec;
+	size_t argc;
+};
+
+static struct vec_key vec_key(const struct pt_exec *e)
+{
+	struct vec_key k;
+
+	memset(&k, 0, sizeof k);        /* hashed whole: no stray padding */
+	k.vec = e->argv_vec;
+	k.argc = e->argc;
+	return k;
+}
+
 /*
  * The command line column: -2 when the command line is left out (see
  * keep_argv), -1 for a command line first seen here (the next in the
@@ -365,7 +381,7 @@ static uint32_t str_by_ref(struct stab *t, const void *ref, size_t reflen,
  */
 static int64_t argv_col(struct body *b, const struct pt_exec *e)
 {
-	struct { const void *vec; size_t argc; } k = { e->argv_vec, e->argc };
+	struct vec_key k = vec_key(e);
 	int added;
 	uint32_t id;
 	size_t i;
@@ -430,50 +446,47 @@ static size_t argv_bytes(const struct pt_exec *e)
 	return n;
 }
 
-static void choose_argv(struct body *b)
+/* Mark the command lines of the executions in order (NULL: start
+ * order) as kept until their bytes reach budget; returns the bytes. */
+static size_t keep_within(struct body *b, const struct by_dur *order,
+			  size_t budget)
 {
 	const struct pt_model *m = b->r->m;
 	struct pt_strtab seen;
-	struct by_dur *o;
 	size_t i, total = 0;
 
-	b->keep_argv = pt_xcalloc(m->n ? m->n : 1, 1);
 	pt_strtab_init(&seen);
-	for (i = 0; i < m->n; i++) {
-		const struct pt_exec *e = m->execs[i];
-		struct { const void *vec; size_t argc; } k = { e->argv_vec,
-							       e->argc };
+	for (i = 0; i < m->n && total < budget; i++) {
+		uint32_t id = order ? order[i].id : (uint32_t)i;
+		struct vec_key k = vec_key(m->execs[id]);
 		int added;
 
 		pt_strtab_intern(&seen, &k, sizeof k, &added);
 		if (added)
-			total += argv_bytes(e);
-		b->keep_argv[i] = 1;
+			total += argv_bytes(m->execs[id]);
+		b->keep_argv[id] = 1;
 	}
 	pt_strtab_free(&seen);
-	if (total <= ARGV_BUDGET)
+	return total;
+}
+
+static void choose_argv(struct body *b)
+{
+	const struct pt_model *m = b->r->m;
+	struct by_dur *o;
+	size_t i;
+
+	b->keep_argv = pt_xcalloc(m->n ? m->n : 1, 1);
+	if (keep_within(b, NULL, SIZE_MAX) <= ARGV_BUDGET)
 		return;
+	memset(b->keep_argv, 0, m->n);
 	o = pt_xcalloc(m->n, sizeof *o);
 	for (i = 0; i < m->n; i++) {
 		o[i].dur = m->execs[i]->end_ns - m->execs[i]->start_ns;
 		o[i].id = (uint32_t)i;
-		b->keep_argv[i] = 0;
 	}
 	qsort(o, m->n, sizeof *o, cmp_dur);
-	pt_strtab_init(&seen);
-	total = 0;
-	for (i = 0; i < m->n && total < ARGV_BUDGET; i++) {
-		const struct pt_exec *e = m->execs[o[i].id];
-		struct { const void *vec; size_t argc; } k = { e->argv_vec,
-							       e->argc };
-		int added;
-
-		pt_strtab_intern(&seen, &k, sizeof k, &added);
-		if (added)
-			total += argv_bytes(e);
-		b->keep_argv[o[i].id] = 1;
-	}
-	pt_strtab_free(&seen);
+	keep_within(b, o, ARGV_BUDGET);
 	free(o);
 }
 

@@ -26,13 +26,16 @@ Without Chromium the browser tests fail: tools/install-deps.sh installs it.
 The last line counts the results: "N passed, N failed".
 """
 
+import base64
 import csv
 import io
+import json
 import os
 import re
 import shlex
 import subprocess
 import sys
+import zlib
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "tools"))
@@ -52,9 +55,23 @@ WAIT_READY = ("new Promise(function (ok) { (function w() {"
 
 
 def html(cap, name, *extra):
+    """Convert; check the page's data with Python's own readers."""
     path = os.path.join(TMP, name + ".html")
     run("convert", "-f", "html", "--force", "-o", path, *extra, *(
         cap if isinstance(cap, list) else [cap]))
+    with open(path, encoding="utf-8") as f:
+        page = f.read()
+    head = re.search(r'<script type="application/json" id="pt-head">'
+                     r'([^<]*)</script>', page)
+    json.loads(head.group(1))
+    data = re.search(r'<script type="application/octet-stream" '
+                     r'id="pt-data">([A-Za-z0-9+/=]*)</script>', page)
+    check(data, "the data is not base64")
+    z = zlib.decompressobj()
+    body = z.decompress(base64.b64decode(data.group(1), validate=True))
+    check(z.eof and not z.unused_data, "the data's deflate stream")
+    for line in body.decode("utf-8").split("\n")[:-1]:
+        json.loads(line)
     return path
 
 
@@ -192,6 +209,20 @@ def test_make():
         eq(o.ev("proftrace.count"), 6, "executions")
         eq(o.ev("proftrace.error"), None, "error")
         o.shots("make")
+
+        # the header names what to look at first: the most self time,
+        # the report's longest serial stretch, the critical path
+        facts = dict(o.ev("Array.from(document.querySelectorAll("
+                          "'#facts dt')).map(function (t) { return "
+                          "[t.textContent, t.nextSibling.textContent]; })"))
+        eq(facts.get("most self time"), "cc1 b.c: 3.500 s of 3.500 s",
+           "most self time")
+        eq(facts.get("longest serial stretch"),
+           "ld prog ran alone for 2.500 s from 6.500 s", "serial stretch")
+        eq(facts.get("critical path, most own time"),
+           "cc1 b.c 3.500 s, make 2.500 s, ld prog 2.500 s", "path")
+        eq(facts.get("executions"), "6: 1 failed, 0 killed by a signal, "
+           "0 untraced", "executions")
 
         # hover with the mouse: the exact command line, exit, times
         ld = o.find(["ld", "-o", "prog", "a.o", "b.o"])
@@ -426,6 +457,38 @@ def _one():
     c = Capture(command="true")
     c.process(7, 1, ["true", "--version"], start=0, end=0.25)
     return c
+
+
+def test_argv_budget():
+    """Past 96 MB of command lines, the longest executions keep theirs,
+    the others their label, and the page says so."""
+    def build():
+        c = Capture(command="big")
+        c.process(10, 1, ["sh", "-c", "big"], start=0, end=100)
+        for k in range(1, 61):
+            c.process(10 + k, 10, ["big", chr(64 + k % 26) * (2 << 20) +
+                                   str(k)], start=1, end=1 + k)
+        return c
+    cap = capture("budget", build)
+    path = html(cap, "budget")
+    with browser_pipe.Browser() as b:
+        o = Opened(b, path, timeout=600)
+        eq(o.problems(), [], "errors")
+        eq(o.ev("proftrace.count"), 61, "executions")
+        kept = o.ev("(function () { var k = []; for (var i = 0; i < "
+                    "proftrace.count; i++) { var a = proftrace.argvOf(i);"
+                    " if (a && a[0] === 'big') k.push(+a[1].slice("
+                    "2 << 20)); } return k; })()")
+        check(40 <= len(kept) <= 50, f"{len(kept)} command lines kept")
+        eq(sorted(kept), list(range(61 - len(kept), 61)),
+           "the longest executions keep their command lines")
+        notes = o.ev("document.getElementById('notes').textContent")
+        check(f"command lines of {60 - len(kept)} short executions are "
+              "left out" in notes, f"notes: {notes}")
+        short = o.ev("(function () { for (var i = 0; i < proftrace.count; "
+                     "i++) if (!proftrace.argvOf(i)) return i; })()")
+        tip, _ = o.hover(short)
+        check("left out of this page" in tip, f"tooltip: {tip[:300]}")
 
 
 def test_redact():

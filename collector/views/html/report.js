@@ -100,6 +100,21 @@
     document.title = 'proftrace' + (c0.command ? ': ' + c0.command.slice(0, 200) : '');
   }
 
+  // What to make faster, in three lines of the header.
+  function atAGlance() {
+    const dl = $('facts');
+    let best = -1;
+    for (let i = 0; i < N; i++) if (best < 0 || self_[i] > self_[best]) best = i;
+    if (best >= 0) fact(dl, 'most self time', S[label[best]] + ': ' + dur(self_[best]) + ' of ' + dur(dur_[best]));
+    if (A.alone && A.alone.length) {
+      const [i, a, b] = A.alone[0];
+      fact(dl, 'longest serial stretch', S[label[i]] + ' ran alone for ' + secsNs(b - a) + ' s from ' + secsNs(a) + ' s');
+    }
+    const steps = (A.cp || []).filter((st) => st[0] >= 0).sort((x, y) => y[4] - x[4]).slice(0, 3);
+    if (steps.length)
+      fact(dl, 'critical path, most own time', steps.map((st) => S[label[st[0]]] + ' ' + secsNs(st[4]) + ' s').join(', '));
+  }
+
   /* ---- the data ---- */
 
   let N = 0, S = [], AR = [], V = [], A = {}, omitted = 0;
@@ -985,6 +1000,7 @@
       parse(text);
       mark('parsed');
       if (N !== H.n) throw new Error('the data holds ' + N + ' executions, the header says ' + H.n);
+      atAGlance();
       if (omitted) note('The command lines of ' + omitted + ' short executions are left out to keep the page small (their labels stay); proftrace convert -f csv has them all.');
       fullHiRun = H.wall;
       hook.count = N;
