@@ -177,6 +177,23 @@ def check_cp(o, cap):
             eq(g[3:5], [own, p], w)
 
 
+def check_parallelism(o, cap):
+    """The parallelism table is the report's; the profile drawn over time
+    averages to the report's busy executions."""
+    text = run("report", "-w", "200", cap).decode()
+    m = re.search(r"Parallelism \(.*\n.*\n((?:  .*\n)*)", text)
+    rows = [r.split()[:3] for r in m.group(1).splitlines()
+            if not r.strip().startswith("average")]
+    avg = float(re.search(r"average ([\d.]+) busy", text).group(1))
+    got = o.ev("Array.from(document.querySelectorAll('#levels tr'))"
+               ".slice(1, -1).map(function (r) { return Array.from("
+               "r.cells).map(function (c) { return c.textContent; }); })")
+    eq(got, rows, "parallelism table")
+    p = o.ev("proftrace.profile()")
+    mean = sum(p["busy"]) / len(p["busy"]) / 100
+    check(abs(mean - avg) <= 0.015, f"profile's mean {mean} for {avg}")
+
+
 def check_layout(o):
     """Every bar inside its parent's band, below its parent; no two bars
     of a row overlap."""
@@ -283,6 +300,7 @@ def test_make():
 
         check_cp(o, cap)
         check_layout(o)
+        check_parallelism(o, cap)
 
         # zoom: the wheel, a dragged range, a double-click
         full = o.ev("proftrace.visibleRange()")
@@ -359,6 +377,7 @@ def test_random():
             eq(o.problems(), [], "errors")
             eq(o.ev("proftrace.count"), 300, "executions")
             check_cp(o, cap)
+            check_parallelism(o, cap)
             check_layout(o)
 
 

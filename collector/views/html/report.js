@@ -987,6 +987,7 @@
       return { x: r.left + bx[1], y: r.top + bx[2], w: bx[3], h: 16 };
     },
     flameInfo: () => $('flame-info').textContent,
+    profile: () => A.profile || null,
   });
 
   async function main() {
