@@ -454,6 +454,11 @@
     const h = 120, [g, w] = fitCanvas(par, h), P = A.profile;
     g.clearRect(0, 0, w, h);
     if (!P || !N) return;
+    if (aligned && H.captures.length > 1) {
+      g.fillStyle = '#555'; g.font = '12px system-ui, sans-serif';
+      g.fillText('Parallelism is of the whole run, on the wall-clock axis: uncheck "align" to see it.', 8, 20);
+      return;
+    }
     const cpus = Math.max(1, ...H.captures.map((c) => +c.cpus || 0));
     // Scaled to the busy ones and the CPUs: running executions include
     // every waiting parent, and may go off the top.
