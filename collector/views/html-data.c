@@ -5,11 +5,11 @@
  * written (and compressed) as it is made, a chunk of executions at a
  * time, with no copy of the whole run in memory:
  *
+ *   {"A":[arguments first used by the chunk]}
  *   {"S":[strings first used by this chunk: labels, names, paths],
- *    "A":[arguments first used by this chunk],
  *    "V":[[argument ids of each command line first used here]...],
  *    "c":[[column 0 of this chunk's executions], [column 1], ...]}
- *   ... one line per CHUNK executions ...
+ *   ... two lines per CHUNK executions ...
  *   {"cp":..., "levels":..., ...}     the analyses, last
  *
  * Strings and command lines are numbered in the order they first appear,
@@ -543,10 +543,12 @@ static int chunk_line(struct body *b)
 {
 	size_t c;
 
-	pt_sb_addstr(b->out, "{\"S\":[");
-	pt_sb_add(b->out, b->s.news.buf, b->s.news.len);
-	pt_sb_addstr(b->out, "],\"A\":[");
+	/* The arguments on a line of their own, first: the page reads them
+	 * only when it first shows or searches a command line. */
+	pt_sb_addstr(b->out, "{\"A\":[");
 	pt_sb_add(b->out, b->a.news.buf, b->a.news.len);
+	pt_sb_addstr(b->out, "]}\n{\"S\":[");
+	pt_sb_add(b->out, b->s.news.buf, b->s.news.len);
 	pt_sb_addstr(b->out, "],\"V\":[");
 	pt_sb_add(b->out, b->newv.buf, b->newv.len);
 	pt_sb_addstr(b->out, "],\"c\":{");

@@ -117,7 +117,15 @@
 
   /* ---- the data ---- */
 
-  let N = 0, S = [], AR = [], V = [], A = {}, omitted = 0;
+  let N = 0, S = [], AR = null, V = [], A = {}, omitted = 0, argLines = [];
+  function args_() {
+    if (AR === null) {
+      AR = [];
+      for (const l of argLines) for (const a of JSON.parse(l).A) AR.push(a);
+      argLines = null;
+    }
+    return AR;
+  }
   let start, end, dur_, parent, pid, ppid, exitc, sig, flags, ut, st, rss, self_, label, prog, pkg, cwd, exe, argv, cap;
   let firstChild, nextSib, depth, row, height, subEnd;
   let nrows = 0, rows = [];        // rows[r]: ids on row r, by start
@@ -140,10 +148,11 @@
     const cols = {};
     for (const line of text.split('\n')) {
       if (!line) continue;
+      // The arguments: parsed when a command line is first needed.
+      if (line.startsWith('{"A":')) { argLines.push(line); continue; }
       const o = JSON.parse(line);
       if (!o.c) { A = o; continue; }
       for (const s of o.S) S.push(s);
-      for (const s of o.A) AR.push(s);
       // An argument id -1 is the next new argument (html-data.c).
       for (const v of o.V) V.push(v);
       for (const k in o.c) (cols[k] = cols[k] || []).push(o.c[k]);
@@ -187,17 +196,18 @@
   const str = (id) => (id >= 0 ? S[id] : '');
   const OMITTED = '(command line left out of this page to keep it small: ' +
     'only the longest executions\' are in; proftrace convert -f csv has all)';
-  function args(i) { return argv[i] < 0 ? null : V[argv[i]].map((s) => AR[s]); }
+  function args(i) { const ar = args_(); return argv[i] < 0 ? null : V[argv[i]].map((s) => ar[s]); }
   function cmdline(i) {
-    const v = argv[i];
+    const v = argv[i], ar = args_();
     if (v < 0) return S[label[i]] + ' ' + OMITTED;
     let c = cmdCache.get(v);
-    if (c === undefined) { c = V[v].map((s) => quote(AR[s])).join(' '); cmdCache.set(v, c); }
+    if (c === undefined) { c = V[v].map((s) => quote(ar[s])).join(' '); cmdCache.set(v, c); }
     return c;
   }
   // The text a search looks at: the arguments, space-separated.
   function searchText(i) {
-    return argv[i] < 0 ? S[label[i]] : V[argv[i]].map((s) => AR[s]).join(' ');
+    const ar = args_();
+    return argv[i] < 0 ? S[label[i]] : V[argv[i]].map((s) => ar[s]).join(' ');
   }
   function status(i) {
     if (sig[i] > 0) return 'killed by signal ' + sig[i];
