@@ -305,9 +305,9 @@ def test_make():
         # zoom: the wheel, a dragged range, a double-click
         full = o.ev("proftrace.visibleRange()")
         eq(full, [0, 10_000_000], "full range")
-        r = o.ev("(function () { var r = document.getElementById('tl')"
-                 ".getBoundingClientRect(); return [r.left, r.top, r.width]"
-                 "; })()")
+        r = o.ev("(function () { var t = document.getElementById('tl');"
+                 " t.scrollIntoView(); var r = t.getBoundingClientRect();"
+                 " return [r.left, r.top, r.width]; })()")
         left, top, width = r
         o.page.wheel(left + width / 2, top + 30, -400)
         z = o.ev("proftrace.visibleRange()")
@@ -579,9 +579,9 @@ def test_large():
         eq(o.ev("proftrace.count"), n, "executions")
         check_cp(o, cap)
         full = o.ev("proftrace.visibleRange()")
-        r = o.ev("(function () { var r = document.getElementById('tl')"
-                 ".getBoundingClientRect(); return [r.left, r.top, r.width]"
-                 "; })()")
+        r = o.ev("(function () { var t = document.getElementById('tl');"
+                 " t.scrollIntoView(); var r = t.getBoundingClientRect();"
+                 " return [r.left, r.top, r.width]; })()")
         o.page.wheel(r[0] + r[2] / 2, r[1] + 40, -600)
         z = o.ev("proftrace.visibleRange()")
         check(z[1] - z[0] < full[1] - full[0], "zoomed")
