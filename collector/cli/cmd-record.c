@@ -69,7 +69,8 @@ struct record {
 
 static const char help_head[] =
 	"Run COMMAND with every process it starts traced; write the capture,\n"
-	"optionally a CSV, and print a summary.  Exits with COMMAND's status.\n\n"
+	"optionally a CSV and an HTML report, and print a summary.  Exits with\n"
+	"COMMAND's status.\n\n"
 	"  -o, --output CAPTURE  the capture to write (default\n"
 	"                        proftrace-YYYYmmdd-HHMMSS.ptcap here)\n";
 /* Then the end-of-run outputs (collect/finish.h). */

@@ -14,6 +14,7 @@
 #include "model/model.h"
 #include "views/csv.h"
 #include "views/summary.h"
+#include "views/html.h"
 #include "views/redact.h"
 
 struct output {

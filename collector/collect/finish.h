@@ -41,6 +41,7 @@
  */
 #define PT_FINISH_OUTPUTS(X) \
 	X(csv, required_argument, "FILE", "CSV", pt_csv_write, NULL) \
+	X(html, required_argument, "FILE", "HTML", pt_html_write, NULL) \
 	X(otlp, optional_argument, "[URL]", \
 	  "send the run to an OpenTelemetry receiver (OTLP/HTTP), see\n" \
 	  "                        proftrace-export(1)", NULL, pt_otlp_finish)

@@ -5,10 +5,11 @@
  * written (and compressed) as it is made, a chunk of executions at a
  * time, with no copy of the whole run in memory:
  *
- *   {"S":[strings first used by this chunk],
- *    "V":[[string ids of each command line first used here]...],
+ *   {"A":[arguments first used by the chunk]}
+ *   {"S":[strings first used by this chunk: labels, names, paths],
+ *    "V":[[argument ids of each command line first used here]...],
  *    "c":[[column 0 of this chunk's executions], [column 1], ...]}
- *   ... one line per CHUNK executions ...
+ *   ... two lines per CHUNK executions ...
  *   {"cp":..., "levels":..., ...}     the analyses, last
  *
  * Strings and command lines are numbered in the order they first appear,
@@ -31,13 +32,15 @@
 #define CHUNK 65536             /* executions per line of the body */
 #define FLUSH_AT (1u << 20)     /* bytes held before the sink takes them */
 #define PAR_BUCKETS 2000        /* points of the parallelism profile */
+#define ARGV_BUDGET (96u << 20) /* bytes of command lines in a page */
 
 /* The columns, in this order (report.js reads them by these names). */
 enum {
 	C_START,        /* start, less the previous execution's start */
 	C_DUR,          /* end - start */
 	C_PARENT,       /* index less the parent's index; 0 for a root */
-	C_PID, C_PPID,
+	C_PID,          /* less the previous execution's pid */
+	C_PPID,         /* less the parent's pid; as it is for a root */
 	C_EXIT,         /* exit code, -1 unknown */
 	C_SIG,          /* signal, 0 none, -1 unknown */
 	C_FLAGS,        /* enum pt_exec_flag, | 32 for a fork child */
@@ -45,7 +48,7 @@ enum {
 	C_RSS,          /* peak RSS in KiB, -1 unknown */
 	C_SELF,         /* own time: not waiting for a child */
 	C_LABEL, C_PROG, C_PKG, C_CWD, C_EXE,   /* string ids, -1 none */
-	C_ARGV,         /* command line id */
+	C_ARGV,         /* command line: see argv_col() */
 	C_CAPTURE,
 	NCOLS
 };
@@ -268,95 +271,224 @@ void pt_html_head(const struct pt_report *r, struct pt_sb *sb)
 
 /* ---- the body: executions ---- */
 
+/* A string table of the page: strings numbered as they first appear. */
+struct stab {
+	struct pt_sb news;              /* this chunk's new strings, as JSON */
+	struct pt_strtab strs;          /* content -> id */
+	struct pt_strtab refs;          /* the model's key of a string (an
+					 * argument's id, an interned path's
+					 * address) -> index in ref_id */
+	uint32_t *ref_id;               /* -> id */
+	size_t nref_alloc;
+};
+
 struct body {
 	const struct pt_report *r;
 	struct pt_sb *out;
 	pt_html_sink_fn *sink;
 	void *arg;
 	struct pt_sb col[NCOLS];
-	struct pt_sb news, newv;        /* this chunk's new strings, vectors */
-	struct pt_strtab strs;          /* content -> string id */
-	struct pt_strtab refs;          /* model argument id or string
-					 * pointer -> index in ref_id */
-	uint32_t *ref_id;               /* -> string id */
-	size_t nref_alloc;
+	struct stab s;                  /* labels, names, paths */
+	struct stab a;                  /* arguments */
+	struct pt_sb newv;              /* this chunk's new command lines */
 	struct pt_strtab vecs;          /* command line -> its id */
-	uint32_t nstrs;
+	uint8_t *keep_argv;             /* per execution: its command line
+					 * goes in the page */
+	int32_t prev_pid;
 	struct pt_sb tmp;
 };
 
-static uint32_t new_string(struct body *b, const char *s, size_t len)
+static void stab_init(struct stab *t)
 {
-	if (b->news.len)
-		pt_sb_addch(&b->news, ',');
-	pt_html_json_str(&b->news, s, len);
-	return b->nstrs++;
+	memset(t, 0, sizeof *t);
+	pt_sb_init(&t->news);
+	pt_strtab_init(&t->strs);
+	pt_strtab_init(&t->refs);
 }
 
-/* String id of a string known by its content (labels, packages). */
-static uint32_t str_by_content(struct body *b, const char *s, size_t len)
+static void stab_free(struct stab *t)
 {
-	int added;
-	uint32_t id = pt_strtab_intern(&b->strs, s, len, &added);
+	pt_sb_release(&t->news);
+	pt_strtab_free(&t->strs);
+	pt_strtab_free(&t->refs);
+	free(t->ref_id);
+}
 
+/* Id of a string known by its content (labels, packages); *added says
+ * whether it is new (it is then the next id). */
+static uint32_t str_by_content(struct stab *t, const char *s, size_t len,
+			       int *added)
+{
+	int add;
+	uint32_t id = pt_strtab_intern(&t->strs, s, len, &add);
+
+	if (add) {
+		if (t->news.len)
+			pt_sb_addch(&t->news, ',');
+		pt_html_json_str(&t->news, s, len);
+	}
 	if (added)
-		new_string(b, s, len);
+		*added = add;
 	return id;
 }
 
 /*
- * String id of a string the model already knows by a key of its own (an
- * argument's id, an interned path's address): no need to hash its bytes.
- * Strings known so are numbered among those known by content: both go
- * through strs, the first for its ids only.
+ * Id of a string the model knows by a key of its own: its bytes are
+ * hashed only the first time the key is seen.
  */
-static uint32_t str_by_ref(struct body *b, const void *ref, size_t reflen,
-			   const char *s)
+static uint32_t str_by_ref(struct stab *t, const void *ref, size_t reflen,
+			   const char *s, int *added)
 {
-	int added;
-	uint32_t i = pt_strtab_intern(&b->refs, ref, reflen, &added);
+	int add;
+	uint32_t i = pt_strtab_intern(&t->refs, ref, reflen, &add);
 
-	if (added) {
-		if (i >= b->nref_alloc) {
-			b->nref_alloc = b->nref_alloc ? 2 * b->nref_alloc
+	if (added)
+		*added = 0;
+	if (add) {
+		if (i >= t->nref_alloc) {
+			t->nref_alloc = t->nref_alloc ? 2 * t->nref_alloc
 						      : 1024;
-			b->ref_id = pt_xrealloc(b->ref_id, b->nref_alloc *
-						sizeof *b->ref_id);
+			t->ref_id = pt_xrealloc(t->ref_id, t->nref_alloc *
+						sizeof *t->ref_id);
 		}
-		b->ref_id[i] = str_by_content(b, s, strlen(s));
+		t->ref_id[i] = str_by_content(t, s, strlen(s), added);
 	}
-	return b->ref_id[i];
+	return t->ref_id[i];
 }
 
-static uint32_t argv_id(struct body *b, const struct pt_exec *e)
+/* A command line's key: the model shares the vector of equal ones. */
+struct vec_key {
+	const void *vec;
+	size_t argc;
+};
+
+static struct vec_key vec_key(const struct pt_exec *e)
 {
-	struct { const void *vec; size_t argc; } k = { e->argv_vec, e->argc };
+	struct vec_key k;
+
+	memset(&k, 0, sizeof k);        /* hashed whole: no stray padding */
+	k.vec = e->argv_vec;
+	k.argc = e->argc;
+	return k;
+}
+
+/*
+ * The command line column: -2 when the command line is left out (see
+ * keep_argv), -1 for a command line first seen here (the next in the
+ * table: most of a build's are), else the id of one seen before.  In a
+ * new command line, an argument first seen there is -1 too (the next in
+ * the argument table), else its id: both tables grow in the order the
+ * page reads them, which keeps the numbers small and alike.
+ */
+static int64_t argv_col(struct body *b, const struct pt_exec *e)
+{
+	struct vec_key k = vec_key(e);
 	int added;
-	uint32_t id = pt_strtab_intern(&b->vecs, &k, sizeof k, &added);
+	uint32_t id;
 	size_t i;
 
+	if (!b->keep_argv[e->id])
+		return -2;
+	id = pt_strtab_intern(&b->vecs, &k, sizeof k, &added);
 	if (!added)
 		return id;
 	if (b->newv.len)
 		pt_sb_addch(&b->newv, ',');
 	pt_sb_addch(&b->newv, '[');
 	for (i = 0; i < e->argc; i++) {
-		uint32_t aid = pt_exec_arg_id(e, i);
+		uint32_t aid = pt_exec_arg_id(e, i), sid;
+		int new_arg;
 
 		if (i)
 			pt_sb_addch(&b->newv, ',');
-		num(&b->newv, str_by_ref(b, &aid, sizeof aid,
-					 pt_exec_arg(e, i)));
+		sid = str_by_ref(&b->a, &aid, sizeof aid, pt_exec_arg(e, i),
+				 &new_arg);
+		num(&b->newv, new_arg ? -1 : (int64_t)sid);
 	}
 	pt_sb_addch(&b->newv, ']');
-	return id;
+	return -1;
 }
 
 static int64_t str_col(struct body *b, const char *s)
 {
 	if (!s || !*s)
 		return -1;
-	return str_by_ref(b, &s, sizeof s, s);
+	return str_by_ref(&b->s, &s, sizeof s, s, NULL);
+}
+
+/*
+ * Which command lines go in the page: all of them, unless their bytes
+ * pass ARGV_BUDGET; then those of the longest executions, until the
+ * budget is spent.  A million compiler command lines are a gigabyte,
+ * and the page must stay within a few tens of megabytes: the short
+ * executions, too small to see but zoomed far in, keep their label and
+ * say what they lack.
+ */
+struct by_dur {
+	int64_t dur;
+	uint32_t id;
+};
+
+static int cmp_dur(const void *x, const void *y)
+{
+	const struct by_dur *a = x, *b = y;
+
+	if (a->dur != b->dur)
+		return a->dur > b->dur ? -1 : 1;
+	return a->id < b->id ? -1 : a->id > b->id;
+}
+
+static size_t argv_bytes(const struct pt_exec *e)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < e->argc; i++)
+		n += strlen(pt_exec_arg(e, i)) + 3;
+	return n;
+}
+
+/* Mark the command lines of the executions in order (NULL: start
+ * order) as kept until their bytes reach budget; returns the bytes. */
+static size_t keep_within(struct body *b, const struct by_dur *order,
+			  size_t budget)
+{
+	const struct pt_model *m = b->r->m;
+	struct pt_strtab seen;
+	size_t i, total = 0;
+
+	pt_strtab_init(&seen);
+	for (i = 0; i < m->n && total < budget; i++) {
+		uint32_t id = order ? order[i].id : (uint32_t)i;
+		struct vec_key k = vec_key(m->execs[id]);
+		int added;
+
+		pt_strtab_intern(&seen, &k, sizeof k, &added);
+		if (added)
+			total += argv_bytes(m->execs[id]);
+		b->keep_argv[id] = 1;
+	}
+	pt_strtab_free(&seen);
+	return total;
+}
+
+static void choose_argv(struct body *b)
+{
+	const struct pt_model *m = b->r->m;
+	struct by_dur *o;
+	size_t i;
+
+	b->keep_argv = pt_xcalloc(m->n ? m->n : 1, 1);
+	if (keep_within(b, NULL, SIZE_MAX) <= ARGV_BUDGET)
+		return;
+	memset(b->keep_argv, 0, m->n);
+	o = pt_xcalloc(m->n, sizeof *o);
+	for (i = 0; i < m->n; i++) {
+		o[i].dur = m->execs[i]->end_ns - m->execs[i]->start_ns;
+		o[i].id = (uint32_t)i;
+	}
+	qsort(o, m->n, sizeof *o, cmp_dur);
+	keep_within(b, o, ARGV_BUDGET);
+	free(o);
 }
 
 static void exec_row(struct body *b, const struct pt_exec *e, int64_t *prev)
@@ -369,8 +501,9 @@ static void exec_row(struct body *b, const struct pt_exec *e, int64_t *prev)
 	*prev = start;
 	v[C_DUR] = rel_us(e->end_ns, a->t0) - start;
 	v[C_PARENT] = e->parent ? (int64_t)e->id - (int64_t)e->parent->id : 0;
-	v[C_PID] = e->pid;
-	v[C_PPID] = e->ppid;
+	v[C_PID] = e->pid - b->prev_pid;
+	b->prev_pid = e->pid;
+	v[C_PPID] = e->parent ? e->ppid - e->parent->pid : e->ppid;
 	v[C_EXIT] = e->exit_code;
 	v[C_SIG] = e->signal;
 	v[C_FLAGS] = e->flags | (e->type == PT_EXEC_FORK ? FORK_FLAG : 0);
@@ -380,16 +513,17 @@ static void exec_row(struct body *b, const struct pt_exec *e, int64_t *prev)
 	v[C_SELF] = a->self_ns[e->id] / 1000;
 	pt_sb_reset(&b->tmp);
 	pt_exec_label(e, &b->tmp);
-	v[C_LABEL] = str_by_content(b, b->tmp.buf, b->tmp.len);
+	v[C_LABEL] = str_by_content(&b->s, b->tmp.buf, b->tmp.len, NULL);
 	/* By content: the name is part of an argument or of a path. */
-	v[C_PROG] = str_by_content(b, pt_exec_prog(e), strlen(pt_exec_prog(e)));
+	v[C_PROG] = str_by_content(&b->s, pt_exec_prog(e),
+				   strlen(pt_exec_prog(e)), NULL);
 	pt_sb_reset(&b->tmp);
 	pt_exec_package(e, &b->tmp);
-	v[C_PKG] = b->tmp.len ? (int64_t)str_by_content(b, b->tmp.buf,
-							  b->tmp.len) : -1;
+	v[C_PKG] = b->tmp.len ? (int64_t)str_by_content(&b->s, b->tmp.buf,
+							  b->tmp.len, NULL) : -1;
 	v[C_CWD] = str_col(b, e->cwd);
 	v[C_EXE] = str_col(b, e->exe);
-	v[C_ARGV] = argv_id(b, e);
+	v[C_ARGV] = argv_col(b, e);
 	v[C_CAPTURE] = e->capture;
 	for (c = 0; c < NCOLS; c++) {
 		if (b->col[c].len)
@@ -410,8 +544,12 @@ static int chunk_line(struct body *b)
 {
 	size_t c;
 
-	pt_sb_addstr(b->out, "{\"S\":[");
-	pt_sb_add(b->out, b->news.buf, b->news.len);
+	/* The arguments on a line of their own, first: the page reads them
+	 * only when it first shows or searches a command line. */
+	pt_sb_addstr(b->out, "{\"A\":[");
+	pt_sb_add(b->out, b->a.news.buf, b->a.news.len);
+	pt_sb_addstr(b->out, "]}\n{\"S\":[");
+	pt_sb_add(b->out, b->s.news.buf, b->s.news.len);
 	pt_sb_addstr(b->out, "],\"V\":[");
 	pt_sb_add(b->out, b->newv.buf, b->newv.len);
 	pt_sb_addstr(b->out, "],\"c\":{");
@@ -425,7 +563,8 @@ static int chunk_line(struct body *b)
 			return -1;
 	}
 	pt_sb_addstr(b->out, "}}\n");
-	pt_sb_reset(&b->news);
+	pt_sb_reset(&b->s.news);
+	pt_sb_reset(&b->a.news);
 	pt_sb_reset(&b->newv);
 	return flush(b, 0);
 }
@@ -664,16 +803,16 @@ int pt_html_body(const struct pt_report *r, struct pt_sb *sb,
 		 pt_html_sink_fn *sink, void *arg)
 {
 	struct body b = { .r = r, .out = sb, .sink = sink, .arg = arg,
-			  .news = PT_SB_INIT, .newv = PT_SB_INIT,
-			  .tmp = PT_SB_INIT };
+			  .newv = PT_SB_INIT, .tmp = PT_SB_INIT };
 	size_t c;
 	int rc;
 
 	for (c = 0; c < NCOLS; c++)
 		pt_sb_init(&b.col[c]);
-	pt_strtab_init(&b.strs);
-	pt_strtab_init(&b.refs);
+	stab_init(&b.s);
+	stab_init(&b.a);
 	pt_strtab_init(&b.vecs);
+	choose_argv(&b);
 	rc = executions(&b);
 	if (rc == 0) {
 		analyses(r, sb);
@@ -681,12 +820,11 @@ int pt_html_body(const struct pt_report *r, struct pt_sb *sb,
 	}
 	for (c = 0; c < NCOLS; c++)
 		pt_sb_release(&b.col[c]);
-	pt_sb_release(&b.news);
+	stab_free(&b.s);
+	stab_free(&b.a);
 	pt_sb_release(&b.newv);
 	pt_sb_release(&b.tmp);
-	pt_strtab_free(&b.strs);
-	pt_strtab_free(&b.refs);
 	pt_strtab_free(&b.vecs);
-	free(b.ref_id);
+	free(b.keep_argv);
 	return rc;
 }

@@ -8,7 +8,7 @@
  * "application/json">, and the body (every execution, html-data.c) deflated
  * and in base64, which the page inflates with the browser's own
  * DecompressionStream: command lines repeat their flags over and over, and
- * a 100,000-execution build's body of 40 MB becomes 4.  Nothing of the
+ * the body of a 100,000-execution build, 43 MB, becomes 6.  Nothing of the
  * capture goes anywhere but into these two elements, JSON-escaped or
  * base64, and into the page's title, HTML-escaped.
  */
@@ -27,7 +27,7 @@
 /* The embedded page (generated from collector/views/html/). */
 extern const char pt_html_page[], pt_html_css[], pt_html_js[];
 
-#define ZLEVEL 6                /* level 1 is 10 % faster, 30 % larger */
+#define ZLEVEL 4                /* against 6: 20 % less CPU, 13 % larger */
 #define TITLE_MAX 200           /* bytes of the command in the title */
 
 struct b64 {
@@ -66,6 +66,8 @@ static int b64_put(struct b64 *b, const unsigned char *p, size_t n)
 		b64_quad(b->carry, 3, b->text + t);
 		t += 4;
 		b->ncarry = 0;
+	} else if (b->ncarry) {
+		return 0;               /* all of p went into the carry */
 	}
 	for (; n >= 3; p += 3, n -= 3, t += 4)
 		b64_quad(p, 3, b->text + t);

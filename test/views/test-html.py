@@ -26,13 +26,16 @@ Without Chromium the browser tests fail: tools/install-deps.sh installs it.
 The last line counts the results: "N passed, N failed".
 """
 
+import base64
 import csv
 import io
+import json
 import os
 import re
 import shlex
 import subprocess
 import sys
+import zlib
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "tools"))
@@ -52,9 +55,23 @@ WAIT_READY = ("new Promise(function (ok) { (function w() {"
 
 
 def html(cap, name, *extra):
+    """Convert; check the page's data with Python's own readers."""
     path = os.path.join(TMP, name + ".html")
     run("convert", "-f", "html", "--force", "-o", path, *extra, *(
         cap if isinstance(cap, list) else [cap]))
+    with open(path, encoding="utf-8") as f:
+        page = f.read()
+    head = re.search(r'<script type="application/json" id="pt-head">'
+                     r'([^<]*)</script>', page)
+    json.loads(head.group(1))
+    data = re.search(r'<script type="application/octet-stream" '
+                     r'id="pt-data">([A-Za-z0-9+/=]*)</script>', page)
+    check(data, "the data is not base64")
+    z = zlib.decompressobj()
+    body = z.decompress(base64.b64decode(data.group(1), validate=True))
+    check(z.eof and not z.unused_data, "the data's deflate stream")
+    for line in body.decode("utf-8").split("\n")[:-1]:
+        json.loads(line)
     return path
 
 
@@ -160,6 +177,23 @@ def check_cp(o, cap):
             eq(g[3:5], [own, p], w)
 
 
+def check_parallelism(o, cap):
+    """The parallelism table is the report's; the profile drawn over time
+    averages to the report's busy executions."""
+    text = run("report", "-w", "200", cap).decode()
+    m = re.search(r"Parallelism \(.*\n.*\n((?:  .*\n)*)", text)
+    rows = [r.split()[:3] for r in m.group(1).splitlines()
+            if not r.strip().startswith("average")]
+    avg = float(re.search(r"average ([\d.]+) busy", text).group(1))
+    got = o.ev("Array.from(document.querySelectorAll('#levels tr'))"
+               ".slice(1, -1).map(function (r) { return Array.from("
+               "r.cells).map(function (c) { return c.textContent; }); })")
+    eq(got, rows, "parallelism table")
+    p = o.ev("proftrace.profile()")
+    mean = sum(p["busy"]) / len(p["busy"]) / 100
+    check(abs(mean - avg) <= 0.015, f"profile's mean {mean} for {avg}")
+
+
 def check_layout(o):
     """Every bar inside its parent's band, below its parent; no two bars
     of a row overlap."""
@@ -192,6 +226,20 @@ def test_make():
         eq(o.ev("proftrace.count"), 6, "executions")
         eq(o.ev("proftrace.error"), None, "error")
         o.shots("make")
+
+        # the header names what to look at first: the most self time,
+        # the report's longest serial stretch, the critical path
+        facts = dict(o.ev("Array.from(document.querySelectorAll("
+                          "'#facts dt')).map(function (t) { return "
+                          "[t.textContent, t.nextSibling.textContent]; })"))
+        eq(facts.get("most self time"), "cc1 b.c: 3.500 s of 3.500 s",
+           "most self time")
+        eq(facts.get("longest serial stretch"),
+           "ld prog ran alone for 2.500 s from 6.500 s", "serial stretch")
+        eq(facts.get("critical path, most own time"),
+           "cc1 b.c 3.500 s, make 2.500 s, ld prog 2.500 s", "path")
+        eq(facts.get("executions"), "6: 1 failed, 0 killed by a signal, "
+           "0 untraced", "executions")
 
         # hover with the mouse: the exact command line, exit, times
         ld = o.find(["ld", "-o", "prog", "a.o", "b.o"])
@@ -252,13 +300,14 @@ def test_make():
 
         check_cp(o, cap)
         check_layout(o)
+        check_parallelism(o, cap)
 
         # zoom: the wheel, a dragged range, a double-click
         full = o.ev("proftrace.visibleRange()")
         eq(full, [0, 10_000_000], "full range")
-        r = o.ev("(function () { var r = document.getElementById('tl')"
-                 ".getBoundingClientRect(); return [r.left, r.top, r.width]"
-                 "; })()")
+        r = o.ev("(function () { var t = document.getElementById('tl');"
+                 " t.scrollIntoView(); var r = t.getBoundingClientRect();"
+                 " return [r.left, r.top, r.width]; })()")
         left, top, width = r
         o.page.wheel(left + width / 2, top + 30, -400)
         z = o.ev("proftrace.visibleRange()")
@@ -286,6 +335,24 @@ def test_make():
         check(z[0] > 0 and abs((z[1] - z[0]) - 10_000_000) < 1,
               f"panned: {z}")
 
+        # the flame graph: wall self times merged by label, as the
+        # folded stacks weigh them; a click zooms into a frame
+        folded = {}
+        for line in run("convert", "-f", "folded", cap).decode().split("\n"):
+            if line:
+                stack, w = line.rsplit(" ", 1)
+                folded[stack] = int(w)
+        fl = o.ev("proftrace.flame()")
+        eq(fl[0]["total"], sum(folded.values()), "flame graph's whole")
+        bx = o.ev("proftrace.flameBox(['make', 'cc b.c'])")
+        o.page.click(bx["x"] + bx["w"] / 2, bx["y"] + 8)
+        want = sum(w for k, w in folded.items()
+                   if k.startswith("make;cc b.c"))
+        eq(o.ev("proftrace.flameInfo()"),
+           f"cc b.c: {want / 1e6:.3f} s "
+           f"({100 * want / sum(folded.values()):.1f} % of all)",
+           "flame graph zoomed")
+
         # colours by exit status: the failed ld stands out
         o.ev("document.getElementById('colour').value = 'exit';"
              "document.getElementById('colour').dispatchEvent("
@@ -310,6 +377,7 @@ def test_random():
             eq(o.problems(), [], "errors")
             eq(o.ev("proftrace.count"), 300, "executions")
             check_cp(o, cap)
+            check_parallelism(o, cap)
             check_layout(o)
 
 
@@ -410,6 +478,38 @@ def _one():
     return c
 
 
+def test_argv_budget():
+    """Past 96 MB of command lines, the longest executions keep theirs,
+    the others their label, and the page says so."""
+    def build():
+        c = Capture(command="big")
+        c.process(10, 1, ["sh", "-c", "big"], start=0, end=100)
+        for k in range(1, 61):
+            c.process(10 + k, 10, ["big", chr(64 + k % 26) * (2 << 20) +
+                                   str(k)], start=1, end=1 + k)
+        return c
+    cap = capture("budget", build)
+    path = html(cap, "budget")
+    with browser_pipe.Browser() as b:
+        o = Opened(b, path, timeout=600)
+        eq(o.problems(), [], "errors")
+        eq(o.ev("proftrace.count"), 61, "executions")
+        kept = o.ev("(function () { var k = []; for (var i = 0; i < "
+                    "proftrace.count; i++) { var a = proftrace.argvOf(i);"
+                    " if (a && a[0] === 'big') k.push(+a[1].slice("
+                    "2 << 20)); } return k; })()")
+        check(40 <= len(kept) <= 50, f"{len(kept)} command lines kept")
+        eq(sorted(kept), list(range(61 - len(kept), 61)),
+           "the longest executions keep their command lines")
+        notes = o.ev("document.getElementById('notes').textContent")
+        check(f"command lines of {60 - len(kept)} short executions are "
+              "left out" in notes, f"notes: {notes}")
+        short = o.ev("(function () { for (var i = 0; i < proftrace.count; "
+                     "i++) if (!proftrace.argvOf(i)) return i; })()")
+        tip, _ = o.hover(short)
+        check("left out of this page" in tip, f"tooltip: {tip[:300]}")
+
+
 def test_redact():
     """--redact masks the page's command lines too."""
     cap = capture("make", make_like)
@@ -418,6 +518,32 @@ def test_redact():
         o = Opened(b, path)
         o.find(["ld", "-o", "***", "a.o", "b.o"])
         eq(o.ev("proftrace.search('prog')")["count"], 0, "prog found")
+
+
+def test_record_and_daemon():
+    """record --html and daemon --html write the page at the run's end."""
+    if not ARGS.lib:
+        raise viewlib.Failed("needs --lib")
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("LD_PRELOAD", "PROFTRACE_SOCKET", "PROFTRACE_DIR")}
+    env["PROFTRACE_LIB"] = ARGS.lib
+    pt = ARGS.proftrace
+    rcap, rpage = (os.path.join(TMP, "rec" + x) for x in (".ptcap", ".html"))
+    subprocess.run([pt, "record", "-q", "-o", rcap, "--html", rpage, "--",
+                    "sh", "-c", "sh -c 'exit 3'; true"], env=env, check=True)
+    dcap, dpage = (os.path.join(TMP, "dmn" + x) for x in (".ptcap", ".html"))
+    script = ('eval "$("$0" daemon -o "$1" --html "$2" --socket "$1.sock" '
+              '--detach)" || exit 97; sh -c "exit 4"; "$0" stop >/dev/null')
+    subprocess.run(["sh", "-c", script, pt, dcap, dpage], env=env, check=True,
+                   cwd=TMP)
+    with browser_pipe.Browser() as b:
+        for cap, page, code in ((rcap, rpage, 3), (dcap, dpage, 4)):
+            o = Opened(b, page)
+            eq(o.problems(), [], f"{page}: errors")
+            eq(o.ev("proftrace.count"), csv_rows(cap), f"{page}: executions")
+            i = o.find(["sh", "-c", f"exit {code}"])
+            tip, _ = o.hover(i)
+            check(f"exit {code}" in tip.split("\n"), f"{page}: {tip}")
 
 
 def test_sample_build():
@@ -453,9 +579,9 @@ def test_large():
         eq(o.ev("proftrace.count"), n, "executions")
         check_cp(o, cap)
         full = o.ev("proftrace.visibleRange()")
-        r = o.ev("(function () { var r = document.getElementById('tl')"
-                 ".getBoundingClientRect(); return [r.left, r.top, r.width]"
-                 "; })()")
+        r = o.ev("(function () { var t = document.getElementById('tl');"
+                 " t.scrollIntoView(); var r = t.getBoundingClientRect();"
+                 " return [r.left, r.top, r.width]; })()")
         o.page.wheel(r[0] + r[2] / 2, r[1] + 40, -600)
         z = o.ev("proftrace.visibleRange()")
         check(z[1] - z[0] < full[1] - full[0], "zoomed")

@@ -100,9 +100,32 @@
     document.title = 'proftrace' + (c0.command ? ': ' + c0.command.slice(0, 200) : '');
   }
 
+  // What to make faster, in three lines of the header.
+  function atAGlance() {
+    const dl = $('facts');
+    let best = -1;
+    for (let i = 0; i < N; i++) if (best < 0 || self_[i] > self_[best]) best = i;
+    if (best >= 0) fact(dl, 'most self time', S[label[best]] + ': ' + dur(self_[best]) + ' of ' + dur(dur_[best]));
+    if (A.alone && A.alone.length) {
+      const [i, a, b] = A.alone[0];
+      fact(dl, 'longest serial stretch', S[label[i]] + ' ran alone for ' + secsNs(b - a) + ' s from ' + secsNs(a) + ' s');
+    }
+    const steps = (A.cp || []).filter((st) => st[0] >= 0).sort((x, y) => y[4] - x[4]).slice(0, 3);
+    if (steps.length)
+      fact(dl, 'critical path, most own time', steps.map((st) => S[label[st[0]]] + ' ' + secsNs(st[4]) + ' s').join(', '));
+  }
+
   /* ---- the data ---- */
 
-  let N = 0, S = [], V = [], A = {};
+  let N = 0, S = [], AR = null, V = [], A = {}, omitted = 0, argLines = [];
+  function args_() {
+    if (AR === null) {
+      AR = [];
+      for (const l of argLines) for (const a of JSON.parse(l).A) AR.push(a);
+      argLines = null;
+    }
+    return AR;
+  }
   let start, end, dur_, parent, pid, ppid, exitc, sig, flags, ut, st, rss, self_, label, prog, pkg, cwd, exe, argv, cap;
   let firstChild, nextSib, depth, row, height, subEnd;
   let nrows = 0, rows = [];        // rows[r]: ids on row r, by start
@@ -125,9 +148,12 @@
     const cols = {};
     for (const line of text.split('\n')) {
       if (!line) continue;
+      // The arguments: parsed when a command line is first needed.
+      if (line.startsWith('{"A":')) { argLines.push(line); continue; }
       const o = JSON.parse(line);
       if (!o.c) { A = o; continue; }
       for (const s of o.S) S.push(s);
+      // An argument id -1 is the next new argument (html-data.c).
       for (const v of o.V) V.push(v);
       for (const k in o.c) (cols[k] = cols[k] || []).push(o.c[k]);
     }
@@ -147,6 +173,8 @@
     parent = new Int32Array(N);
     for (let i = 0; i < N; i++) parent[i] = pd[i] ? i - pd[i] : -1;
     pid = col('pid', Int32Array); ppid = col('ppid', Int32Array);
+    for (let i = 1; i < N; i++) pid[i] += pid[i - 1];
+    for (let i = 0; i < N; i++) if (parent[i] >= 0) ppid[i] += pid[parent[i]];
     exitc = col('exit', Int32Array); sig = col('sig', Int32Array);
     flags = col('flags', Int32Array);
     ut = col('utime', Float64Array); st = col('stime', Float64Array);
@@ -154,17 +182,32 @@
     label = col('label', Int32Array); prog = col('prog', Int32Array);
     pkg = col('pkg', Int32Array); cwd = col('cwd', Int32Array);
     exe = col('exe', Int32Array); argv = col('argv', Int32Array);
+    // Command lines: -1 is the next new one, -2 one left out.
+    let nv = 0, na = 0;
+    for (const v of V) for (let k = 0; k < v.length; k++) if (v[k] === -1) v[k] = na++;
+    for (let i = 0; i < N; i++) {
+      if (argv[i] === -1) argv[i] = nv++;
+      else if (argv[i] === -2) omitted++;
+    }
     cap = col('capture', Int32Array);
   }
 
   const F_UNTRACED = 1, F_END_UNKNOWN = 2, F_KILLED = 4, F_FORK = 32;
   const str = (id) => (id >= 0 ? S[id] : '');
-  function args(i) { return V[argv[i]].map((s) => S[s]); }
+  const OMITTED = '(command line left out of this page to keep it small: ' +
+    'only the longest executions\' are in; proftrace convert -f csv has all)';
+  function args(i) { const ar = args_(); return argv[i] < 0 ? null : V[argv[i]].map((s) => ar[s]); }
   function cmdline(i) {
-    const v = argv[i];
+    const v = argv[i], ar = args_();
+    if (v < 0) return S[label[i]] + ' ' + OMITTED;
     let c = cmdCache.get(v);
-    if (c === undefined) { c = V[v].map((s) => quote(S[s])).join(' '); cmdCache.set(v, c); }
+    if (c === undefined) { c = V[v].map((s) => quote(ar[s])).join(' '); cmdCache.set(v, c); }
     return c;
+  }
+  // The text a search looks at: the arguments, space-separated.
+  function searchText(i) {
+    const ar = args_();
+    return argv[i] < 0 ? S[label[i]] : V[argv[i]].map((s) => ar[s]).join(' ');
   }
   function status(i) {
     if (sig[i] > 0) return 'killed by signal ' + sig[i];
@@ -421,6 +464,11 @@
     const h = 120, [g, w] = fitCanvas(par, h), P = A.profile;
     g.clearRect(0, 0, w, h);
     if (!P || !N) return;
+    if (aligned && H.captures.length > 1) {
+      g.fillStyle = '#555'; g.font = '12px system-ui, sans-serif';
+      g.fillText('Parallelism is of the whole run, on the wall-clock axis: uncheck "align" to see it.', 8, 20);
+      return;
+    }
     const cpus = Math.max(1, ...H.captures.map((c) => +c.cpus || 0));
     // Scaled to the busy ones and the CPUs: running executions include
     // every waiting parent, and may go off the top.
@@ -536,11 +584,16 @@
     d.appendChild(el('div', tipText(i).slice(1).join('\n'), 'mono'));
     const anc = [];
     for (let p = parent[i]; p >= 0; p = parent[p]) anc.push(p);
-    d.appendChild(el('h3', 'Command line (' + V[argv[i]].length + ' arguments)'));
-    const ol = el('ol');
-    ol.start = 0;
-    args(i).forEach((a) => ol.appendChild(el('li', a)));
-    d.appendChild(ol);
+    const av = args(i);
+    if (av) {
+      d.appendChild(el('h3', 'Command line (' + av.length + ' arguments)'));
+      const ol = el('ol');
+      ol.start = 0;
+      av.forEach((a) => ol.appendChild(el('li', a)));
+      d.appendChild(ol);
+    } else {
+      d.appendChild(el('p', OMITTED, 'warn'));
+    }
     d.appendChild(el('h3', 'Ancestors (' + anc.length + ')'));
     const ul = el('ul', null, 'ancestors');
     anc.forEach((p) => {
@@ -657,8 +710,8 @@
     const byVec = new Map(), ids = [];
     let sum = 0, covered = 0, cover = -Infinity;
     for (let i = 0; i < N; i++) {
-      let t = byVec.get(argv[i]);
-      if (t === undefined) { t = test(V[argv[i]].map((s) => S[s]).join(' ')); byVec.set(argv[i], t); }
+      let t = argv[i] < 0 ? undefined : byVec.get(argv[i]);
+      if (t === undefined) { t = test(searchText(i)); if (argv[i] >= 0) byVec.set(argv[i], t); }
       if (t) { match[i] = 1; ids.push(i); sum += dur_[i]; }
     }
     const iv = ids.map((i) => [start[i], end[i]]).sort((a, b) => a[0] - b[0]);
@@ -936,6 +989,20 @@
     lastFrameMs: () => frameMs,
     table: (kind) => { $('table-kind').value = kind; tableKind = kind; sortCol = -1; drawTable(); return $('table').innerText; },
     flame: () => flame && flame.map((n) => ({ label: n.label, total: n.total, depth: n.depth })),
+    // Where the flame graph drew the frame of path (labels from the top
+    // down), in the page's CSS pixels (scrolled into view).
+    flameBox: (path) => {
+      const want = ['all', ...path].join('\n');
+      const pathOf = (n) => { const p = []; for (; n; n = n.parent >= 0 ? flame[n.parent] : null) p.unshift(n.label); return p.join('\n'); };
+      const bx = flameBoxes.find((b) => pathOf(b[0]) === want);
+      if (!bx) return null;
+      const c = $('flame');
+      c.scrollIntoView({ block: 'center' });
+      const r = c.getBoundingClientRect();
+      return { x: r.left + bx[1], y: r.top + bx[2], w: bx[3], h: 16 };
+    },
+    flameInfo: () => $('flame-info').textContent,
+    profile: () => A.profile || null,
   });
 
   async function main() {
@@ -949,6 +1016,8 @@
       parse(text);
       mark('parsed');
       if (N !== H.n) throw new Error('the data holds ' + N + ' executions, the header says ' + H.n);
+      atAGlance();
+      if (omitted) note('The command lines of ' + omitted + ' short executions are left out to keep the page small (their labels stay); proftrace convert -f csv has them all.');
       fullHiRun = H.wall;
       hook.count = N;
       hook.captures = H.captures.length;
@@ -956,16 +1025,17 @@
       mark('laid out');
       $('align-label').hidden = H.captures.length < 2;
       setAlign(false);
+      cpSet = new Set(A.cp.filter((st) => st[0] >= 0).map((st) => st[0]));
+      draw();
+      mark('drawn');
+      // The timeline shows; the rest below it can come a moment later.
+      await new Promise((ok) => setTimeout(ok, 0));
       critical();
       levels();
-      mark('tables');
       buildFlame();
-      mark('flame');
       drawTable();
-      mark('table');
-      draw();
       drawFlame();
-      mark('drawn');
+      mark('complete');
       hook.ready = true;
     } catch (e) {
       hook.error = String(e && e.message || e);
