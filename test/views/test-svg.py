@@ -26,7 +26,8 @@ import sys
 import xml.dom.minidom
 import xml.etree.ElementTree as ET
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "tools"))
 import browser_pipe  # noqa: E402
 from mkcapture import Capture  # noqa: E402
 from viewlib import (capture, check, eq, host_a, host_b,  # noqa: E402

@@ -21,7 +21,7 @@ import struct
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                "reliability"))
+                                "..", "reliability"))
 import ptrel  # noqa: E402
 from ptrel import check, log  # noqa: E402
 

@@ -1,5 +1,5 @@
 /*
- * fdview: what a program sees of its descriptors, for test/fd-invisible.py
+ * fdview: what a program sees of its descriptors, for test/integration/fd-invisible.py
  * to compare traced with untraced.
  *
  *   fdview list [OUT]    each entry of /proc/self/fd, "N TYPE" (TYPE is

@@ -1,5 +1,5 @@
 /*
- * A stand-in for sudo: installed setuid root by test/watch.py, it becomes
+ * A stand-in for sudo: installed setuid root by test/integration/watch.py, it becomes
  * root through and through, then runs its arguments with /bin/sh -c.
  * ld.so has already dropped LD_PRELOAD from its environment, so nothing
  * it starts loads the library.

@@ -14,7 +14,8 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "tools"))
 from mkcapture import Capture  # noqa: E402
 
 ap = argparse.ArgumentParser()

@@ -30,12 +30,12 @@ import sys
 import tempfile
 import traceback
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
+TOOLS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools")
+sys.path.insert(0, TOOLS)
 from mkcapture import Capture  # noqa: E402
 
 spec = importlib.util.spec_from_file_location(
-    "validate_trace", os.path.join(HERE, "validate-trace.py"))
+    "validate_trace", os.path.join(TOOLS, "validate-trace.py"))
 validate = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(validate)
 
@@ -98,7 +98,7 @@ def folded(*caps, fmt="folded"):
 
 
 def speedscope(path):
-    p = subprocess.run(["node", os.path.join(HERE, "speedscope-check.js"),
+    p = subprocess.run(["node", os.path.join(TOOLS, "speedscope-check.js"),
                         ARGS.speedscope, path], capture_output=True,
                        text=True)
     if p.returncode == 77:

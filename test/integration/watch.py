@@ -26,7 +26,8 @@ import subprocess
 import sys
 import tempfile
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "tools"))
 import ptcheck  # noqa: E402
 
 PT, SUID = (os.path.abspath(a) for a in sys.argv[1:3])

@@ -25,7 +25,8 @@ import subprocess
 import sys
 import xml.etree.ElementTree as ET
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "tools"))
 from mkcapture import Capture  # noqa: E402
 from viewlib import (Failed, capture, check, eq, host_a, host_b,  # noqa: E402
                      make_like, random_run, run, sample_capture,
