@@ -17,7 +17,7 @@ static void figure(struct pt_md *md, const char *name,
 		pt_sb_addf(&md->out, " | %.*f | %.*f-%.*f", prec, r->med[k],
 			   prec, r->lo[k], prec, r->hi[k]);
 	pt_sb_addf(&md->out, " | %+.3f | %+.1f%% | ", r->delta, r->pct);
-	if (r->verdict != PT_V_UNTESTED || !integer)
+	if (r->n[0] > 1 || r->n[1] > 1)
 		pt_sb_addf(&md->out, "[%+.3f, %+.3f]", r->ci_lo, r->ci_hi);
 	pt_md_line(md, " | %s |", r->verdict != PT_V_UNTESTED ?
 		   pt_verdict_name(r->verdict) : "");
@@ -38,14 +38,22 @@ static void rows(struct pt_md *md, const struct pt_rdiff *d,
 	else
 		pt_md_header(md, only_cols, 2, pt_group_name(&d->r->group));
 	for (i = 0; i < n; i++) {
-		if (side < 0)
-			pt_sb_addf(&md->out, "| %.3f | %.3f | %+.3f | %+.0f%% | "
-				   "[%+.3f, %+.3f] | %.2g | %zu/%zu | %s | ",
+		if (side < 0) {
+			pt_sb_addf(&md->out, "| %.3f | %.3f | %+.3f | %+.0f%% | ",
 				   r[i].med[0], r[i].med[1], r[i].delta,
-				   r[i].pct, r[i].ci_lo, r[i].ci_hi, r[i].q,
-				   r[i].cp[0], r[i].cp[1],
-				   pt_verdict_name(r[i].verdict));
-		else
+				   r[i].pct);
+			if (r[i].n[0] > 1 || r[i].n[1] > 1)
+				pt_sb_addf(&md->out, "[%+.3f, %+.3f] | ",
+					   r[i].ci_lo, r[i].ci_hi);
+			else
+				pt_sb_addstr(&md->out, "- | ");
+			if (r[i].verdict == PT_V_UNTESTED)
+				pt_sb_addstr(&md->out, "- | ");
+			else
+				pt_sb_addf(&md->out, "%.2g | ", r[i].q);
+			pt_sb_addf(&md->out, "%zu/%zu | %s | ", r[i].cp[0],
+				   r[i].cp[1], pt_verdict_name(r[i].verdict));
+		} else
 			pt_sb_addf(&md->out, "| %.3f | %zu | ",
 				   r[i].med[side], r[i].n[side]);
 		pt_md_code_str(md, pt_runs_key(d->r, r[i].key));

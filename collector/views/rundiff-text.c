@@ -73,7 +73,7 @@ static void figure(struct out *o, const char *name,
 	}
 	pt_sb_addf(&o->line, "  %-10s %9s %17s %9s %17s %+9.3f %+7.1f%%",
 		   name, med[0], range[0], med[1], range[1], r->delta, r->pct);
-	if (r->verdict != PT_V_UNTESTED || !integer)
+	if (r->n[0] > 1 || r->n[1] > 1)
 		pt_sb_addf(&o->line, "  [%+.3f, %+.3f]", r->ci_lo, r->ci_hi);
 	if (r->verdict != PT_V_UNTESTED)
 		pt_sb_addf(&o->line, "  %s", pt_verdict_name(r->verdict));
@@ -86,14 +86,24 @@ static void key_row(struct out *o, const struct pt_rdiff *d,
 	char ci[64], path[32];
 	int room;
 
-	snprintf(ci, sizeof ci, "[%+.3f, %+.3f]", r->ci_lo, r->ci_hi);
+	char q[16];
+
+	/* One value a side: a resampled interval would be a point. */
+	if (r->n[0] < 2 && r->n[1] < 2)
+		snprintf(ci, sizeof ci, "-");
+	else
+		snprintf(ci, sizeof ci, "[%+.3f, %+.3f]", r->ci_lo, r->ci_hi);
+	if (r->verdict == PT_V_UNTESTED)
+		snprintf(q, sizeof q, "-");
+	else
+		snprintf(q, sizeof q, "%.2g", r->q);
 	snprintf(path, sizeof path, "%zu/%zu", r->cp[0], r->cp[1]);
-	pt_sb_addf(&o->line, "  %9.3f %9.3f %+9.3f %+7.0f%%  %-22s %6.2g "
+	pt_sb_addf(&o->line, "  %9.3f %9.3f %+9.3f %+7.0f%%  %-22s %6s "
 		   "%5s  %-12s  ", r->med[0], r->med[1], r->delta, r->pct, ci,
-		   r->q, path, pt_verdict_name(r->verdict));
+		   q, path, pt_verdict_name(r->verdict));
 	room = o->width - (int)o->line.len;
 	pt_key_fit(&o->line, pt_runs_key(d->r, r->key),
-		   pt_runs_label(d->r, r->key), room > 20 ? (size_t)room : 20);
+		   pt_runs_label(d->r, r->key), room > 0 ? (size_t)room : 0);
 	emit(o);
 }
 
@@ -114,7 +124,7 @@ static void only(struct out *o, const struct pt_rdiff *d, int side,
 		room = o->width - (int)o->line.len;
 		pt_key_fit(&o->line, pt_runs_key(d->r, rows[i].key),
 			   pt_runs_label(d->r, rows[i].key),
-			   room > 20 ? (size_t)room : 20);
+			   room > 0 ? (size_t)room : 0);
 		emit(o);
 	}
 	if (n > top) {
