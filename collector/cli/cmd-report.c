@@ -24,16 +24,24 @@
 #include "base/strbuf.h"
 #include "base/util.h"
 #include "views/report-md.h"
+#include "analysis/runs.h"
+#include "analysis/runsum.h"
+#include "views/runsum.h"
 
 #define NONE UINT32_MAX
 #define MIN_WIDTH 60
 #define MAX_DEPTH 64
 #define MAX_INDENT 12             /* critical path levels indented */
 
+enum align { ALIGN_AUTO, ALIGN_START, ALIGN_WALL };
+
 struct opts {
 	struct pt_group_by group;
+	int group_set;
 	int depth, top, width;
 	int markdown;                   /* --format markdown */
+	int runs;                       /* --runs */
+	enum align align;
 };
 
 struct report {
@@ -57,6 +65,15 @@ static const char help_text[] =
 	"                      (default 10)\n"
 	"  -w, --width N       line width (default: the terminal's, else\n"
 	"                      $COLUMNS, else 100)\n"
+	"  --runs              the captures are repeated runs of one build:\n"
+	"                      one summary of medians and ranges, per command\n"
+	"                      (--group-by command, the default here, or any\n"
+	"                      other key)\n"
+	"  --align A           several captures: start (lay each over the\n"
+	"                      first, for repeated runs) or wall (one wall\n"
+	"                      clock, for jobs of one pipeline); default: wall\n"
+	"                      when they share a CI pipeline id or overlap\n"
+	"                      in time, else start\n"
 	"  --redact REGEX      replace what REGEX (POSIX extended) matches in\n"
 	"                      any argument by *** (may be repeated)\n"
 	"  -h, --help          show this help\n\n"
@@ -596,6 +613,94 @@ static int parse_int(const char *s, int min, int *out)
 	return 0;
 }
 
+/* report --runs: each capture one run, summarized. */
+static int run_runs(struct report *r, char **paths, size_t n,
+		    struct pt_redact *red)
+{
+	struct pt_runs rs;
+	struct pt_runsum s;
+	size_t i;
+	int status = 0, rc;
+
+	if (!r->o.group_set)
+		pt_group_parse("command", 1, &r->o.group);
+	pt_runs_init(&rs, &r->o.group, n);
+	for (i = 0; i < n; i++) {
+		rc = pt_runs_add(&rs, paths[i], red);
+		if (rc < 0) {
+			pt_runs_free(&rs);
+			return 1;
+		}
+		if (rc > 0)
+			status = 1;
+	}
+	pt_runsum_compute(&s, &rs);
+	if (r->o.markdown)
+		rc = pt_runsum_md_write(&s, (size_t)r->o.top, stdout);
+	else
+		rc = pt_runsum_text_write(&s, (size_t)r->o.top, r->o.width,
+					  stdout);
+	if (rc < 0) {
+		pt_warn("writing standard output failed");
+		status = 1;
+	}
+	pt_runsum_free(&s);
+	pt_runs_free(&rs);
+	return status;
+}
+
+/*
+ * Several captures: lay them over each other (repeated runs) or keep one
+ * wall clock (jobs of one pipeline).  Returns the sentence that says
+ * which and why; shift gets what was taken off each capture's times.
+ */
+static const char *align(struct pt_model *m, enum align how, int64_t *shift,
+			 char *buf, size_t size)
+{
+	struct pt_run *runs;
+	const char *why = "";
+	size_t i, c;
+	int pipeline;
+
+	memset(shift, 0, m->ncaptures * sizeof *shift);
+	if (m->ncaptures < 2)
+		return NULL;
+	runs = pt_xcalloc(m->ncaptures, sizeof *runs);
+	for (c = 0; c < m->ncaptures; c++) {
+		runs[c].t0 = INT64_MAX;
+		runs[c].pipeline = pt_model_meta(m, c, "CI_PIPELINE_ID");
+		if (!runs[c].pipeline)
+			runs[c].pipeline = pt_model_meta(m, c, "GITHUB_RUN_ID");
+	}
+	for (i = 0; i < m->n; i++) {
+		const struct pt_exec *e = m->execs[i];
+		struct pt_run *x = &runs[e->capture];
+
+		if (e->start_ns < x->t0)
+			x->t0 = e->start_ns;
+	}
+	for (i = 0; i < m->n; i++) {
+		const struct pt_exec *e = m->execs[i];
+		struct pt_run *x = &runs[e->capture];
+
+		if (e->end_ns - x->t0 > x->wall)
+			x->wall = e->end_ns - x->t0;
+	}
+	pipeline = pt_runs_one_pipeline(runs, m->ncaptures, &why);
+	free(runs);
+	if (how == ALIGN_START || (how == ALIGN_AUTO && !pipeline)) {
+		pt_model_align_starts(m, shift);
+		snprintf(buf, size, "captures laid over each other, each from "
+			 "its own start (%s); --align wall keeps one wall "
+			 "clock", how == ALIGN_AUTO ? why : "--align start");
+	} else {
+		snprintf(buf, size, "captures on one wall clock (%s); --align "
+			 "start lays them over each other",
+			 how == ALIGN_AUTO ? why : "--align wall");
+	}
+	return buf;
+}
+
 static int run(int argc, char **argv)
 {
 	static const struct option long_opts[] = {
@@ -605,10 +710,16 @@ static int run(int argc, char **argv)
 		{ "top", required_argument, NULL, 'n' },
 		{ "width", required_argument, NULL, 'w' },
 		{ "redact", required_argument, NULL, 'R' },
+		{ "runs", no_argument, NULL, 'U' },
+		{ "align", required_argument, NULL, 'a' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct report r;
+	const char *aligned;
+	char note[256];
+	int64_t *shift;
+	size_t ci;
 	struct pt_report d;
 	struct pt_model m;
 	struct pt_redact *red;
@@ -640,9 +751,26 @@ static int run(int argc, char **argv)
 			}
 			break;
 		case 'g':
-			if (pt_group_parse(optarg, 0, &r.o.group) < 0) {
+			if (pt_group_parse(optarg, 1, &r.o.group) < 0) {
 				pt_warn("--group-by: expected exe, package, "
-					"cwd or env:NAME, not '%s'", optarg);
+					"cwd, env:NAME or (with --runs) "
+					"command, not '%s'", optarg);
+				pt_redact_free(red);
+				return 2;
+			}
+			r.o.group_set = 1;
+			break;
+		case 'U':
+			r.o.runs = 1;
+			break;
+		case 'a':
+			if (!strcmp(optarg, "start"))
+				r.o.align = ALIGN_START;
+			else if (!strcmp(optarg, "wall"))
+				r.o.align = ALIGN_WALL;
+			else {
+				pt_warn("--align: expected start or wall, "
+					"not '%s'", optarg);
 				pt_redact_free(red);
 				return 2;
 			}
@@ -676,6 +804,17 @@ static int run(int argc, char **argv)
 		r.o.width = MIN_WIDTH;
 	if (r.o.depth > MAX_DEPTH)
 		r.o.depth = MAX_DEPTH;
+	if (r.o.runs) {
+		status = run_runs(&r, argv + optind, (size_t)(argc - optind),
+				  red);
+		pt_redact_free(red);
+		return status;
+	}
+	if (r.o.group.kind == PT_GROUP_COMMAND) {
+		pt_warn("--group-by command: only with --runs");
+		pt_redact_free(red);
+		return 2;
+	}
 
 	status = pt_model_load(&m, argv + optind, (size_t)(argc - optind), red);
 	if (status < 0) {
@@ -686,7 +825,15 @@ static int run(int argc, char **argv)
 	/* Markdown keeps to its row cap, so its figures do too. */
 	if (r.o.markdown && r.o.top > PT_MD_MAX_ROWS)
 		r.o.top = PT_MD_MAX_ROWS;
+	shift = pt_xcalloc(m.ncaptures + 1, sizeof *shift);
+	aligned = align(&m, r.o.align, shift, note, sizeof note);
 	pt_report_compute(&d, &m, &r.o.group, (size_t)r.o.top);
+	/* The captures' own times, as recorded. */
+	for (ci = 0; ci < m.ncaptures; ci++) {
+		d.caps[ci].first += shift[ci];
+		d.caps[ci].last += shift[ci];
+	}
+	free(shift);
 	r.m = &m;
 	r.d = &d;
 	r.f = stdout;
@@ -695,11 +842,17 @@ static int run(int argc, char **argv)
 
 	if (r.o.markdown) {
 		pt_report_md_write(&d, stdout);
+		if (aligned)
+			printf("\n*%s.*\n", aligned);
 	} else {
 		pt_sb_addstr(&r.line, "proftrace report:");
 		for (i = optind; i < argc; i++)
 			pt_sb_addf(&r.line, " %s", argv[i]);
 		emit(&r);
+		if (aligned) {
+			pt_sb_addf(&r.line, "  %s", aligned);
+			emit(&r);
+		}
 		captures(&r);
 		summary(&r);
 		if (m.n) {
@@ -729,8 +882,8 @@ usage:
 const struct pt_cmd pt_cmd_report = {
 	.name = "report",
 	.usage = "[--format text|markdown] [--group-by exe|package|cwd|env:NAME] "
-		 "[--depth N] [--top N] [--width N] [--redact REGEX]... "
-		 "CAPTURE...",
+		 "[--depth N] [--top N] [--width N] [--runs] "
+		 "[--align start|wall] [--redact REGEX]... CAPTURE...",
 	.summary = "print where the time went: summary, programs, tree, "
 		   "critical path, parallelism",
 	.run = run,

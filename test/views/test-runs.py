@@ -43,7 +43,8 @@ def rand6(rnd):
     return "".join(rnd.choice(ALNUM) for _ in range(6))
 
 
-def build(seed, slow=0.0, scale=1.0, jobs=2, noise=0.03, long_job=False):
+def build(seed, slow=0.0, scale=1.0, jobs=2, noise=0.03, long_job=False,
+          meta=None, start=None):
     """One run: make -jJOBS in a checkout /tmp/tmp.XXXXXX/proj (its name
     drawn from seed), configure-like probes, then NFILES compiles one
     after the other (each one's wall = its CPU), file SLOW's CPU times
@@ -52,9 +53,9 @@ def build(seed, slow=0.0, scale=1.0, jobs=2, noise=0.03, long_job=False):
     Returns (capture, {file index: cpu seconds})."""
     rnd = random.Random(seed)
     checkout = f"/tmp/tmp.{rand6(rnd)}X/proj"
-    c = Capture(host="ci", command=f"make -j{jobs}",
+    c = Capture(host="ci", command=f"make -j{jobs}", meta=meta,
                 realtime_base_ns=1_700_000_000_000_000_000 +
-                seed * 3600 * 10**9)
+                (seed * 3600 if start is None else start) * 10**9)
     cpus = {}
     t = 0.1
     pid = 200
@@ -281,6 +282,76 @@ def test_fail_if_slower():
     proftrace("diff", "--fail-if-slower", "x", *a, "--", *same, rc=2)
 
 
+# ---- report --runs, report of several captures ----
+
+def run_wall(cpus, long_job=False):
+    """The wall time build() gives a run of these CPU times."""
+    t = 0.1 + 3 * 0.06 + 0.02 + sum(c + 0.01 for c in cpus.values())
+    return t + 5 if long_job else t + 0.1
+
+
+def test_report_runs_medians_ranges_and_path():
+    paths, cpus = runs("rr", [161, 162, 163], noise=0.05)
+    text, _ = proftrace("report", "--runs", "--width", "300", "-n", "100",
+                        *paths)
+    walls = [run_wall(c) for c in cpus]
+    m = re.search(r"^  wall time\s+([\d.]+) s\s+([\d.]+)-([\d.]+)$", text,
+                  re.M)
+    check(m, text)
+    eq(tuple(float(x) for x in m.groups()),
+       (round(statistics.median(walls), 3), round(min(walls), 3),
+        round(max(walls), 3)), "run wall: median, min, max")
+    m = re.search(r"^  executions\s+(\d+)\s+(\d+)-(\d+)$", text, re.M)
+    eq(m.groups(), (str(1 + 4 + NFILES),) * 3, "executions")
+    for i in (0, SLOW, NFILES - 1):
+        v = [c[i] for c in cpus]
+        key = f"cc -c $SRC/src/f{i}.c -o $TMP/cc*.o"
+        m = re.search(r"^\s+([\d.]+)\s+([\d.]+)-([\d.]+)\s+(\d+)%\s+"
+                      r"([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+(\d+)\s+" +
+                      re.escape(key) + "$", text, re.M)
+        check(m, f"row of {key}:\n{text}")
+        g = m.groups()
+        med = statistics.median(v)
+        eq((float(g[0]), float(g[1]), float(g[2])),
+           (round(med, 3), round(min(v), 3), round(max(v), 3)),
+           f"duration of f{i}")
+        eq(int(g[3]), round(100 * (max(v) - min(v)) / med), "spread")
+        eq(float(g[5]), round(med, 3), "CPU median (= duration here)")
+        eq(g[7], "3", "in 3 runs")
+    # Every run has the same path: the compiles one after the other.
+    check("Critical path met most often (3 of 3 runs" in text, text)
+    path = text.split("Critical path met most often")[1].split("\n\n")[0]
+    for i in range(NFILES):
+        check(f"$SRC/src/f{i}.c" in path, f"f{i} on the path:\n{path}")
+
+
+def test_report_of_repeated_runs_lays_them_over_each_other():
+    """Two runs eleven minutes apart: one run's length, not 11 minutes."""
+    c1, cp1 = build(171, start=0)
+    c2, cp2 = build(172, start=660)
+    p1, p2 = (os.path.join(TMP, f"apart{k}.ptcap") for k in (1, 2))
+    c1.write(p1)
+    c2.write(p2)
+    text, _ = proftrace("report", "--width", "300", p1, p2)
+    check("laid over each other" in text and "repeated runs" in text, text)
+    m = re.search(r"wall time\s+([\d.]+) s", text)
+    eq(float(m.group(1)), round(max(run_wall(cp1), run_wall(cp2)), 3),
+       "the longer run's wall time")
+    text, _ = proftrace("report", "--align", "wall", "--width", "300", p1, p2)
+    m = re.search(r"wall time\s+([\d.]+) s", text)
+    eq(float(m.group(1)), round(660 + run_wall(cp2), 3),
+       "--align wall: from the first start to the last end")
+    # Jobs of one pipeline (same CI pipeline id): one wall clock.
+    c1, _ = build(173, start=0, meta={"CI_PIPELINE_ID": "77"})
+    c2, cp2 = build(174, start=660, meta={"CI_PIPELINE_ID": "77"})
+    c1.write(p1)
+    c2.write(p2)
+    text, _ = proftrace("report", "--width", "300", p1, p2)
+    check("one wall clock" in text and "one CI pipeline id" in text, text)
+    m = re.search(r"wall time\s+([\d.]+) s", text)
+    eq(float(m.group(1)), round(660 + run_wall(cp2), 3), "pipeline span")
+
+
 # ---- Markdown ----
 
 def inline_text(el):
@@ -316,6 +387,30 @@ def test_markdown_diff():
        "one change beyond noise, the key as code")
     text = key_rows(diff(a, b)[0])[0]
     eq(float(changes[1][0][0]), text["a"], "same median as the text")
+
+
+def test_markdown_report_runs():
+    paths, cpus = runs("mdr", [181, 182, 183])
+    md = subprocess.run([ARGS.proftrace, "report", "--runs", "--format",
+                         "markdown", "-n", "30", *paths], capture_output=True,
+                        check=True).stdout
+    p = subprocess.run(["cmark-gfm", "-e", "table", "--to", "xml"],
+                       input=md, capture_output=True, check=True)
+    doc = ET.fromstring(p.stdout)
+    tables = []
+    for t in doc.iter(CM + "table"):
+        head = [inline_text(c) for c in
+                t.find(CM + "table_header").findall(CM + "table_cell")]
+        rows = [[inline_text(c) for c in r.findall(CM + "table_cell")]
+                for r in t.findall(CM + "table_row")]
+        for r in rows:
+            eq(len(r), len(head), "row width")
+        tables.append((head, rows))
+    walls = [run_wall(c) for c in cpus]
+    eq(tables[0][1][0], ["wall s", f"{statistics.median(walls):.3f}",
+                         f"{min(walls):.3f}-{max(walls):.3f}"], "wall row")
+    keys = [r[-1] for r in tables[-1][1]]
+    check(f"cc -c $SRC/src/f{SLOW}.c -o $TMP/cc*.o" in keys, keys)
 
 
 if __name__ == "__main__":
