@@ -17,28 +17,26 @@
 
 #include "cli/cmd.h"
 #include "proftrace/wire.h"
-#include "views/csv.h"
-#include "model/load.h"
-#include "model/model.h"
 #include "base/quote.h"
-#include "views/redact.h"
+#include "collect/finish.h"
 #include "collect/rundir.h"
 #include "collect/server.h"
 #include "base/strbuf.h"
 #include "base/util.h"
 
 struct daemon_opts {
-	const char *output, *socket, *csv;
+	const char *output, *socket;
 	int detach, force;
-	struct pt_redact *redact;       /* --redact: masks the CSV */
+	struct pt_finish fin;           /* --csv ..., --redact */
 };
 
-static const char help_text[] =
+static const char help_head[] =
 	"Collect the processes of commands started elsewhere into CAPTURE,\n"
 	"until SIGTERM, SIGINT or 'proftrace stop'.\n\n"
 	"  -o, --output CAPTURE  the capture to write (required)\n"
-	"  --socket PATH         listen here (default /tmp/proftrace-UID/socket)\n"
-	"  --csv FILE            also write FILE as CSV at the end\n"
+	"  --socket PATH         listen here (default /tmp/proftrace-UID/socket)\n";
+/* Then the end-of-run outputs (collect/finish.h). */
+static const char help_tail[] =
 	"  --detach              run in the background, logging to CAPTURE.log;\n"
 	"                        print shell code for eval that sets\n"
 	"                        PROFTRACE_SOCKET, LD_PRELOAD and PROFTRACE_PID\n"
@@ -50,39 +48,6 @@ static const char help_text[] =
 	"example: eval \"$(proftrace daemon -o ci.ptcap --detach)\"; make; "
 	"proftrace stop\n"
 	"The full page: man proftrace-daemon (proftrace-daemon(1)).\n";
-
-/* Absolute form of path: a detached daemon leaves the directory. */
-static char *absolute(const char *path)
-{
-	struct pt_sb sb = PT_SB_INIT;
-	char *cwd;
-
-	if (path[0] == '/')
-		return pt_xstrdup(path);
-	cwd = getcwd(NULL, 0);
-	if (!cwd)
-		pt_die(1, "getcwd: %s", strerror(errno));
-	pt_sb_addf(&sb, "%s/%s", cwd, path);
-	free(cwd);
-	return pt_sb_detach(&sb, NULL);
-}
-
-/* Rebuild the model from the finished capture and write it as CSV. */
-static int write_csv(const char *capture, const char *path, FILE *f,
-		     struct pt_redact *red)
-{
-	struct pt_model m;
-	int rc = 0;
-
-	if (pt_model_load(&m, (char *[]){ (char *)capture }, 1, red) < 0)
-		return -1;
-	if (pt_csv_write(&m, f) < 0 || fflush(f) != 0) {
-		pt_warn("writing %s: %s", path, strerror(errno));
-		rc = -1;
-	}
-	pt_model_free(&m);
-	return rc;
-}
 
 /* The shell code that points commands at this daemon. */
 static void print_exports(FILE *f, const char *prefix, const char *sock,
@@ -172,32 +137,32 @@ static int detach(int log_fd, const char *sock, const char *preload,
 
 static int parse(int argc, char **argv, struct daemon_opts *o)
 {
-	static const struct option opts[] = {
+	struct option opts[5 + PT_FINISH_NOPTS + 1] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "socket", required_argument, NULL, 's' },
-		{ "csv", required_argument, NULL, 'c' },
 		{ "detach", no_argument, NULL, 'd' },
 		{ "force", no_argument, NULL, 'f' },
-		{ "redact", required_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
 	};
-	int c;
+	int c, taken;
 
+	pt_finish_options(opts, 5);
 	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+		if ((taken = pt_finish_option(&o->fin, c, optarg)) != 0) {
+			if (taken < 0)
+				return -1;
+			continue;
+		}
 		switch (c) {
 		case 'o': o->output = optarg; break;
 		case 's': o->socket = optarg; break;
-		case 'c': o->csv = optarg; break;
 		case 'd': o->detach = 1; break;
 		case 'f': o->force = 1; break;
-		case 'r':
-			if (pt_redact_add(o->redact, optarg) < 0)
-				return -1;
-			break;
 		case 'h':
 			printf("usage: proftrace daemon %s\n\n%s",
-			       pt_cmd_daemon.usage, help_text);
+			       pt_cmd_daemon.usage, help_head);
+			pt_finish_help(stdout, &o->fin);
+			fputs(help_tail, stdout);
 			exit(0);
 		default:
 			return -1;
@@ -214,20 +179,20 @@ static int run(int argc, char **argv)
 	struct pt_writer *w = NULL;
 	struct pt_server *s = NULL;
 	const struct pt_server_stats *st;
-	char *output = NULL, *csv_path = NULL, *sock = NULL, *lib = NULL;
+	char *output = NULL, *sock = NULL, *lib = NULL;
 	char *userdir = NULL, *visible = NULL, *preload = NULL;
 	char *log_path = NULL;
-	FILE *csv = NULL;
 	int sig_fd = -1, log_fd = -1, status = 1, started = 0;
 	struct stat sb;
 	sigset_t set;
 
-	o.redact = pt_redact_new();
+	/* Absolute paths: a detached daemon leaves the directory. */
+	pt_finish_init(&o.fin, PT_FINISH_ABSOLUTE);
 	if (parse(argc, argv, &o) < 0) {
-		pt_redact_free(o.redact);
+		pt_finish_free(&o.fin);
 		return pt_cmd_usage(&pt_cmd_daemon);
 	}
-	output = absolute(o.output);
+	output = pt_rundir_absolute(o.output);
 	if (!o.force && lstat(output, &sb) == 0) {
 		pt_warn("%s already exists (--force overwrites it)", o.output);
 		goto out;
@@ -239,18 +204,9 @@ static int run(int argc, char **argv)
 	if (!(visible = pt_rundir_visible_lib(lib)))
 		goto out;
 	preload = pt_preload_value(getenv("LD_PRELOAD"), visible);
-	sock = o.socket ? absolute(o.socket) : pt_rundir_socket(1);
-	if (!sock)
+	sock = o.socket ? pt_rundir_absolute(o.socket) : pt_rundir_socket(1);
+	if (!sock || pt_finish_open(&o.fin) < 0)
 		goto out;
-	if (o.csv) {
-		/* Opened now: a bad path should fail before the build runs. */
-		csv_path = absolute(o.csv);
-		csv = fopen(csv_path, "we");
-		if (!csv) {
-			pt_warn("cannot create %s: %s", o.csv, strerror(errno));
-			goto out;
-		}
-	}
 	if (o.detach) {
 		struct pt_sb lp = PT_SB_INIT;
 
@@ -312,7 +268,7 @@ static int run(int argc, char **argv)
 	w = NULL;
 	if (status == 0)
 		pt_warn("capture %s complete", output);
-	if (csv && write_csv(output, csv_path, csv, o.redact) < 0)
+	if (pt_finish_write(&o.fin, output, NULL) < 0)
 		status = 1;
 out:
 	if (s)
@@ -322,12 +278,8 @@ out:
 		pt_writer_close(w);
 		unlink(output);
 	}
-	if (csv && fclose(csv) != 0 && status == 0) {
-		pt_warn("writing %s: %s", csv_path, strerror(errno));
-		status = 1;
-	}
 	/* Closing the connections last tells a waiting 'proftrace stop'
-	 * that the capture and the CSV are complete. */
+	 * that the capture and the outputs are complete. */
 	pt_server_free(s);
 	if (sig_fd >= 0)
 		close(sig_fd);
@@ -337,26 +289,25 @@ out:
 		/* Nothing ran: leave no log or CSV of it behind. */
 		if (log_path)
 			unlink(log_path);
-		if (csv)
-			unlink(csv_path);
+		pt_finish_abandon(&o.fin);
 		if (o.detach)
 			fputs(DETACH_FAILED, stdout);
 	}
 	free(output);
-	free(csv_path);
 	free(sock);
 	free(lib);
 	free(userdir);
 	free(visible);
 	free(preload);
 	free(log_path);
-	pt_redact_free(o.redact);
+	pt_finish_free(&o.fin);
 	return status;
 }
 
 const struct pt_cmd pt_cmd_daemon = {
 	.name = "daemon",
-	.usage = "-o CAPTURE [--socket PATH] [--csv FILE] [--detach] [--force] "
+	.usage = "-o CAPTURE [--socket PATH] " PT_FINISH_USAGE
+		 "[--detach] [--force] "
 		 "[--redact REGEX]...",
 	.summary = "collect from commands started elsewhere until 'proftrace stop'",
 	.run = run,

@@ -21,12 +21,9 @@
 #include <unistd.h>
 
 #include "cli/cmd.h"
-#include "views/csv.h"
-#include "model/load.h"
-#include "model/model.h"
 #include "proftrace/wire.h"
 #include "base/quote.h"
-#include "views/redact.h"
+#include "collect/finish.h"
 #include "collect/rundir.h"
 #include "collect/server.h"
 #include "base/strbuf.h"
@@ -51,11 +48,11 @@
 #define GRACE_MAX_NS    (2000 * MS)
 
 struct record_opts {
-	const char *output, *csv;
+	const char *output;
 	int quiet, force;
 	char **command;
 	size_t argc;
-	struct pt_redact *redact;       /* --redact: masks the CSV, summary */
+	struct pt_finish fin;           /* --csv ..., --redact */
 };
 
 struct record {
@@ -69,12 +66,13 @@ struct record {
 	uint64_t status_ns;
 };
 
-static const char help_text[] =
+static const char help_head[] =
 	"Run COMMAND with every process it starts traced; write the capture,\n"
 	"optionally a CSV, and print a summary.  Exits with COMMAND's status.\n\n"
 	"  -o, --output CAPTURE  the capture to write (default\n"
-	"                        proftrace-YYYYmmdd-HHMMSS.ptcap here)\n"
-	"  --csv FILE            also write FILE as CSV ('-': standard output)\n"
+	"                        proftrace-YYYYmmdd-HHMMSS.ptcap here)\n";
+/* Then the end-of-run outputs (collect/finish.h). */
+static const char help_tail[] =
 	"  -q, --quiet           once COMMAND runs, print nothing: no status\n"
 	"                        line, summary or collector messages\n"
 	"  --force               overwrite CAPTURE if it exists\n"
@@ -269,25 +267,6 @@ static void wait_child(struct record *r)
 
 /* ---- after the run ---- */
 
-/* Rebuild the model from the capture; write the CSV and the summary. */
-static int report(const char *capture, const char *csv_path, FILE *csv,
-		  int quiet, struct pt_redact *red)
-{
-	struct pt_model m;
-	int rc = 0;
-
-	if (pt_model_load(&m, (char *[]){ (char *)capture }, 1, red) < 0)
-		return -1;
-	if (csv && (pt_csv_write(&m, csv) < 0 || fflush(csv) != 0)) {
-		pt_warn("writing %s: %s", csv_path, strerror(errno));
-		rc = -1;
-	}
-	if (!quiet)
-		pt_model_print_summary(&m, stderr);
-	pt_model_free(&m);
-	return rc;
-}
-
 static int exit_code(int ws)
 {
 	if (WIFEXITED(ws))
@@ -299,31 +278,31 @@ static int exit_code(int ws)
 
 static int parse(int argc, char **argv, struct record_opts *o)
 {
-	static const struct option opts[] = {
+	struct option opts[4 + PT_FINISH_NOPTS + 1] = {
 		{ "output", required_argument, NULL, 'o' },
-		{ "csv", required_argument, NULL, 'c' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "force", no_argument, NULL, 'f' },
-		{ "redact", required_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
 	};
-	int c;
+	int c, taken;
 
+	pt_finish_options(opts, 4);
 	/* '+': options end at COMMAND, whose own options are its own. */
 	while ((c = getopt_long(argc, argv, "+o:qh", opts, NULL)) != -1) {
+		if ((taken = pt_finish_option(&o->fin, c, optarg)) != 0) {
+			if (taken < 0)
+				return -1;
+			continue;
+		}
 		switch (c) {
 		case 'o': o->output = optarg; break;
-		case 'c': o->csv = optarg; break;
 		case 'q': o->quiet = 1; break;
 		case 'f': o->force = 1; break;
-		case 'r':
-			if (pt_redact_add(o->redact, optarg) < 0)
-				return -1;
-			break;
 		case 'h':
 			printf("usage: proftrace record %s\n\n%s",
-			       pt_cmd_record.usage, help_text);
+			       pt_cmd_record.usage, help_head);
+			pt_finish_help(stdout, &o->fin);
+			fputs(help_tail, stdout);
 			exit(0);
 		default:
 			return -1;
@@ -343,12 +322,11 @@ static int parse(int argc, char **argv, struct record_opts *o)
 struct setup {
 	char *output, *lib, *rundir, *visible, *sock, *preload;
 	struct pt_sb command;
-	FILE *csv;
 	struct pt_writer *w;
 	struct pt_server *s;
 };
 
-static int set_up(struct setup *u, const struct record_opts *o)
+static int set_up(struct setup *u, struct record_opts *o)
 {
 	struct stat sb;
 
@@ -365,13 +343,8 @@ static int set_up(struct setup *u, const struct record_opts *o)
 	u->preload = pt_preload_value(getenv("LD_PRELOAD"), u->visible);
 	u->sock = pt_xmalloc(strlen(u->rundir) + sizeof "/" PT_SOCKET_NAME);
 	sprintf(u->sock, "%s/%s", u->rundir, PT_SOCKET_NAME);
-	if (o->csv) {
-		u->csv = strcmp(o->csv, "-") ? fopen(o->csv, "we") : stdout;
-		if (!u->csv) {
-			pt_warn("cannot create %s: %s", o->csv, strerror(errno));
-			return -1;
-		}
-	}
+	if (pt_finish_open(&o->fin) < 0)
+		return -1;
 	if (!(u->s = pt_server_new(u->sock)) ||
 	    !(u->w = pt_writer_open(u->output, o->force)))
 		return -1;
@@ -387,8 +360,6 @@ static void tear_down(struct setup *u)
 	if (u->w)
 		pt_writer_close(u->w);
 	pt_server_free(u->s);
-	if (u->csv && u->csv != stdout)
-		fclose(u->csv);
 	if (u->rundir)
 		pt_rundir_remove(u->rundir);
 	pt_sb_release(&u->command);
@@ -412,9 +383,9 @@ static int run(int argc, char **argv)
 
 	/* Before the collector raises the open-file limit. */
 	inherited_save(&in);
-	o.redact = pt_redact_new();
+	pt_finish_init(&o.fin, PT_FINISH_STDOUT);
 	if (parse(argc, argv, &o) < 0) {
-		pt_redact_free(o.redact);
+		pt_finish_free(&o.fin);
 		return pt_cmd_usage(&pt_cmd_record);
 	}
 	if (set_up(&u, &o) < 0) {
@@ -424,8 +395,9 @@ static int run(int argc, char **argv)
 			u.w = NULL;
 			unlink(u.output);
 		}
+		pt_finish_abandon(&o.fin);
 		tear_down(&u);
-		pt_redact_free(o.redact);
+		pt_finish_free(&o.fin);
 		return 1;
 	}
 
@@ -484,15 +456,14 @@ static int run(int argc, char **argv)
 			(unsigned long long)st.dropped,
 			(unsigned long long)st.lost);
 	/* A capture damaged by a write error still reads up to the damage. */
-	if ((u.csv || !o.quiet) &&
-	    report(u.output, o.csv, u.csv, o.quiet, o.redact) < 0)
+	if (pt_finish_write(&o.fin, u.output, o.quiet ? NULL : stderr) < 0)
 		ok = 0;
 	if (!o.quiet)
 		pt_warn("capture: %s", u.output);
 	code = exit_code(r.wait_status);
 	tear_down(&u);
 	close(r.sig_fd);
-	pt_redact_free(o.redact);
+	pt_finish_free(&o.fin);
 	/* COMMAND's status wins: the build must not fail because of us. */
 	if (!ok)
 		pt_warn("the recording is incomplete (see above)");
@@ -505,14 +476,15 @@ fail:
 	pt_writer_close(u.w);
 	u.w = NULL;
 	unlink(u.output);               /* COMMAND never ran: nothing to keep */
+	pt_finish_abandon(&o.fin);
 	tear_down(&u);
-	pt_redact_free(o.redact);
+	pt_finish_free(&o.fin);
 	return 1;
 }
 
 const struct pt_cmd pt_cmd_record = {
 	.name = "record",
-	.usage = "[-o CAPTURE] [--csv FILE] [--quiet] [--force] "
+	.usage = "[-o CAPTURE] " PT_FINISH_USAGE "[--quiet] [--force] "
 		 "[--redact REGEX]... [--] COMMAND [ARGS...]",
 	.summary = "run a command and record every process it starts",
 	.run = run,

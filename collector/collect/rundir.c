@@ -405,3 +405,18 @@ char *pt_preload_value(const char *old, const char *lib)
 	append_lib(&sb, lib);
 	return pt_sb_detach(&sb, NULL);
 }
+
+char *pt_rundir_absolute(const char *path)
+{
+	struct pt_sb sb = PT_SB_INIT;
+	char *cwd;
+
+	if (path[0] == '/')
+		return pt_xstrdup(path);
+	cwd = getcwd(NULL, 0);
+	if (!cwd)
+		pt_die(1, "getcwd: %s", strerror(errno));
+	pt_sb_addf(&sb, "%s/%s", cwd, path);
+	free(cwd);
+	return pt_sb_detach(&sb, NULL);
+}

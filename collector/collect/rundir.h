@@ -62,6 +62,13 @@ char *pt_rundir_find_lib(void);
 char *pt_rundir_visible_lib(const char *lib);
 
 /*
+ * path made absolute against the current directory, for a command that
+ * leaves it (a detached daemon).  Exits with a one-line error if the
+ * current directory is gone.
+ */
+char *pt_rundir_absolute(const char *path);
+
+/*
  * The LD_PRELOAD value for a traced child: `old` (may be NULL) without any
  * libproftrace entry, then lib.  An inherited copy of the library (a nested
  * record, a shell that exported it) must not be loaded twice.

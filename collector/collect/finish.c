@@ -1,0 +1,177 @@
+/* The end-of-run outputs of record and daemon; see finish.h. */
+#include "collect/finish.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/strbuf.h"
+#include "base/util.h"
+#include "collect/rundir.h"
+#include "model/load.h"
+#include "model/model.h"
+#include "views/csv.h"
+#include "views/redact.h"
+
+struct output {
+	const char *name, *meta, *text;
+	int has_arg;
+	int (*to_file)(const struct pt_model *, FILE *);
+	int (*to_arg)(const struct pt_model *, const char *);
+};
+
+static const struct output outputs[PT_FINISH_N] = {
+#define PT_FINISH_ENTRY(name_, has_arg_, meta_, text_, to_file_, to_arg_) \
+	{ .name = #name_, .meta = meta_, .text = text_, \
+	  .has_arg = has_arg_, .to_file = to_file_, .to_arg = to_arg_ },
+	PT_FINISH_OUTPUTS(PT_FINISH_ENTRY)
+#undef PT_FINISH_ENTRY
+};
+
+/* getopt_long values: out of the range of short options. */
+#define OPT_OUTPUT      0x100           /* + the output's index */
+#define OPT_REDACT      (OPT_OUTPUT + PT_FINISH_N)
+
+void pt_finish_init(struct pt_finish *fin, unsigned flags)
+{
+	memset(fin, 0, sizeof *fin);
+	fin->flags = flags;
+	fin->redact = pt_redact_new();
+}
+
+void pt_finish_options(struct option *opts, size_t n)
+{
+	for (size_t i = 0; i < PT_FINISH_N; i++)
+		opts[n++] = (struct option){ outputs[i].name,
+					     outputs[i].has_arg, NULL,
+					     OPT_OUTPUT + (int)i };
+	opts[n++] = (struct option){ "redact", required_argument, NULL,
+				     OPT_REDACT };
+	opts[n] = (struct option){ NULL, 0, NULL, 0 };
+}
+
+int pt_finish_option(struct pt_finish *fin, int c, const char *optarg)
+{
+	if (c == OPT_REDACT)
+		return pt_redact_add(fin->redact, optarg) < 0 ? -1 : 1;
+	if (c < OPT_OUTPUT || c >= OPT_OUTPUT + PT_FINISH_N)
+		return 0;
+	fin->asked[c - OPT_OUTPUT] = 1;
+	fin->arg[c - OPT_OUTPUT] = optarg;
+	return 1;
+}
+
+void pt_finish_help(FILE *f, const struct pt_finish *fin)
+{
+	for (size_t i = 0; i < PT_FINISH_N; i++) {
+		const struct output *o = &outputs[i];
+		char opt[64];
+
+		snprintf(opt, sizeof opt, "--%s %s", o->name, o->meta);
+		if (!o->to_file)
+			fprintf(f, "  %-20s  %s\n", opt, o->text);
+		else
+			fprintf(f, "  %-20s  also write %s as %s%s\n", opt,
+				o->meta, o->text,
+				fin->flags & PT_FINISH_STDOUT ?
+				" ('-': standard output)" : " at the end");
+	}
+}
+
+static int is_stdout(const struct pt_finish *fin, size_t i)
+{
+	return (fin->flags & PT_FINISH_STDOUT) && !strcmp(fin->arg[i], "-");
+}
+
+int pt_finish_open(struct pt_finish *fin)
+{
+	for (size_t i = 0; i < PT_FINISH_N; i++) {
+		if (!fin->asked[i] || !outputs[i].to_file)
+			continue;
+		if (is_stdout(fin, i)) {
+			fin->f[i] = stdout;
+			continue;
+		}
+		fin->path[i] = fin->flags & PT_FINISH_ABSOLUTE ?
+			pt_rundir_absolute(fin->arg[i]) :
+			pt_xstrdup(fin->arg[i]);
+		fin->f[i] = fopen(fin->path[i], "we");
+		if (!fin->f[i]) {
+			pt_warn("cannot create %s: %s", fin->arg[i],
+				strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Write output i of m; 0 or -1 after a one-line error. */
+static int write_one(struct pt_finish *fin, size_t i,
+		     const struct pt_model *m)
+{
+	const struct output *o = &outputs[i];
+	FILE *f = fin->f[i];
+	int rc, err;
+
+	if (!o->to_file)
+		return o->to_arg(m, fin->arg[i]);
+	fin->f[i] = NULL;
+	rc = o->to_file(m, f) < 0 || fflush(f) != 0 ? -1 : 0;
+	err = errno;
+	/* Closed before the message: a failing close is a failed write. */
+	if (f != stdout && fclose(f) != 0 && rc == 0) {
+		rc = -1;
+		err = errno;
+	}
+	if (rc < 0) {
+		pt_warn("writing %s: %s", fin->path[i] ? fin->path[i] : "-",
+			strerror(err));
+		return -1;
+	}
+	return 0;
+}
+
+int pt_finish_write(struct pt_finish *fin, const char *capture,
+		    FILE *summary)
+{
+	struct pt_model m;
+	int rc = 0, any = 0;
+
+	for (size_t i = 0; i < PT_FINISH_N; i++)
+		any |= fin->asked[i];
+	if (!any && !summary)
+		return 0;
+	if (pt_model_load(&m, (char *[]){ (char *)capture }, 1,
+			  fin->redact) < 0)
+		return -1;
+	for (size_t i = 0; i < PT_FINISH_N; i++)
+		if (fin->asked[i] && write_one(fin, i, &m) < 0)
+			rc = -1;
+	if (summary)
+		pt_model_print_summary(&m, summary);
+	pt_model_free(&m);
+	return rc;
+}
+
+void pt_finish_abandon(struct pt_finish *fin)
+{
+	for (size_t i = 0; i < PT_FINISH_N; i++) {
+		if (!fin->f[i] || fin->f[i] == stdout)
+			continue;
+		fclose(fin->f[i]);
+		fin->f[i] = NULL;
+		unlink(fin->path[i]);
+	}
+}
+
+void pt_finish_free(struct pt_finish *fin)
+{
+	for (size_t i = 0; i < PT_FINISH_N; i++) {
+		if (fin->f[i] && fin->f[i] != stdout)
+			fclose(fin->f[i]);
+		free(fin->path[i]);
+	}
+	pt_redact_free(fin->redact);
+	memset(fin, 0, sizeof *fin);
+}

@@ -1,0 +1,115 @@
+/*
+ * What `record` and `daemon` write when their run ends: the outputs asked
+ * for on the command line (--csv FILE, ...), made from the finished
+ * capture, and the --redact patterns that mask them.
+ *
+ * Both commands share the options, their help lines, the files opened
+ * before the run (a bad path must fail before the build runs, not after)
+ * and the writing at the end.  A new end-of-run output is one line of
+ * PT_FINISH_OUTPUTS below and its write function; the options, --help,
+ * usage, the man-pages test and the bash completion (which reads --help)
+ * follow from it.
+ *
+ * Use:
+ *   pt_finish_init(&fin, flags);
+ *   getopt_long(..., opts built by pt_finish_options(), ...):
+ *       anything pt_finish_option() takes is its own;
+ *   pt_finish_open(&fin);                      before the run
+ *   pt_finish_write(&fin, capture, summary);   after it, or
+ *   pt_finish_abandon(&fin);                   if the run never started
+ *   pt_finish_free(&fin);
+ */
+#ifndef PT_FINISH_H
+#define PT_FINISH_H
+
+#include <getopt.h>
+#include <stdio.h>
+
+/*
+ * X(name, has_arg, meta, text, to_file, to_arg), one line per output:
+ *   --name META       the option (has_arg as for struct option)
+ *   to_file           int (*)(const struct pt_model *, FILE *): META is
+ *                     FILE, created before the run ('-' may be the
+ *                     standard output, see PT_FINISH_STDOUT); --help says
+ *                     "also write FILE as TEXT"
+ *   to_arg            int (*)(const struct pt_model *, const char *arg)
+ *                     otherwise: it gets the argument as given (NULL if
+ *                     optional and absent); --help shows TEXT as it is
+ * Exactly one of to_file, to_arg is not NULL; each returns 0, or -1 after
+ * a one-line error if the output could not be made.
+ */
+#define PT_FINISH_OUTPUTS(X) \
+	X(csv, required_argument, "FILE", "CSV", pt_csv_write, NULL)
+
+enum {
+#define PT_FINISH_ENUM(name, has_arg, meta, text, to_file, to_arg) \
+	PT_FINISH_##name,
+	PT_FINISH_OUTPUTS(PT_FINISH_ENUM)
+#undef PT_FINISH_ENUM
+	PT_FINISH_N
+};
+
+/* The outputs in a usage line: "[--csv FILE] ", one each. */
+#define PT_FINISH_USAGE_ONE(name, has_arg, meta, text, to_file, to_arg) \
+	"[--" #name " " meta "] "
+#define PT_FINISH_USAGE PT_FINISH_OUTPUTS(PT_FINISH_USAGE_ONE)
+
+/* The struct option entries pt_finish_options() adds: outputs, --redact. */
+#define PT_FINISH_NOPTS (PT_FINISH_N + 1)
+
+/* flags */
+#define PT_FINISH_STDOUT        1 /* FILE '-' is the standard output */
+#define PT_FINISH_ABSOLUTE      2 /* open FILE by its absolute path: the
+				   * command changes directory (daemon) */
+
+struct pt_finish {
+	unsigned flags;
+	struct pt_redact *redact;       /* --redact: masks every output */
+	int asked[PT_FINISH_N];
+	const char *arg[PT_FINISH_N];   /* the argument as given, or NULL */
+	char *path[PT_FINISH_N];        /* a to_file output: what is opened */
+	FILE *f[PT_FINISH_N];
+};
+
+/* Start with no output asked for and no pattern. */
+void pt_finish_init(struct pt_finish *fin, unsigned flags);
+
+/*
+ * Append the shared options to opts, which holds n entries, and end it
+ * with the all-zero entry: opts must have room for n + PT_FINISH_NOPTS + 1.
+ */
+void pt_finish_options(struct option *opts, size_t n);
+
+/*
+ * Take getopt_long's c and optarg if c is one of the shared options.
+ * Returns 1 if taken, 0 if c is not one of them, -1 on a bad argument
+ * (after a one-line error).
+ */
+int pt_finish_option(struct pt_finish *fin, int c, const char *optarg);
+
+/* The help lines of the outputs, for the command's --help. */
+void pt_finish_help(FILE *f, const struct pt_finish *fin);
+
+/*
+ * Create every output file asked for.  Returns 0, or -1 with a one-line
+ * error (the files already made stay open for pt_finish_abandon()).
+ */
+int pt_finish_open(struct pt_finish *fin);
+
+/*
+ * The run has ended: if any output was asked for or summary is not NULL,
+ * rebuild the model from capture (masked by --redact), write every output
+ * and close it, and print the summary to summary.  Returns 0, or -1 if
+ * the capture could not be read or an output not written (each problem
+ * reported in one line).
+ */
+int pt_finish_write(struct pt_finish *fin, const char *capture,
+		    FILE *summary);
+
+/* The run never started: close the output files and remove them. */
+void pt_finish_abandon(struct pt_finish *fin);
+
+/* Close what is still open (unchecked) and free everything. */
+void pt_finish_free(struct pt_finish *fin);
+
+#endif
