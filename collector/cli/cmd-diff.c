@@ -308,6 +308,7 @@ static int run_runs(struct diff *d, char **argv, size_t na, size_t n)
 	v.top = (size_t)d->top;
 	v.all = d->all;
 	v.width = d->width;
+	v.brief = 0;
 	if (d->markdown)
 		rc = pt_rdiff_md_write(&f, &v, stdout);
 	else

@@ -18,7 +18,8 @@ struct output {
 	const char *name, *meta, *text;
 	int has_arg;
 	int (*to_file)(const struct pt_model *, FILE *);
-	int (*to_arg)(const struct pt_model *, const char *);
+	int (*to_arg)(const struct pt_finish *, const struct pt_model *,
+		      const char *);
 };
 
 static const struct output outputs[PT_FINISH_N] = {
@@ -32,12 +33,14 @@ static const struct output outputs[PT_FINISH_N] = {
 /* getopt_long values: out of the range of short options. */
 #define OPT_OUTPUT      0x100           /* + the output's index */
 #define OPT_REDACT      (OPT_OUTPUT + PT_FINISH_N)
+#define OPT_KEEP_LAST   (OPT_REDACT + 1)
 
 void pt_finish_init(struct pt_finish *fin, unsigned flags)
 {
 	memset(fin, 0, sizeof *fin);
 	fin->flags = flags;
 	fin->redact = pt_redact_new();
+	fin->keep_last = PT_FINISH_KEEP_LAST;
 }
 
 void pt_finish_options(struct option *opts, size_t n)
@@ -48,6 +51,8 @@ void pt_finish_options(struct option *opts, size_t n)
 					     OPT_OUTPUT + (int)i };
 	opts[n++] = (struct option){ "redact", required_argument, NULL,
 				     OPT_REDACT };
+	opts[n++] = (struct option){ "keep-last", required_argument, NULL,
+				     OPT_KEEP_LAST };
 	opts[n] = (struct option){ NULL, 0, NULL, 0 };
 }
 
@@ -55,6 +60,18 @@ int pt_finish_option(struct pt_finish *fin, int c, const char *optarg)
 {
 	if (c == OPT_REDACT)
 		return pt_redact_add(fin->redact, optarg) < 0 ? -1 : 1;
+	if (c == OPT_KEEP_LAST) {
+		char *end;
+		long n = strtol(optarg, &end, 10);
+
+		if (!*optarg || *end || n < 1 || n > 1000) {
+			pt_warn("--keep-last: expected 1 to 1000, not '%s'",
+				optarg);
+			return -1;
+		}
+		fin->keep_last = (int)n;
+		return 1;
+	}
 	if (c < OPT_OUTPUT || c >= OPT_OUTPUT + PT_FINISH_N)
 		return 0;
 	fin->asked[c - OPT_OUTPUT] = 1;
@@ -77,6 +94,8 @@ void pt_finish_help(FILE *f, const struct pt_finish *fin)
 				fin->flags & PT_FINISH_STDOUT ?
 				" ('-': standard output)" : " at the end");
 	}
+	fprintf(f, "  %-20s  with --keep: how many captures to keep\n",
+		"--keep-last N");
 }
 
 static int is_stdout(const struct pt_finish *fin, size_t i)
@@ -87,8 +106,14 @@ static int is_stdout(const struct pt_finish *fin, size_t i)
 int pt_finish_open(struct pt_finish *fin)
 {
 	for (size_t i = 0; i < PT_FINISH_N; i++) {
-		if (!fin->asked[i] || !outputs[i].to_file)
+		if (!fin->asked[i])
 			continue;
+		if (!outputs[i].to_file) {
+			/* A directory or file named, used at the end. */
+			if (fin->arg[i] && fin->flags & PT_FINISH_ABSOLUTE)
+				fin->path[i] = pt_rundir_absolute(fin->arg[i]);
+			continue;
+		}
 		if (is_stdout(fin, i)) {
 			fin->f[i] = stdout;
 			continue;
@@ -115,7 +140,8 @@ static int write_one(struct pt_finish *fin, size_t i,
 	int rc, err;
 
 	if (!o->to_file)
-		return o->to_arg(m, fin->arg[i]);
+		return o->to_arg(fin, m, fin->path[i] ? fin->path[i] :
+				 fin->arg[i]);
 	fin->f[i] = NULL;
 	rc = o->to_file(m, f) < 0 || fflush(f) != 0 ? -1 : 0;
 	err = errno;
@@ -142,6 +168,8 @@ int pt_finish_write(struct pt_finish *fin, const char *capture,
 		any |= fin->asked[i];
 	if (!any && !summary)
 		return 0;
+	fin->capture = capture;
+	fin->summary = summary;
 	if (pt_model_load(&m, (char *[]){ (char *)capture }, 1,
 			  fin->redact) < 0)
 		return -1;

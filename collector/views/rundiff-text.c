@@ -145,7 +145,7 @@ int pt_rdiff_text_write(const struct pt_rdiff *d,
 		   "(B)", d->na, d->na == 1 ? "" : "s", d->nb,
 		   d->nb == 1 ? "" : "s");
 	emit(&o);
-	for (i = 0; i < d->na + d->nb; i++) {
+	for (i = 0; i < d->na + d->nb && !v->brief; i++) {
 		pt_sb_addf(&o.line, "  %c  %s", i < d->na ? 'A' : 'B',
 			   d->r->run[i].path);
 		emit(&o);
@@ -193,7 +193,11 @@ int pt_rdiff_text_write(const struct pt_rdiff *d,
 		}
 	}
 	fputc('\n', f);
-	pt_rdiff_method(d, &method);
+	if (v->brief)
+		pt_sb_addstr(&method, "Intervals, verdicts: see "
+			     "proftrace-diff(1).");
+	else
+		pt_rdiff_method(d, &method);
 	paragraph(&o, method.buf);
 	only(&o, d, 0, v->top);
 	only(&o, d, 1, v->top);

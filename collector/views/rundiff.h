@@ -14,6 +14,7 @@ struct pt_rdiff_view {
 	size_t top;             /* rows per table */
 	int all;                /* list changes within noise too */
 	int width;              /* text: line width */
+	int brief;              /* text: no list of files, no method */
 };
 
 /* Write d to f.  Returns 0, or -1 with errno if writing failed. */
