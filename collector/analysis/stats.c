@@ -73,45 +73,42 @@ void pt_stats_boot_ci(const double *a, size_t na, const double *b, size_t nb,
 	free(d);
 }
 
+/* One step of the modified Lentz method: the convergents' ratios c, d
+ * updated by a partial numerator; returns the factor for the value. */
+static double lentz(double *c, double *d, double num)
+{
+	const double tiny = 1e-300;
+
+	*d = 1 + num * *d;
+	*c = 1 + num / *c;
+	if (fabs(*d) < tiny)
+		*d = tiny;
+	if (fabs(*c) < tiny)
+		*c = tiny;
+	*d = 1 / *d;
+	return *d * *c;
+}
+
 /*
- * The regularized incomplete beta function I_x(a, b), by its continued
- * fraction (evaluated with the modified Lentz method), on the side of x
- * where it converges fast.
+ * The continued fraction of the regularized incomplete beta function
+ * I_x(a, b), evaluated with the modified Lentz method (used on the side
+ * of x where it converges fast).
  */
 static double beta_cf(double a, double b, double x)
 {
-	const double tiny = 1e-300;
-	double c = 1, d = 1 - (a + b) * x / (a + 1), h;
+	double c = 1, d = 1 - (a + b) * x / (a + 1), h, delta;
 	int m;
 
-	if (fabs(d) < tiny)
-		d = tiny;
+	if (fabs(d) < 1e-300)
+		d = 1e-300;
 	d = 1 / d;
 	h = d;
 	for (m = 1; m <= 300; m++) {
-		double num, delta;
-
-		/* Even step. */
-		num = m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m));
-		d = 1 + num * d;
-		c = 1 + num / c;
-		if (fabs(d) < tiny)
-			d = tiny;
-		if (fabs(c) < tiny)
-			c = tiny;
-		d = 1 / d;
-		h *= d * c;
-		/* Odd step. */
-		num = -(a + m) * (a + b + m) * x /
-		      ((a + 2 * m) * (a + 2 * m + 1));
-		d = 1 + num * d;
-		c = 1 + num / c;
-		if (fabs(d) < tiny)
-			d = tiny;
-		if (fabs(c) < tiny)
-			c = tiny;
-		d = 1 / d;
-		delta = d * c;
+		/* Even step, then odd step. */
+		h *= lentz(&c, &d, m * (b - m) * x /
+				   ((a + 2 * m - 1) * (a + 2 * m)));
+		delta = lentz(&c, &d, -(a + m) * (a + b + m) * x /
+				      ((a + 2 * m) * (a + 2 * m + 1)));
 		h *= delta;
 		if (fabs(delta - 1) < 1e-12)
 			break;

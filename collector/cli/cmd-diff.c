@@ -27,6 +27,8 @@
 #include "views/diff-md.h"
 #include "analysis/rundiff.h"
 #include "views/rundiff.h"
+#include "views/keyfit.h"
+#include "views/line.h"
 
 #define MIN_WIDTH 60
 
@@ -72,33 +74,25 @@ static const char help_text[] =
 	"  -h, --help          show this help\n\n"
 	"The full page: man proftrace-diff (proftrace-diff(1)).\n";
 
-/* Print the line cut to the width (UTF-8 characters), control chars as ?. */
 static void emit(struct diff *d)
 {
-	struct pt_sb *l = &d->line;
-	size_t i, cols = 0;
-
-	for (i = 0; i < l->len; i++) {
-		unsigned char c = (unsigned char)l->buf[i];
-
-		if ((c & 0xc0) == 0x80)
-			continue;
-		if (cols == (size_t)d->width)
-			break;
-		if (c < 0x20 || c == 0x7f)
-			l->buf[i] = '?';
-		cols++;
-	}
-	while (i > 0 && l->buf[i - 1] == ' ')
-		i--;
-	fwrite(l->buf, 1, i, stdout);
-	fputc('\n', stdout);
-	pt_sb_reset(l);
+	pt_line_emit(&d->line, d->width, stdout);
 }
 
 static double secs(int64_t ns)
 {
 	return (double)ns / 1e9;
+}
+
+/* Append key id to the line in what is left of the width. */
+static void add_key(struct diff *d, uint32_t id)
+{
+	const struct pt_diff *f = &d->d;
+	int room = d->width - (int)d->line.len;
+
+	pt_key_fit(&d->line, pt_strtab_str(&f->keys, id),
+		   pt_strtab_str(&f->labels, f->label[id]),
+		   room > 0 ? (size_t)room : 0);
 }
 
 static void summary(struct diff *d, const char *pa, const char *pb)
@@ -152,8 +146,8 @@ static void changes(struct diff *d)
 				   (double)r->t[0]);
 		else
 			pt_sb_addf(&d->line, "%7s", "new");
-		pt_sb_addf(&d->line, " %6zu %6zu  %s", r->n[0], r->n[1],
-			   pt_strtab_str(&f->keys, r->id));
+		pt_sb_addf(&d->line, " %6zu %6zu  ", r->n[0], r->n[1]);
+		add_key(d, r->id);
 		emit(d);
 	}
 	if (f->nboth > f->nchanged) {
@@ -173,9 +167,9 @@ static void only(struct diff *d, int side)
 	       f->only_runs[side], f->only_runs[side] == 1 ? "" : "s",
 	       secs(f->only_total[side]), pt_diff_weight_name(f->weight));
 	for (i = 0; i < n && i < (size_t)d->top; i++) {
-		pt_sb_addf(&d->line, "  %10.3f %6zu  %s", secs(rows[i].t[side]),
-			   rows[i].n[side],
-			   pt_strtab_str(&f->keys, rows[i].id));
+		pt_sb_addf(&d->line, "  %10.3f %6zu  ", secs(rows[i].t[side]),
+			   rows[i].n[side]);
+		add_key(d, rows[i].id);
 		emit(d);
 	}
 	if (n > (size_t)d->top) {

@@ -27,6 +27,7 @@
 #include "analysis/runs.h"
 #include "analysis/runsum.h"
 #include "views/runsum.h"
+#include "views/line.h"
 
 #define NONE UINT32_MAX
 #define MIN_WIDTH 60
@@ -81,32 +82,10 @@ static const char help_text[] =
 
 /* ---- output helpers ---- */
 
-/*
- * Print r->line cut to the width (counting UTF-8 characters), reset it.
- * Control characters (a recorded command's newline, an escape sequence)
- * print as '?': they must not break the layout or drive the terminal.
- */
+/* Print r->line cut to the width (views/line.h), reset it. */
 static void emit(struct report *r)
 {
-	struct pt_sb *l = &r->line;
-	size_t i, cols = 0;
-
-	for (i = 0; i < l->len; i++) {
-		unsigned char c = (unsigned char)l->buf[i];
-
-		if ((c & 0xc0) == 0x80)
-			continue;
-		if (cols == (size_t)r->o.width)
-			break;
-		if (c < 0x20 || c == 0x7f)
-			l->buf[i] = '?';
-		cols++;
-	}
-	while (i > 0 && l->buf[i - 1] == ' ')
-		i--;
-	fwrite(l->buf, 1, i, r->f);
-	fputc('\n', r->f);
-	pt_sb_reset(l);
+	pt_line_emit(&r->line, r->o.width, r->f);
 }
 
 static void heading(struct report *r, const char *fmt, ...)

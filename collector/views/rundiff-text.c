@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "views/keyfit.h"
+#include "views/line.h"
 
 struct out {
 	FILE *f;
@@ -12,28 +13,9 @@ struct out {
 	struct pt_sb line;
 };
 
-/* Print the line cut to the width, control characters as '?'. */
 static void emit(struct out *o)
 {
-	struct pt_sb *l = &o->line;
-	size_t i, cols = 0;
-
-	for (i = 0; i < l->len; i++) {
-		unsigned char c = (unsigned char)l->buf[i];
-
-		if ((c & 0xc0) == 0x80)
-			continue;
-		if (cols == (size_t)o->width)
-			break;
-		if (c < 0x20 || c == 0x7f)
-			l->buf[i] = '?';
-		cols++;
-	}
-	while (i > 0 && l->buf[i - 1] == ' ')
-		i--;
-	fwrite(l->buf, 1, i, o->f);
-	fputc('\n', o->f);
-	pt_sb_reset(l);
+	pt_line_emit(&o->line, o->width, o->f);
 }
 
 /* Words wrapped to the width, indented by two. */

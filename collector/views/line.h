@@ -1,0 +1,20 @@
+/*
+ * One line of a text view: printed cut to a width, with the control
+ * characters of recorded commands made harmless.
+ */
+#ifndef PT_LINE_H
+#define PT_LINE_H
+
+#include <stdio.h>
+
+#include "base/strbuf.h"
+
+/*
+ * Print line to f cut to width columns (UTF-8 characters), control
+ * characters as '?' (a recorded newline or escape sequence must not break
+ * the layout or drive the terminal), trailing spaces dropped, then a
+ * newline; reset line.
+ */
+void pt_line_emit(struct pt_sb *line, int width, FILE *f);
+
+#endif
