@@ -1,5 +1,6 @@
 /*
- * Connections to the collector, and the spool-file fallback.
+ * Connections to the collector, the spool-file fallback, and getting
+ * records (laid out by encode.c) across them.
  *
  * A program image owns one connection, opened by the constructor.  A fork
  * child keeps using its parent's (inherited) connection for an exec, which
@@ -16,9 +17,13 @@
  * ppoll, or, when the backlog was full at connect(), SO_SNDTIMEO); after
  * one timeout the process stops waiting on it for good (design.md,
  * pitfall 8).
+ *
+ * A frame too large for one message travels on a connection of its own,
+ * so that its messages cannot interleave with another thread's frames.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <sys/socket.h>
@@ -32,6 +37,7 @@
 #include "pt-sys.h"
 
 #define PT_SEND_TIMEOUT_MS 250
+#define PT_SMALL_FRAME 4096             /* stack buffer, hence the size */
 /*
  * Where the connection's fd goes: above the fds programs open first and
  * use by number (0-2, make's jobserver, a shell's 3-9 and 10+), but below
@@ -282,6 +288,101 @@ int pt_chan_write(const struct pt_chan *ch, const void *buf, size_t len)
 	}
 }
 
+/* Send a whole frame held in memory over a connection of its own. */
+static int send_alone(struct pt_chan *ch, const unsigned char *frame, size_t n)
+{
+	struct pt_chan aux;
+	size_t off;
+	int rc = 0;
+
+	if (ch->spool)          /* a file takes any size in one write */
+		return pt_chan_write(ch, frame, n);
+	if (pt_conn_open(&aux, PT_HELLO_AUX, 0, ch->pid) < 0)
+		return -1;
+	for (off = 0; off < n && rc == 0; off += PT_MSG_MAX) {
+		size_t k = n - off < PT_MSG_MAX ? n - off : PT_MSG_MAX;
+
+		rc = pt_chan_write(&aux, frame + off, k);
+	}
+	pt_chan_put(&aux);
+	return rc;
+}
+
+/* Owner context: the large frame in memory, deflated if that helps. */
+static int send_large_owned(struct pt_chan *ch, const struct pt_body *b,
+			    size_t raw, uint64_t t)
+{
+	size_t n;
+	unsigned char *frame = pt_encode_alloc(ch, b, raw, t, &n);
+	int rc;
+
+	if (!frame)
+		return -1;
+	rc = send_alone(ch, frame, n);
+	free(frame);
+	return rc;
+}
+
+static int chan_sink(void *ch, const void *p, size_t n)
+{
+	return pt_chan_write(ch, p, n);
+}
+
+/* Foreign context: stream the frame raw through a stack buffer. */
+static int send_large_streamed(struct pt_chan *ch, const struct pt_body *b,
+			       size_t raw, uint64_t t)
+{
+	unsigned char buf[PT_SMALL_FRAME];
+	struct pt_chan aux = *ch;
+	int rc;
+
+	if (!ch->spool && pt_conn_open(&aux, PT_HELLO_AUX, 0, ch->pid) < 0)
+		return -1;
+	rc = pt_encode_stream(ch, b, raw, t, buf, sizeof buf, chan_sink, &aux);
+	if (!ch->spool)
+		pt_chan_put(&aux);
+	return rc;
+}
+
+/*
+ * A frame too large for the stack buffer, a rare path that may take more
+ * stack: measure it, with the working directory in a buffer of its own so
+ * that both passes see the same one, and send it as one piece.
+ */
+static __attribute__((noinline)) int send_large(struct pt_chan *ch,
+						const struct pt_body *b,
+						uint64_t t)
+{
+	char cwd[PATH_MAX];
+	struct pt_body full = *b;
+	size_t raw;
+
+	if (b->want_cwd && !b->cwd) {
+		full.want_cwd = 0;
+		full.cwd = pt_sys_getcwd(cwd, sizeof cwd);
+	}
+	raw = pt_encode_body_size(&full);
+	if (raw > PT_FRAME_MAX)
+		return -1;              /* the collector would refuse it */
+	if (ch->owner && !pt.forked)
+		return send_large_owned(ch, &full, raw, t);
+	return send_large_streamed(ch, &full, raw, t);
+}
+
+int pt_send_record(struct pt_chan *ch, const struct pt_body *b, uint64_t t)
+{
+	unsigned char buf[PT_SMALL_FRAME];
+	size_t n;
+	int saved = errno, rc;
+
+	if (ch->fd < 0)
+		return -1;
+	n = pt_encode_record(ch, b, t, buf, sizeof buf);
+	rc = n ? pt_chan_write(ch, buf, n) : send_large(ch, b, t);
+	errno = saved;
+	return rc;
+}
+
 /*
  * Inode of the caller's pid namespace, 0 if /proc is not there.  The pids
  * a process sees are its namespace's, the collector's are its own
@@ -477,17 +578,9 @@ void pt_conn_start_image(char *const *argv, char *const *envp)
 	pt_chan_put(&ch);
 }
 
-void pt_conn_after_fork(uint64_t fork_ns)
+void pt_conn_after_fork(void)
 {
-	pt.owner = pt_sys_getpid();
 	pt.fork_pending = pt.fd >= 0;
-	pt.forked = 1;
-	pt.start_ns = fork_ns;
-	pt.base_utime_us = pt.base_stime_us = 0;    /* rusage restarts at fork */
-	pt.exit_how = 0;
-	pt.exit_sent = 0;
-	pt.mbox_slot = 0;
-	pt_defer_forget();
 	/* The first process of a new pid namespace (unshare --fork): the
 	 * parent's connection speaks of the parent's pids, not of ours. */
 	if (pt.owner == 1 && pt.fd >= 0) {

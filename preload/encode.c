@@ -1,17 +1,17 @@
 /*
- * Laying out records as wire frames, and getting large ones across.
+ * Laying out records as wire frames (include/proftrace/wire.h), into
+ * memory only: this file sends nothing (conn.c does).
  *
- * The common frame (a few hundred bytes) is built in a stack buffer and
- * sent as one message.  A frame that does not fit (a compiler line of many
- * KiB, a 1 MiB argument list) is measured first, then either deflated in
- * one malloc'd piece (owner context: zlib is dlopen()ed here, and only
+ * The common frame (a few hundred bytes) is laid out in the caller's
+ * buffer.  A frame that does not fit (a compiler line of many KiB, a 1 MiB
+ * argument list) is measured first, then either laid out in one malloc'd
+ * piece and deflated (owner context: zlib is dlopen()ed here, and only
  * here, so that small processes never map it) or, in a vfork child where
- * nothing may be allocated and in a fork child, streamed raw through the
- * stack buffer.  A fork child of a threaded program may hold, as inherited,
- * the loader's lock of a thread that does not exist there, and
- * dlopen would wait for ever (doc/design.md, pitfall 13).  Either
- * way it travels on a connection of its own, so its messages cannot
- * interleave with another thread's frames.
+ * nothing may be allocated and in a fork child, streamed raw through a
+ * buffer of the caller's, each full buffer handed to a sink.  A fork child
+ * of a threaded program may hold, as inherited, the loader's lock of a
+ * thread that does not exist there, and dlopen would wait for ever
+ * (doc/design.md, pitfall 13).
  */
 #include <dlfcn.h>
 #include <endian.h>
@@ -24,7 +24,6 @@
 #include "pt-str.h"
 #include "pt-sys.h"
 
-#define PT_SMALL_FRAME 4096             /* stack buffer, hence the size */
 #define PT_DEFLATE_MIN 1024             /* below this, deflate saves nothing */
 
 /*
@@ -36,7 +35,8 @@ struct enc {
 	size_t cap, len;
 	size_t total;                   /* bytes emitted so far, all told */
 	int overflow;
-	const struct pt_chan *sink;     /* streaming: send full buffers here */
+	pt_encode_sink *sink;           /* streaming: full buffers go here */
+	void *sink_arg;
 	int failed;
 };
 
@@ -49,7 +49,7 @@ static void enc_put(struct enc *e, const void *p, size_t n)
 		size_t k;
 
 		if (e->len == e->cap) {
-			if (!e->sink || pt_chan_write(e->sink, e->buf, e->len) < 0) {
+			if (!e->sink || e->sink(e->sink_arg, e->buf, e->len) < 0) {
 				e->overflow = 1;
 				e->failed |= e->sink != NULL;
 				return;
@@ -76,8 +76,8 @@ static void enc_item(struct enc *e, enum pt_tag tag, const char *s)
  * The CWD item, pt_sys_getcwd() writing straight into the frame: a PATH_MAX
  * buffer of its own would take a page of stack more in every process, and
  * a page fault costs as much as a dozen system calls (doc/performance.md).
- * When it does not fit, the frame is a large one, and send_large() asks
- * again with a buffer.
+ * When it does not fit, the frame is a large one, and its sender asks
+ * again with a buffer (pt_encode_body_size).
  */
 static void enc_cwd(struct enc *e)
 {
@@ -162,112 +162,64 @@ static int load_zlib(compress2_fn *c, bound_fn *b)
 	return zc && zb ? 0 : -1;
 }
 
-/* Send a whole frame held in memory over a connection of its own. */
-static int send_alone(struct pt_chan *ch, const unsigned char *frame, size_t n)
+size_t pt_encode_body_size(const struct pt_body *b)
 {
-	struct pt_chan aux;
-	size_t off;
-	int rc = 0;
+	struct enc count = { 0 };       /* no room: counts only */
 
-	if (ch->spool)          /* a file takes any size in one write */
-		return pt_chan_write(ch, frame, n);
-	if (pt_conn_open(&aux, PT_HELLO_AUX, 0, ch->pid) < 0)
-		return -1;
-	for (off = 0; off < n && rc == 0; off += PT_MSG_MAX) {
-		size_t k = n - off < PT_MSG_MAX ? n - off : PT_MSG_MAX;
-
-		rc = pt_chan_write(&aux, frame + off, k);
-	}
-	pt_chan_put(&aux);
-	return rc;
+	emit_body(&count, b);
+	return count.total;
 }
 
-/* Owner context: build the large frame in memory, deflated if that helps. */
-static int send_large_owned(struct pt_chan *ch, const struct pt_body *b,
-			    size_t raw, uint64_t t)
+unsigned char *pt_encode_alloc(const struct pt_chan *ch,
+			       const struct pt_body *b, size_t raw,
+			       uint64_t t, size_t *len)
 {
 	struct enc e = { 0 };
 	compress2_fn zc;
 	bound_fn zb;
-	unsigned char *frame, *z = NULL;
-	int rc;
+	unsigned char *frame, *z;
 
-	frame = malloc(32 + raw);
+	frame = malloc(PT_FRAME_HDR + raw);
 	if (!frame)
-		return -1;
-	e.buf = frame + 32;
+		return NULL;
+	e.buf = frame + PT_FRAME_HDR;
 	e.cap = raw;
 	emit_body(&e, b);
 	put_header(frame, ch, b, 0, (uint32_t)raw, (uint32_t)raw, t);
+	*len = PT_FRAME_HDR + raw;
 	if (raw >= PT_DEFLATE_MIN && load_zlib(&zc, &zb) == 0) {
 		unsigned long zlen = zb(raw);
 
-		z = malloc(32 + zlen);
-		if (z && zc(z + 32, &zlen, frame + 32, raw, 6) == 0 && zlen < raw) {
+		z = malloc(PT_FRAME_HDR + zlen);
+		if (z && zc(z + PT_FRAME_HDR, &zlen, frame + PT_FRAME_HDR, raw, 6) == 0 && zlen < raw) {
 			put_header(z, ch, b, PT_FRAME_DEFLATED, (uint32_t)zlen,
 				   (uint32_t)raw, t);
 			free(frame);
-			frame = z;
-			raw = zlen;
-			z = NULL;
+			*len = PT_FRAME_HDR + zlen;
+			return z;
 		}
+		free(z);
 	}
-	rc = send_alone(ch, frame, 32 + raw);
-	free(z);
-	free(frame);
-	return rc;
+	return frame;
 }
 
-/* Foreign context: stream the frame raw through a stack buffer. */
-static int send_large_streamed(struct pt_chan *ch, const struct pt_body *b,
-			       size_t raw, uint64_t t)
+int pt_encode_stream(const struct pt_chan *ch, const struct pt_body *b,
+		     size_t raw, uint64_t t, unsigned char *buf, size_t cap,
+		     pt_encode_sink *sink, void *arg)
 {
-	unsigned char buf[PT_SMALL_FRAME];
-	struct pt_chan aux = *ch;
-	struct enc e = { .buf = buf, .cap = sizeof buf };
-	int rc;
+	struct enc e = { .buf = buf, .cap = cap, .sink = sink,
+			 .sink_arg = arg };
 
-	if (!ch->spool && pt_conn_open(&aux, PT_HELLO_AUX, 0, ch->pid) < 0)
-		return -1;
-	e.sink = &aux;
 	put_header(buf, ch, b, 0, (uint32_t)raw, (uint32_t)raw, t);
-	e.len = 32;
+	e.len = PT_FRAME_HDR;
 	emit_body(&e, b);
-	rc = e.failed ? -1 : pt_chan_write(&aux, buf, e.len);
-	if (!ch->spool)
-		pt_chan_put(&aux);
-	return rc;
-}
-
-/*
- * A frame too large for the stack buffer, a rare path that may take more
- * stack: measure it, with the working directory in a buffer of its own so
- * that both passes see the same one, and send it as one piece.
- */
-static __attribute__((noinline)) int send_large(struct pt_chan *ch,
-						const struct pt_body *b,
-						uint64_t t)
-{
-	char cwd[PATH_MAX];
-	struct pt_body full = *b;
-	struct enc count = { 0 };       /* no room: counts only */
-
-	if (b->want_cwd && !b->cwd) {
-		full.want_cwd = 0;
-		full.cwd = pt_sys_getcwd(cwd, sizeof cwd);
-	}
-	emit_body(&count, &full);
-	if (count.total > PT_FRAME_MAX)
-		return -1;              /* the collector would refuse it */
-	if (ch->owner && !pt.forked)
-		return send_large_owned(ch, &full, count.total, t);
-	return send_large_streamed(ch, &full, count.total, t);
+	return e.failed ? -1 : sink(arg, buf, e.len);
 }
 
 size_t pt_encode_record(const struct pt_chan *ch, const struct pt_body *b,
 			uint64_t t, unsigned char *out, size_t cap)
 {
-	struct enc e = { .buf = out + 32, .cap = cap - 32 };
+	struct enc e = { .buf = out + PT_FRAME_HDR, .cap = cap - PT_FRAME_HDR };
 	int saved = errno;
 
 	emit_body(&e, b);
@@ -275,24 +227,5 @@ size_t pt_encode_record(const struct pt_chan *ch, const struct pt_body *b,
 	if (e.overflow)
 		return 0;
 	put_header(out, ch, b, 0, (uint32_t)e.len, (uint32_t)e.len, t);
-	return 32 + e.len;
-}
-
-int pt_send_record(struct pt_chan *ch, const struct pt_body *b, uint64_t t)
-{
-	unsigned char buf[PT_SMALL_FRAME];
-	struct enc e = { .buf = buf + 32, .cap = sizeof buf - 32 };
-	int saved = errno, rc;
-
-	if (ch->fd < 0)
-		return -1;
-	emit_body(&e, b);
-	if (!e.overflow) {
-		put_header(buf, ch, b, 0, (uint32_t)e.len, (uint32_t)e.len, t);
-		rc = pt_chan_write(ch, buf, 32 + e.len);
-	} else {
-		rc = send_large(ch, b, t);
-	}
-	errno = saved;
-	return rc;
+	return PT_FRAME_HDR + e.len;
 }

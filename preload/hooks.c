@@ -626,7 +626,7 @@ static pid_t fork_common(pid_t (*real)(void), enum pt_call call)
 		/* Only a child of the owner takes the state over; a child of a
 		 * foreign process stays foreign. */
 		if (from_owner) {
-			pt_conn_after_fork(t);
+			pt_init_after_fork(t);
 			/* Not from a new pid namespace (see there). */
 			pt.mbox_slot = pt.owner == 1 ? 0 : slot + 1;
 		}

@@ -11,6 +11,10 @@
  *    the real call left it.
  *  - The library calls libc only through functions it does not hook, and
  *    the real versions of hooked ones only through pt_real.
+ *  - Calls between files go one way: hooks -> init -> defer, mailbox ->
+ *    conn -> encode -> env -> state (doc/design.md, "Its files, and the
+ *    direction of their calls").  The sections below follow that order
+ *    from the bottom up.
  */
 #ifndef PT_PRELOAD_H
 #define PT_PRELOAD_H
@@ -45,6 +49,8 @@ struct pt_chan {
 				/* whether pid is pt.owner */
 	int exec_left;          /* the EXEC went to the mailbox, not sent */
 };
+
+/* ---- the state, the real functions, the clocks (state.c) ---- */
 
 struct pt_state {
 	pid_t owner;            /* process this state belongs to */
@@ -162,6 +168,44 @@ PT_HIDDEN int pt_is_owner(void);
 PT_HIDDEN uint64_t pt_now_ns(void);
 PT_HIDDEN uint64_t pt_realtime_ns(void);
 
+/* ---- environment (env.c) ---- */
+
+/* Capture at load time what repair will need to put back. */
+PT_HIDDEN void pt_env_setup(char *const *envp);
+
+/* Does HELLO record this NAME=value entry? */
+PT_HIDDEN int pt_env_recorded(const char *entry);
+
+/* Number of entries in envp (NULL counts as empty). */
+PT_HIDDEN size_t pt_env_count(char *const *envp);
+
+/*
+ * Return envp itself when it already keeps children traced, else a
+ * repaired copy built in out[] (room for n + PT_ENV_EXTRA pointers) and
+ * scratch.  When this process cannot read the library (after chroot, a
+ * change of user, a sandbox's mounts), the copy instead leaves
+ * libproftrace out of LD_PRELOAD, so that ld.so in the image to come
+ * has nothing to complain about.  Allocation-free, for vfork children.
+ */
+#define PT_ENV_EXTRA 5
+#define PT_ENV_MAX   16384      /* larger environments are passed as they are */
+PT_HIDDEN char *const *pt_env_repair(char *const *envp, size_t n, char **out,
+				     char *scratch, size_t scratch_len);
+
+/*
+ * Under seccomp, where the library makes no system call and the image to
+ * come must not load it: envp as it would be untraced, without the
+ * library's entry in LD_PRELOAD (nor LD_PRELOAD, if nothing else is
+ * left) and without PROFTRACE_SOCKET, PROFTRACE_DIR and PROFTRACE_ENV.
+ * Built in out[] (room for n + 1 pointers) and scratch (room for
+ * pt_env_preload_size() bytes); envp itself if it has none of them.
+ */
+PT_HIDDEN char *const *pt_env_untraced(char *const *envp, size_t n,
+				       char **out, char *scratch,
+				       size_t scratch_len);
+/* Bytes of envp's LD_PRELOAD entry with its NUL (1 if it has none). */
+PT_HIDDEN size_t pt_env_preload_size(char *const *envp, size_t n);
+
 /* ---- records (encode.c) ---- */
 
 /* What one record says; the encoder lays it out as wire.h describes. */
@@ -177,6 +221,89 @@ struct pt_body {
 	char *const *envp;              /* HELLO: filtered through the allowlist */
 };
 
+/*
+ * Lay out one record, header included (pid ch->pid, origin from ch->owner,
+ * time t), at out (cap bytes).  Returns its length, or 0 if it does not
+ * fit.  errno is preserved.
+ */
+PT_HIDDEN size_t pt_encode_record(const struct pt_chan *ch,
+				  const struct pt_body *b, uint64_t t,
+				  unsigned char *out, size_t cap);
+
+/*
+ * Bytes of b's frame after the header.  b->want_cwd is not honoured: a
+ * frame too large for pt_encode_record's buffer puts its working directory
+ * in b->cwd first, so that measuring and laying out see the same one.
+ */
+PT_HIDDEN size_t pt_encode_body_size(const struct pt_body *b);
+
+/*
+ * Owner context (it allocates, and may dlopen zlib): the whole frame of b,
+ * raw bytes after the header as measured, in one malloc'd piece, deflated
+ * if that makes it smaller.  Returns it, its length in *len; or NULL.
+ */
+PT_HIDDEN unsigned char *pt_encode_alloc(const struct pt_chan *ch,
+					 const struct pt_body *b, size_t raw,
+					 uint64_t t, size_t *len);
+
+/*
+ * Any context: lay out the frame of b (raw bytes after the header) through
+ * buf (cap bytes), handing each full buffer, and the last part, to
+ * sink(arg, ...), which returns 0 or -1.  Returns 0, or -1 if sink failed.
+ */
+typedef int pt_encode_sink(void *arg, const void *p, size_t n);
+PT_HIDDEN int pt_encode_stream(const struct pt_chan *ch,
+			       const struct pt_body *b, size_t raw,
+			       uint64_t t, unsigned char *buf, size_t cap,
+			       pt_encode_sink *sink, void *arg);
+
+/* ---- connections, and records across them (conn.c) ---- */
+
+enum pt_chan_use {
+	PT_USE_EXEC,            /* about to exec: the inherited fd will do */
+	PT_USE_EVENT,           /* anything else: a fork child connects */
+};
+
+/*
+ * Pick the channel for an event of process self (0: call getpid() here,
+ * unless there is nothing to send to).  Returns 0, or -1 if there is none.
+ */
+PT_HIDDEN int pt_chan_get(struct pt_chan *ch, enum pt_chan_use use,
+			  pid_t self);
+/* Release what pt_chan_get opened for this call only. */
+PT_HIDDEN void pt_chan_put(struct pt_chan *ch);
+
+/*
+ * Open a connection (socket, else spool file) for process self that starts
+ * with a HELLO of the given kind.  Returns 0 and fills ch, or -1.  Safe in
+ * foreign context.
+ */
+PT_HIDDEN int pt_conn_open(struct pt_chan *ch, uint32_t hello_kind,
+			   uint64_t start_ns, pid_t self);
+
+/* Constructor: connect the image's own connection and say HELLO. */
+PT_HIDDEN void pt_conn_start_image(char *const *argv, char *const *envp);
+
+/* Fork child, pt.owner set: the connection is the parent's, for an exec
+ * only (pt_chan_get opens one of its own for anything else). */
+PT_HIDDEN void pt_conn_after_fork(void);
+
+/*
+ * Is fd the process's own connection (or spool file), still the file it
+ * opened?  errno is preserved.
+ */
+PT_HIDDEN int pt_conn_owns(int fd);
+
+/*
+ * Owner only: move the connection to another fd out of the program's
+ * way, for a program about to put a file on its number.  Returns 0, or
+ * -1 if there was no room (it stays).  errno is preserved.
+ */
+PT_HIDDEN int pt_conn_step_aside(void);
+
+/* Write one message to the channel.  Returns 0 or -1. */
+PT_HIDDEN int pt_chan_write(const struct pt_chan *ch, const void *buf,
+			    size_t len);
 
 /*
  * Send one record with header pid ch->pid and time t through ch.
@@ -189,16 +316,7 @@ struct pt_body {
 PT_HIDDEN int pt_send_record(struct pt_chan *ch, const struct pt_body *b,
 			     uint64_t t);
 
-/*
- * Lay out one record, header included, at out (cap bytes) without sending
- * it.  Returns its length, or 0 if it does not fit.  errno is preserved.
- */
-PT_HIDDEN size_t pt_encode_record(const struct pt_chan *ch,
-				  const struct pt_body *b, uint64_t t,
-				  unsigned char *out, size_t cap);
-
 /* ---- SPAWN and FORK frames held until the child is reaped (defer.c) ---- */
-
 
 /*
  * Hold the SPAWN or FORK record b of child, for channel ch, stamped t.
@@ -243,100 +361,6 @@ PT_HIDDEN size_t pt_mbox_take(const struct pt_chan *ch, pid_t child,
 /* Owner, before its exec or EXIT: send what is there, close the rest. */
 PT_HIDDEN void pt_mbox_flush(const struct pt_chan *ch);
 
-/* ---- the image about to be exec'd (target.c) ---- */
-
-/*
- * Fork child: does the image file (searched in PATH like execvp if search
- * and it has no slash) load the library, so that it reports itself?  1,
- * or 0 if not or unknown.  errno preserved.
- */
-PT_HIDDEN int pt_target_loads(const char *file, int search);
-
-/* ---- connections (conn.c) ---- */
-
-enum pt_chan_use {
-	PT_USE_EXEC,            /* about to exec: the inherited fd will do */
-	PT_USE_EVENT,           /* anything else: a fork child connects */
-};
-
-/*
- * Pick the channel for an event of process self (0: call getpid() here,
- * unless there is nothing to send to).  Returns 0, or -1 if there is none.
- */
-PT_HIDDEN int pt_chan_get(struct pt_chan *ch, enum pt_chan_use use,
-			  pid_t self);
-/* Release what pt_chan_get opened for this call only. */
-PT_HIDDEN void pt_chan_put(struct pt_chan *ch);
-
-/*
- * Open a connection (socket, else spool file) for process self that starts
- * with a HELLO of the given kind.  Returns 0 and fills ch, or -1.  Safe in
- * foreign context.
- */
-PT_HIDDEN int pt_conn_open(struct pt_chan *ch, uint32_t hello_kind,
-			   uint64_t start_ns, pid_t self);
-
-/* Constructor: connect the image's own connection and say HELLO. */
-PT_HIDDEN void pt_conn_start_image(char *const *argv, char *const *envp);
-
-/* Fork child: forget the parent's state, remember the fork time. */
-PT_HIDDEN void pt_conn_after_fork(uint64_t fork_ns);
-
-/*
- * Is fd the process's own connection (or spool file), still the file it
- * opened?  errno is preserved.
- */
-PT_HIDDEN int pt_conn_owns(int fd);
-
-/*
- * Owner only: move the connection to another fd out of the program's
- * way, for a program about to put a file on its number.  Returns 0, or
- * -1 if there was no room (it stays).  errno is preserved.
- */
-PT_HIDDEN int pt_conn_step_aside(void);
-
-/* Write one message to the channel.  Returns 0 or -1. */
-PT_HIDDEN int pt_chan_write(const struct pt_chan *ch, const void *buf,
-			    size_t len);
-
-/* ---- environment (env.c) ---- */
-
-/* Capture at load time what repair will need to put back. */
-PT_HIDDEN void pt_env_setup(char *const *envp);
-
-/* Does HELLO record this NAME=value entry? */
-PT_HIDDEN int pt_env_recorded(const char *entry);
-
-/* Number of entries in envp (NULL counts as empty). */
-PT_HIDDEN size_t pt_env_count(char *const *envp);
-
-/*
- * Return envp itself when it already keeps children traced, else a
- * repaired copy built in out[] (room for n + PT_ENV_EXTRA pointers) and
- * scratch.  When this process cannot read the library (after chroot, a
- * change of user, a sandbox's mounts), the copy instead leaves
- * libproftrace out of LD_PRELOAD, so that ld.so in the image to come
- * has nothing to complain about.  Allocation-free, for vfork children.
- */
-#define PT_ENV_EXTRA 5
-#define PT_ENV_MAX   16384      /* larger environments are passed as they are */
-PT_HIDDEN char *const *pt_env_repair(char *const *envp, size_t n, char **out,
-				     char *scratch, size_t scratch_len);
-
-/*
- * Under seccomp, where the library makes no system call and the image to
- * come must not load it: envp as it would be untraced, without the
- * library's entry in LD_PRELOAD (nor LD_PRELOAD, if nothing else is
- * left) and without PROFTRACE_SOCKET, PROFTRACE_DIR and PROFTRACE_ENV.
- * Built in out[] (room for n + 1 pointers) and scratch (room for
- * pt_env_preload_size() bytes); envp itself if it has none of them.
- */
-PT_HIDDEN char *const *pt_env_untraced(char *const *envp, size_t n,
-				       char **out, char *scratch,
-				       size_t scratch_len);
-/* Bytes of envp's LD_PRELOAD entry with its NUL (1 if it has none). */
-PT_HIDDEN size_t pt_env_preload_size(char *const *envp, size_t n);
-
 /* ---- stack room (stack.c) ---- */
 
 /*
@@ -361,10 +385,27 @@ PT_HIDDEN int pt_stack_fits_quiet(size_t need);
 /* Going quiet: remember RLIMIT_STACK for pt_stack_fits_quiet(). */
 PT_HIDDEN void pt_stack_note_limit(void);
 
+/* ---- the image about to be exec'd (target.c) ---- */
+
+/*
+ * Fork child: does the image file (searched in PATH like execvp if search
+ * and it has no slash) load the library, so that it reports itself?  1,
+ * or 0 if not or unknown.  errno preserved.
+ */
+PT_HIDDEN int pt_target_loads(const char *file, int search);
+
+/* ---- the image's start and end (init.c) ---- */
+
 /*
  * Send an EXIT record now (for _exit and friends, and the destructor) for
  * process self (0: find out).
  */
 PT_HIDDEN void pt_send_exit(int status, int how, pid_t self);
+
+/*
+ * Fork child of the owner: take the state over as a new process, started
+ * at fork_ns, and forget what the parent holds (the parent sends it).
+ */
+PT_HIDDEN void pt_init_after_fork(uint64_t fork_ns);
 
 #endif

@@ -8,9 +8,10 @@ set -eu
 # and python3-yaml run doc/ci.md's recipes.
 pkgs="gcc make meson ninja-build pkg-config zlib1g-dev libc6-dev python3 strace binutils
 bubblewrap nodejs perl golang-go busybox-static pandoc man-db debhelper dpkg-dev lintian git python3-yaml curl"
-# The tests of the SVG and Markdown views: a browser, ImageMagick to look
-# at its screenshots, a CommonMark parser with GitHub's tables.
-pkgs="$pkgs chromium imagemagick cmark-gfm"
+# The tests of the SVG, Markdown and Perfetto views: a browser, ImageMagick
+# to look at its screenshots, a CommonMark parser with GitHub's tables,
+# protoc to decode protobuf traces.
+pkgs="$pkgs chromium imagemagick cmark-gfm protobuf-compiler"
 missing=
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||

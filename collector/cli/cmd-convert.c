@@ -21,11 +21,13 @@
 #include "base/direct-out.h"
 #include "views/folded.h"
 #include "views/json.h"
+#include "views/perfetto.h"
 #include "model/load.h"
 #include "model/model.h"
 #include "views/redact.h"
 #include "base/strbuf.h"
 #include "base/util.h"
+#include "views/html.h"
 #include "views/svg.h"
 
 struct format {
@@ -38,9 +40,11 @@ struct format {
 static const struct format formats[] = {
 	{ "csv", pt_csv_write, NULL },
 	{ "json", pt_json_write, NULL },
+	{ "perfetto", pt_perfetto_write, NULL },
 	{ "folded", pt_folded_write_wall, pt_folded_write_cpu },
 	{ "folded-cpu", pt_folded_write_cpu, NULL },
 	{ "svg", pt_svg_write_wall, pt_svg_write_cpu },
+	{ "html", pt_html_write, NULL },
 };
 
 #define N_FORMATS (sizeof formats / sizeof formats[0])
@@ -52,7 +56,7 @@ const struct pt_cmd pt_cmd_convert = {
 	.usage = "[-f FORMAT] [--weight wall|cpu] [-o FILE] [--force] "
 		 "[--redact REGEX]... CAPTURE...",
 	.summary = "convert captures (or spool directories) to csv, json, "
-		   "folded stacks or an SVG flame graph",
+		   "perfetto, folded stacks, an SVG flame graph or an HTML report",
 	.run = run,
 };
 

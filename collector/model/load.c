@@ -69,6 +69,17 @@ static size_t captures_in_dir(const char *path, char ***out)
 	return n;
 }
 
+/* Read one capture file or spool directory; its name is the capture's
+ * metadata "file" (the HTML report names its captures so). */
+static int add_one(struct pt_model *m, const char *path)
+{
+	int rc = pt_model_add_capture(m, path);
+
+	if (rc >= 0)
+		pt_model_set_meta(m, m->ncaptures - 1, "file", path);
+	return rc;
+}
+
 /* Add one capture; 0, 1 (damaged), -1 (not a capture). */
 static int add(struct pt_model *m, const char *path)
 {
@@ -77,9 +88,9 @@ static int add(struct pt_model *m, const char *path)
 	int status = 0, rc;
 
 	if (!n)
-		return pt_model_add_capture(m, path);
+		return add_one(m, path);
 	for (i = 0; i < n; i++) {
-		rc = status < 0 ? -1 : pt_model_add_capture(m, caps[i]);
+		rc = status < 0 ? -1 : add_one(m, caps[i]);
 		if (rc < 0 || (rc > 0 && status == 0))
 			status = rc;
 		free(caps[i]);

@@ -63,12 +63,27 @@ class Page:
         with open(path, "wb") as f:
             f.write(base64.b64decode(r["data"]))
 
-    def mouse(self, kind, x, y):
-        """kind: mouseMoved, mousePressed or mouseReleased."""
-        params = {"type": kind, "x": x, "y": y}
+    def mouse(self, kind, x, y, clicks=1, modifiers=0, buttons=None):
+        """kind: mouseMoved, mousePressed or mouseReleased.  modifiers:
+        1 Alt, 2 Ctrl, 4 Meta, 8 Shift; buttons: those held (1 left)."""
+        params = {"type": kind, "x": x, "y": y, "modifiers": modifiers}
         if kind != "mouseMoved":
-            params.update(button="left", clickCount=1)
+            params.update(button="left", clickCount=clicks)
+        if buttons is not None:
+            params["buttons"] = buttons
         self.call("Input.dispatchMouseEvent", params)
+
+    def wheel(self, x, y, dy, dx=0, modifiers=0):
+        self.call("Input.dispatchMouseEvent",
+                  {"type": "mouseWheel", "x": x, "y": y, "deltaX": dx,
+                   "deltaY": dy, "modifiers": modifiers})
+
+    def requests_now(self):
+        """The page's requests, with those made since it loaded."""
+        self.b.call("Runtime.evaluate", {"expression": "0"},
+                    session=self.session)
+        self.requests += self.b.page_requests(self.session)
+        return self.requests
 
     def click(self, x, y):
         self.mouse("mouseMoved", x, y)
@@ -161,19 +176,40 @@ class Browser:
                     return self.events.pop(i)
             self.events.append(self._read(deadline))
 
-    def open(self, url, timeout=60):
-        """A new tab at url, loaded; its errors so far in page.errors."""
+    def open(self, url, timeout=60, network=False):
+        """A new tab at url, loaded; its errors so far in page.errors.
+        With network, the URLs of the requests it made in page.requests
+        (page.requests_now() adds those made since)."""
         target = self.call("Target.createTarget",
                            {"url": "about:blank"})["targetId"]
         session = self.call("Target.attachToTarget",
                             {"targetId": target, "flatten": True})["sessionId"]
         page = Page(self, session)
-        for domain in ("Page", "Runtime", "Log"):
+        for domain in ("Page", "Runtime", "Log") + \
+                (("Network",) if network else ()):
             page.call(domain + ".enable")
         page.call("Page.navigate", {"url": url})
         self.wait_event("Page.loadEventFired", session, timeout)
+        page.requests = self.page_requests(session)
         page.errors = self.page_errors(session)
         return page
+
+    def page_requests(self, session):
+        """URLs a session asked for (Network.requestWillBeSent, and any
+        load that failed), taken from the events seen so far."""
+        out, keep = [], []
+        for m in self.events:
+            meth, p = m.get("method"), m.get("params", {})
+            if m.get("sessionId") == session and \
+                    meth == "Network.requestWillBeSent":
+                out.append(p["request"]["url"])
+            elif m.get("sessionId") == session and \
+                    meth == "Network.loadingFailed":
+                out.append("failed: " + p.get("errorText", ""))
+            else:
+                keep.append(m)
+        self.events = keep
+        return out
 
     def page_errors(self, session):
         """Console errors and exceptions of a session, taken from the

@@ -19,7 +19,7 @@
 #include "capture/frame.h"
 #include "pt-preload.h"
 
-/* What init.c provides in the library. */
+/* What state.c provides in the library. */
 struct pt_state pt = { .fd = -1 };
 struct pt_real pt_real;
 static int fake_foreign;

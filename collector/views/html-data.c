@@ -1,0 +1,691 @@
+/*
+ * The HTML report's data; see html-data.h.
+ *
+ * The body is a sequence of lines, each one JSON value, so that it can be
+ * written (and compressed) as it is made, a chunk of executions at a
+ * time, with no copy of the whole run in memory:
+ *
+ *   {"S":[strings first used by this chunk],
+ *    "V":[[string ids of each command line first used here]...],
+ *    "c":[[column 0 of this chunk's executions], [column 1], ...]}
+ *   ... one line per CHUNK executions ...
+ *   {"cp":..., "levels":..., ...}     the analyses, last
+ *
+ * Strings and command lines are numbered in the order they first appear,
+ * so the page appends each line's S and V to its tables.  Times are
+ * microseconds from the run's earliest start (the analyses', which the
+ * page prints as `proftrace report` does, nanoseconds); the enum below
+ * says what each column holds.
+ */
+#include "views/html-data.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/analysis.h"
+#include "analysis/report.h"
+#include "base/util.h"
+
+#define CHUNK 65536             /* executions per line of the body */
+#define FLUSH_AT (1u << 20)     /* bytes held before the sink takes them */
+#define PAR_BUCKETS 2000        /* points of the parallelism profile */
+
+/* The columns, in this order (report.js reads them by these names). */
+enum {
+	C_START,        /* start, less the previous execution's start */
+	C_DUR,          /* end - start */
+	C_PARENT,       /* index less the parent's index; 0 for a root */
+	C_PID, C_PPID,
+	C_EXIT,         /* exit code, -1 unknown */
+	C_SIG,          /* signal, 0 none, -1 unknown */
+	C_FLAGS,        /* enum pt_exec_flag, | 32 for a fork child */
+	C_UTIME, C_STIME,       /* CPU, -1 unknown */
+	C_RSS,          /* peak RSS in KiB, -1 unknown */
+	C_SELF,         /* own time: not waiting for a child */
+	C_LABEL, C_PROG, C_PKG, C_CWD, C_EXE,   /* string ids, -1 none */
+	C_ARGV,         /* command line id */
+	C_CAPTURE,
+	NCOLS
+};
+
+static const char *const col_names[NCOLS] = {
+	"start", "dur", "parent", "pid", "ppid", "exit", "sig", "flags",
+	"utime", "stime", "rss", "self", "label", "prog", "pkg", "cwd", "exe",
+	"argv", "capture",
+};
+
+#define FORK_FLAG 32
+
+/* ---- JSON ---- */
+
+void pt_html_json_str(struct pt_sb *sb, const char *s, size_t len)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0;
+
+	pt_sb_grow(sb, len + 2);
+	pt_sb_addch(sb, '"');
+	while (i < len) {
+		unsigned char c = p[i];
+		size_t l;
+
+		if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\' &&
+		    c != '<' && c != '>' && c != '&') {
+			size_t from = i;
+
+			while (i < len && p[i] >= 0x20 && p[i] < 0x7f &&
+			       p[i] != '"' && p[i] != '\\' && p[i] != '<' &&
+			       p[i] != '>' && p[i] != '&')
+				i++;
+			pt_sb_add(sb, p + from, i - from);
+			continue;
+		}
+		if (c == '"' || c == '\\') {
+			char esc[2] = { '\\', (char)c };
+
+			pt_sb_add(sb, esc, 2);
+			i++;
+			continue;
+		}
+		if (c < 0x80) {
+			char esc[6] = { '\\', 'u', '0', '0', hex[c >> 4],
+					hex[c & 15] };
+
+			pt_sb_add(sb, esc, 6);
+			i++;
+			continue;
+		}
+		l = pt_utf8_len(p + i, len - i);
+		if (!l) {
+			pt_sb_addstr(sb, "\\ufffd");
+			i++;
+		} else if (l == 3 && p[i] == 0xe2 && p[i + 1] == 0x80 &&
+			   (p[i + 2] == 0xa8 || p[i + 2] == 0xa9)) {
+			/* Line ends to JavaScript before ES2019. */
+			pt_sb_addstr(sb, p[i + 2] == 0xa8 ? "\\u2028" : "\\u2029");
+			i += 3;
+		} else {
+			pt_sb_add(sb, p + i, l);
+			i += l;
+		}
+	}
+	pt_sb_addch(sb, '"');
+}
+
+static void json_cstr(struct pt_sb *sb, const char *s)
+{
+	pt_html_json_str(sb, s, strlen(s));
+}
+
+/* A decimal integer, without printf: millions of them. */
+static void num(struct pt_sb *sb, int64_t v)
+{
+	char buf[24], *p = buf + sizeof buf;
+	uint64_t u = v < 0 ? -(uint64_t)v : (uint64_t)v;
+
+	do {
+		*--p = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	if (v < 0)
+		*--p = '-';
+	pt_sb_add(sb, p, (size_t)(buf + sizeof buf - p));
+}
+
+/* "key": at the start of an object (first) or after a comma. */
+static void key(struct pt_sb *sb, const char *k, int first)
+{
+	if (!first)
+		pt_sb_addch(sb, ',');
+	json_cstr(sb, k);
+	pt_sb_addch(sb, ':');
+}
+
+/* Microseconds from t0, rounding down, so that an execution's end
+ * (start + duration) is where its successor on a row may start. */
+static int64_t rel_us(int64_t ns, int64_t t0)
+{
+	int64_t d = ns - t0;
+
+	return d >= 0 ? d / 1000 : -((-d + 999) / 1000);
+}
+
+/* ---- the head ---- */
+
+static const char *const meta_keys[] = {
+	"file", "host", "kernel", "cpus", "cpu_model", "mem_total_kb",
+	"glibc_version", "proftrace_version", "command", "cwd", "git_commit",
+};
+
+static const char *const ci_keys[] = {
+	"CI_PIPELINE_ID", "CI_JOB_ID", "CI_JOB_NAME", "GITHUB_RUN_ID",
+	"GITHUB_JOB",
+};
+
+static void head_capture(const struct pt_report *r, size_t c,
+			 struct pt_sb *sb)
+{
+	const struct pt_model *m = r->m;
+	const struct pt_report_capture *cap = &r->caps[c];
+	size_t i;
+	int first = 1;
+
+	pt_sb_addch(sb, '{');
+	for (i = 0; i < sizeof meta_keys / sizeof *meta_keys; i++) {
+		const char *v = pt_model_meta(m, c, meta_keys[i]);
+
+		if (!v)
+			continue;
+		key(sb, meta_keys[i], first);
+		json_cstr(sb, v);
+		first = 0;
+	}
+	key(sb, "ci", first);
+	pt_sb_addch(sb, '{');
+	first = 1;
+	for (i = 0; i < sizeof ci_keys / sizeof *ci_keys; i++) {
+		const char *v = pt_model_meta(m, c, ci_keys[i]);
+
+		if (!v)
+			continue;
+		key(sb, ci_keys[i], first);
+		json_cstr(sb, v);
+		first = 0;
+	}
+	pt_sb_addch(sb, '}');
+	key(sb, "n", 0);
+	num(sb, (int64_t)cap->count);
+	if (cap->count) {
+		key(sb, "start", 0);
+		num(sb, rel_us(cap->first, r->a.t0));
+		key(sb, "end", 0);
+		num(sb, rel_us(cap->last, r->a.t0));
+		key(sb, "startIso", 0);
+		pt_sb_addch(sb, '"');
+		pt_sb_add_iso8601(sb, cap->first);
+		pt_sb_addch(sb, '"');
+	}
+	pt_sb_addch(sb, '}');
+}
+
+void pt_html_head(const struct pt_report *r, struct pt_sb *sb)
+{
+	const struct pt_model *m = r->m;
+	size_t c, unfinished = 0, i;
+
+	for (i = 0; i < m->n; i++)
+		if (m->execs[i]->flags & PT_EXF_END_UNKNOWN)
+			unfinished++;
+	pt_sb_addstr(sb, "{\"format\":1,\"n\":");
+	num(sb, (int64_t)m->n);
+	key(sb, "captures", 0);
+	pt_sb_addch(sb, '[');
+	for (c = 0; c < m->ncaptures; c++) {
+		if (c)
+			pt_sb_addch(sb, ',');
+		head_capture(r, c, sb);
+	}
+	pt_sb_addch(sb, ']');
+	if (m->n) {
+		key(sb, "startIso", 0);
+		pt_sb_addch(sb, '"');
+		pt_sb_add_iso8601(sb, r->a.t0);
+		pt_sb_addch(sb, '"');
+		key(sb, "startMs", 0);
+		num(sb, r->a.t0 / 1000000);
+	}
+	key(sb, "wall", 0);
+	num(sb, (r->wall + 500) / 1000);
+	key(sb, "failed", 0);
+	num(sb, (int64_t)r->failed);
+	key(sb, "killed", 0);
+	num(sb, (int64_t)r->killed);
+	key(sb, "untraced", 0);
+	num(sb, (int64_t)r->untraced);
+	key(sb, "unfinished", 0);
+	num(sb, (int64_t)unfinished);
+	key(sb, "nocpu", 0);
+	num(sb, (int64_t)r->nocpu);
+	key(sb, "user", 0);
+	num(sb, r->user_us);
+	key(sb, "sys", 0);
+	num(sb, r->sys_us);
+	key(sb, "average", 0);
+	pt_sb_addf(sb, "%.2f", r->a.average);
+	key(sb, "peak", 0);
+	num(sb, r->a.peak);
+	key(sb, "damaged", 0);
+	pt_sb_addstr(sb, m->damaged ? "true" : "false");
+	key(sb, "lostFrames", 0);
+	num(sb, (int64_t)m->lost_frames);
+	key(sb, "badFrames", 0);
+	num(sb, (int64_t)m->bad_frames);
+	pt_sb_addch(sb, '}');
+}
+
+/* ---- the body: executions ---- */
+
+struct body {
+	const struct pt_report *r;
+	struct pt_sb *out;
+	pt_html_sink_fn *sink;
+	void *arg;
+	struct pt_sb col[NCOLS];
+	struct pt_sb news, newv;        /* this chunk's new strings, vectors */
+	struct pt_strtab strs;          /* content -> string id */
+	struct pt_strtab refs;          /* model argument id or string
+					 * pointer -> index in ref_id */
+	uint32_t *ref_id;               /* -> string id */
+	size_t nref_alloc;
+	struct pt_strtab vecs;          /* command line -> its id */
+	uint32_t nstrs;
+	struct pt_sb tmp;
+};
+
+static uint32_t new_string(struct body *b, const char *s, size_t len)
+{
+	if (b->news.len)
+		pt_sb_addch(&b->news, ',');
+	pt_html_json_str(&b->news, s, len);
+	return b->nstrs++;
+}
+
+/* String id of a string known by its content (labels, packages). */
+static uint32_t str_by_content(struct body *b, const char *s, size_t len)
+{
+	int added;
+	uint32_t id = pt_strtab_intern(&b->strs, s, len, &added);
+
+	if (added)
+		new_string(b, s, len);
+	return id;
+}
+
+/*
+ * String id of a string the model already knows by a key of its own (an
+ * argument's id, an interned path's address): no need to hash its bytes.
+ * Strings known so are numbered among those known by content: both go
+ * through strs, the first for its ids only.
+ */
+static uint32_t str_by_ref(struct body *b, const void *ref, size_t reflen,
+			   const char *s)
+{
+	int added;
+	uint32_t i = pt_strtab_intern(&b->refs, ref, reflen, &added);
+
+	if (added) {
+		if (i >= b->nref_alloc) {
+			b->nref_alloc = b->nref_alloc ? 2 * b->nref_alloc
+						      : 1024;
+			b->ref_id = pt_xrealloc(b->ref_id, b->nref_alloc *
+						sizeof *b->ref_id);
+		}
+		b->ref_id[i] = str_by_content(b, s, strlen(s));
+	}
+	return b->ref_id[i];
+}
+
+static uint32_t argv_id(struct body *b, const struct pt_exec *e)
+{
+	struct { const void *vec; size_t argc; } k = { e->argv_vec, e->argc };
+	int added;
+	uint32_t id = pt_strtab_intern(&b->vecs, &k, sizeof k, &added);
+	size_t i;
+
+	if (!added)
+		return id;
+	if (b->newv.len)
+		pt_sb_addch(&b->newv, ',');
+	pt_sb_addch(&b->newv, '[');
+	for (i = 0; i < e->argc; i++) {
+		uint32_t aid = pt_exec_arg_id(e, i);
+
+		if (i)
+			pt_sb_addch(&b->newv, ',');
+		num(&b->newv, str_by_ref(b, &aid, sizeof aid,
+					 pt_exec_arg(e, i)));
+	}
+	pt_sb_addch(&b->newv, ']');
+	return id;
+}
+
+static int64_t str_col(struct body *b, const char *s)
+{
+	if (!s || !*s)
+		return -1;
+	return str_by_ref(b, &s, sizeof s, s);
+}
+
+static void exec_row(struct body *b, const struct pt_exec *e, int64_t *prev)
+{
+	const struct pt_analysis *a = &b->r->a;
+	int64_t v[NCOLS], start = rel_us(e->start_ns, a->t0);
+	size_t c;
+
+	v[C_START] = start - *prev;
+	*prev = start;
+	v[C_DUR] = rel_us(e->end_ns, a->t0) - start;
+	v[C_PARENT] = e->parent ? (int64_t)e->id - (int64_t)e->parent->id : 0;
+	v[C_PID] = e->pid;
+	v[C_PPID] = e->ppid;
+	v[C_EXIT] = e->exit_code;
+	v[C_SIG] = e->signal;
+	v[C_FLAGS] = e->flags | (e->type == PT_EXEC_FORK ? FORK_FLAG : 0);
+	v[C_UTIME] = e->utime_us;
+	v[C_STIME] = e->stime_us;
+	v[C_RSS] = e->maxrss_kb;
+	v[C_SELF] = a->self_ns[e->id] / 1000;
+	pt_sb_reset(&b->tmp);
+	pt_exec_label(e, &b->tmp);
+	v[C_LABEL] = str_by_content(b, b->tmp.buf, b->tmp.len);
+	/* By content: the name is part of an argument or of a path. */
+	v[C_PROG] = str_by_content(b, pt_exec_prog(e), strlen(pt_exec_prog(e)));
+	pt_sb_reset(&b->tmp);
+	pt_exec_package(e, &b->tmp);
+	v[C_PKG] = b->tmp.len ? (int64_t)str_by_content(b, b->tmp.buf,
+							  b->tmp.len) : -1;
+	v[C_CWD] = str_col(b, e->cwd);
+	v[C_EXE] = str_col(b, e->exe);
+	v[C_ARGV] = argv_id(b, e);
+	v[C_CAPTURE] = e->capture;
+	for (c = 0; c < NCOLS; c++) {
+		if (b->col[c].len)
+			pt_sb_addch(&b->col[c], ',');
+		num(&b->col[c], v[c]);
+	}
+}
+
+/* Hand what out holds to the sink once it is worth a call (or always). */
+static int flush(struct body *b, int always)
+{
+	if (!always && b->out->len < FLUSH_AT)
+		return 0;
+	return b->sink(b->arg, b->out);
+}
+
+static int chunk_line(struct body *b)
+{
+	size_t c;
+
+	pt_sb_addstr(b->out, "{\"S\":[");
+	pt_sb_add(b->out, b->news.buf, b->news.len);
+	pt_sb_addstr(b->out, "],\"V\":[");
+	pt_sb_add(b->out, b->newv.buf, b->newv.len);
+	pt_sb_addstr(b->out, "],\"c\":{");
+	for (c = 0; c < NCOLS; c++) {
+		key(b->out, col_names[c], c == 0);
+		pt_sb_addch(b->out, '[');
+		pt_sb_add(b->out, b->col[c].buf, b->col[c].len);
+		pt_sb_addch(b->out, ']');
+		pt_sb_reset(&b->col[c]);
+		if (flush(b, 0) < 0)
+			return -1;
+	}
+	pt_sb_addstr(b->out, "}}\n");
+	pt_sb_reset(&b->news);
+	pt_sb_reset(&b->newv);
+	return flush(b, 0);
+}
+
+static int executions(struct body *b)
+{
+	const struct pt_model *m = b->r->m;
+	int64_t prev = 0;
+	size_t i;
+
+	for (i = 0; i < m->n; i++) {
+		exec_row(b, m->execs[i], &prev);
+		if ((i + 1) % CHUNK == 0 && chunk_line(b) < 0)
+			return -1;
+	}
+	if (m->n % CHUNK && chunk_line(b) < 0)
+		return -1;
+	return 0;
+}
+
+/* ---- the body: analyses ---- */
+
+static void critical(const struct pt_report *r, struct pt_sb *sb)
+{
+	const struct pt_analysis *a = &r->a;
+	size_t i;
+
+	/* Every step of the path, [exec, depth, from, to, own]
+	 * in ns from the run's start (exact: the page prints them as the
+	 * report does); the whole run's step (exec -1) included. */
+	key(sb, "cp", 0);
+	pt_sb_addch(sb, '[');
+	for (i = 0; i < a->ncp; i++) {
+		const struct pt_cp_step *s = &a->cp[i];
+
+		pt_sb_addstr(sb, i ? ",[" : "[");
+		num(sb, s->exec == UINT32_MAX ? -1 : (int64_t)s->exec);
+		pt_sb_addch(sb, ',');
+		num(sb, s->depth);
+		pt_sb_addch(sb, ',');
+		num(sb, s->from - a->t0);
+		pt_sb_addch(sb, ',');
+		num(sb, s->to - a->t0);
+		pt_sb_addch(sb, ',');
+		num(sb, s->own);
+		pt_sb_addch(sb, ']');
+	}
+	/* What `proftrace report` lists: these steps, then a line for the
+	 * rest and one for the time off the path. */
+	pt_sb_addstr(sb, "],\"cpShown\":[");
+	for (i = 0; i < r->ncp_shown; i++) {
+		if (i)
+			pt_sb_addch(sb, ',');
+		num(sb, (int64_t)r->cp_shown[i]);
+	}
+	pt_sb_addstr(sb, "],\"cpSteps\":");
+	num(sb, (int64_t)r->ncp_steps);
+	key(sb, "cpHiddenOwn", 0);
+	num(sb, r->cp_hidden_own);
+	key(sb, "cpIdle", 0);
+	num(sb, r->cp_idle);
+	key(sb, "cpByProgram", 0);
+	pt_sb_addch(sb, '[');
+	for (i = 0; i < r->ncp_groups; i++) {
+		const struct pt_report_group *g = &r->cp_groups[i];
+
+		pt_sb_addstr(sb, i ? ",[" : "[");
+		json_cstr(sb, pt_strtab_str(&r->cp_names, g->id));
+		pt_sb_addch(sb, ',');
+		num(sb, g->self);
+		pt_sb_addch(sb, ',');
+		num(sb, (int64_t)g->count);
+		pt_sb_addch(sb, ']');
+	}
+	pt_sb_addch(sb, ']');
+}
+
+static void parallelism(const struct pt_report *r, struct pt_sb *sb)
+{
+	const struct pt_analysis *a = &r->a;
+	size_t i;
+
+	key(sb, "levels", 0);
+	pt_sb_addch(sb, '[');
+	for (i = 0; i < r->nlevels; i++) {
+		pt_sb_addstr(sb, i ? ",[" : "[");
+		num(sb, (int64_t)r->levels[i].lo);
+		pt_sb_addch(sb, ',');
+		num(sb, (int64_t)r->levels[i].hi);
+		pt_sb_addch(sb, ',');
+		num(sb, r->levels[i].ns);
+		pt_sb_addch(sb, ']');
+	}
+	pt_sb_addstr(sb, "],\"alone\":[");
+	for (i = 0; i < r->nalone_shown; i++) {
+		const struct pt_stretch *s = &a->alone[i];
+
+		pt_sb_addstr(sb, i ? ",[" : "[");
+		num(sb, s->exec);
+		pt_sb_addch(sb, ',');
+		num(sb, s->from - a->t0);
+		pt_sb_addch(sb, ',');
+		num(sb, s->to - a->t0);
+		pt_sb_addch(sb, ']');
+	}
+	pt_sb_addch(sb, ']');
+}
+
+/*
+ * Running and busy executions over time, in PAR_BUCKETS buckets of equal
+ * length: each bucket's time-weighted mean (in hundredths) and its
+ * highest value, so that a short peak still shows when zoomed out.
+ */
+struct profile {
+	int64_t t0, len;
+	size_t nb;
+	int64_t *run_ns, *busy_ns;      /* integral over the bucket */
+	uint32_t *run_max, *busy_max;
+};
+
+static void profile_add(struct profile *p, int64_t from, int64_t to,
+			uint32_t run, uint32_t busy)
+{
+	while (from < to) {
+		size_t k = (size_t)((__int128)(from - p->t0) * (int64_t)p->nb /
+				    p->len);
+		int64_t end;
+
+		if (k >= p->nb)
+			k = p->nb - 1;
+		end = p->t0 + (int64_t)((__int128)p->len * (int64_t)(k + 1) /
+					(int64_t)p->nb);
+		if (end > to || k == p->nb - 1)
+			end = to;
+		if (end <= from)
+			end = from + 1;
+		p->run_ns[k] += (end - from) * run;
+		p->busy_ns[k] += (end - from) * busy;
+		if (run > p->run_max[k])
+			p->run_max[k] = run;
+		if (busy > p->busy_max[k])
+			p->busy_max[k] = busy;
+		from = end;
+	}
+}
+
+static void profile_array(struct pt_sb *sb, const char *name,
+			  const int64_t *ns, const uint32_t *max,
+			  const struct profile *p)
+{
+	size_t k;
+
+	key(sb, name, 0);
+	pt_sb_addch(sb, '[');
+	for (k = 0; k < p->nb; k++) {
+		int64_t blen = p->len * (int64_t)(k + 1) / (int64_t)p->nb -
+			       p->len * (int64_t)k / (int64_t)p->nb;
+
+		if (k)
+			pt_sb_addch(sb, ',');
+		if (ns)
+			num(sb, blen > 0 ? (int64_t)((__int128)ns[k] * 100 /
+						     blen) : 0);
+		else
+			num(sb, max[k]);
+	}
+	pt_sb_addch(sb, ']');
+}
+
+static void profile(const struct pt_report *r, struct pt_sb *sb)
+{
+	const struct pt_analysis *a = &r->a;
+	struct profile p = { .t0 = a->t0, .len = a->t1 - a->t0 };
+	struct pt_sweep s;
+	int64_t prev_t = a->t0;
+	uint32_t run = 0, busy = 0;
+
+	if (!r->m->n || p.len <= 0)
+		return;
+	p.nb = PAR_BUCKETS;
+	if ((int64_t)p.nb > p.len)
+		p.nb = (size_t)p.len;
+	p.run_ns = pt_xcalloc(p.nb, sizeof *p.run_ns);
+	p.busy_ns = pt_xcalloc(p.nb, sizeof *p.busy_ns);
+	p.run_max = pt_xcalloc(p.nb, sizeof *p.run_max);
+	p.busy_max = pt_xcalloc(p.nb, sizeof *p.busy_max);
+	pt_sweep_init(&s, a);
+	while (pt_sweep_next(&s)) {
+		if (s.t > prev_t)
+			profile_add(&p, prev_t, s.t, run, busy);
+		if (s.t > prev_t)
+			prev_t = s.t;
+		run = s.running;
+		busy = s.busy;
+	}
+	pt_sweep_free(&s);
+	key(sb, "profile", 0);
+	pt_sb_addstr(sb, "{\"buckets\":");
+	num(sb, (int64_t)p.nb);
+	profile_array(sb, "run", p.run_ns, NULL, &p);
+	profile_array(sb, "busy", p.busy_ns, NULL, &p);
+	profile_array(sb, "runMax", NULL, p.run_max, &p);
+	profile_array(sb, "busyMax", NULL, p.busy_max, &p);
+	pt_sb_addch(sb, '}');
+	free(p.run_ns);
+	free(p.busy_ns);
+	free(p.run_max);
+	free(p.busy_max);
+}
+
+static void analyses(const struct pt_report *r, struct pt_sb *sb)
+{
+	size_t i;
+
+	pt_sb_addstr(sb, "{\"columns\":[");
+	for (i = 0; i < NCOLS; i++) {
+		if (i)
+			pt_sb_addch(sb, ',');
+		json_cstr(sb, col_names[i]);
+	}
+	pt_sb_addch(sb, ']');
+	/* The report's figures in ns, exact. */
+	key(sb, "wallNs", 0);
+	num(sb, r->wall);
+	critical(r, sb);
+	parallelism(r, sb);
+	key(sb, "average", 0);
+	pt_sb_addf(sb, "%.2f", r->a.average);
+	key(sb, "peak", 0);
+	num(sb, r->a.peak);
+	profile(r, sb);
+	pt_sb_addstr(sb, "}\n");
+}
+
+int pt_html_body(const struct pt_report *r, struct pt_sb *sb,
+		 pt_html_sink_fn *sink, void *arg)
+{
+	struct body b = { .r = r, .out = sb, .sink = sink, .arg = arg,
+			  .news = PT_SB_INIT, .newv = PT_SB_INIT,
+			  .tmp = PT_SB_INIT };
+	size_t c;
+	int rc;
+
+	for (c = 0; c < NCOLS; c++)
+		pt_sb_init(&b.col[c]);
+	pt_strtab_init(&b.strs);
+	pt_strtab_init(&b.refs);
+	pt_strtab_init(&b.vecs);
+	rc = executions(&b);
+	if (rc == 0) {
+		analyses(r, sb);
+		rc = flush(&b, 1);
+	}
+	for (c = 0; c < NCOLS; c++)
+		pt_sb_release(&b.col[c]);
+	pt_sb_release(&b.news);
+	pt_sb_release(&b.newv);
+	pt_sb_release(&b.tmp);
+	pt_strtab_free(&b.strs);
+	pt_strtab_free(&b.refs);
+	pt_strtab_free(&b.vecs);
+	free(b.ref_id);
+	return rc;
+}

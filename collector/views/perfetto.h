@@ -1,0 +1,36 @@
+/*
+ * The Perfetto exporter: Perfetto's native protobuf trace (a Trace of
+ * TracePackets carrying TrackDescriptors and TrackEvents), for
+ * ui.perfetto.dev and trace_processor.  doc/views.md and
+ * doc/proftrace-convert.1.md describe the output; what a reader may rely
+ * on:
+ *
+ *  - one process track per capture (ProcessDescriptor, pid = capture
+ *    index + 1), named after its host and command;
+ *  - one track per execution, its parent the track of its parent
+ *    execution (a root's: its capture's), so that the UI shows the
+ *    process tree as nested, collapsible tracks; children in start order;
+ *  - on it one slice (SLICE_BEGIN, SLICE_END) named by the execution's
+ *    label, category "exec" or "fork", its details as debug annotations;
+ *  - a flow from each parent's slice to each child's;
+ *  - counter tracks "running" and "busy" per capture;
+ *  - timestamps in nanoseconds from the earliest start; a clock snapshot
+ *    ties them to the realtime clock (Unix epoch);
+ *  - every packet on one sequence, whose first packet clears the
+ *    incremental state; names and string values are interned.
+ */
+#ifndef PT_PERFETTO_H
+#define PT_PERFETTO_H
+
+#include <stdio.h>
+
+#include "model/model.h"
+
+/*
+ * Write m to f as a Perfetto protobuf trace.  Returns 0, or -1 if a write
+ * failed (errno tells why).  Strings are valid UTF-8: each byte that is
+ * not part of valid UTF-8 becomes U+FFFD.
+ */
+int pt_perfetto_write(const struct pt_model *m, FILE *f);
+
+#endif
