@@ -133,6 +133,27 @@ def main():
             for v, key, _ in r:
                 check("stats." in key, f"{key!r} ({v}) listed:\n{out}")
 
+        def t_path_column_agrees_with_report():
+            """The diff's path column for the slowed compile counts the
+            runs whose report shows it on the critical path."""
+            out = diff(kept, slow, "--all", "-n", "1000")
+            m = re.search(r"\s(\d+)/(\d+)\s+(?:slower|faster|within noise)"
+                          r"\s+cc1 src/stats\.c", out)
+            check(m, out)
+            for side, caps in ((0, kept), (1, slow)):
+                on = 0
+                for cap in caps:
+                    rep = subprocess.run(
+                        [ARGS.proftrace, "report", "-n", "100", "--width",
+                         "300", cap], capture_output=True, text=True,
+                        check=True).stdout
+                    path = rep.split("\nCritical path (")[1]
+                    path = path.split("\n\n")[0]
+                    on += bool(re.search(r"\scc1 src/stats\.c$", path, re.M))
+                check(int(m.group(side + 1)) == on,
+                      f"side {side}: diff says {m.group(side + 1)}, the "
+                      f"reports {on}")
+
         def t_identical():
             out = diff(kept, plain2)
             check("No change beyond noise." in out, out)
