@@ -17,4 +17,17 @@
  */
 void pt_line_emit(struct pt_sb *line, int width, FILE *f);
 
+/* A text view's output: its stream, width and the line being made. */
+struct pt_text {
+	FILE *f;
+	int width;
+	struct pt_sb line;
+};
+
+/* pt_line_emit() of t's line. */
+static inline void pt_text_emit(struct pt_text *t)
+{
+	pt_line_emit(&t->line, t->width, t->f);
+}
+
 #endif

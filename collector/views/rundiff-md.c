@@ -116,11 +116,5 @@ int pt_rdiff_md_write(const struct pt_rdiff *d,
 		pt_md_left_out(&md, n > top ? n - top : 0, what);
 	}
 	pt_sb_release(&method);
-	pt_md_release(&md);
-	if (fflush(f) != 0 || ferror(f)) {
-		if (!errno)
-			errno = EIO;
-		return -1;
-	}
-	return 0;
+	return pt_md_end(&md);
 }

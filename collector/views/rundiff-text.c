@@ -7,19 +7,8 @@
 #include "views/keyfit.h"
 #include "views/line.h"
 
-struct out {
-	FILE *f;
-	int width;
-	struct pt_sb line;
-};
-
-static void emit(struct out *o)
-{
-	pt_line_emit(&o->line, o->width, o->f);
-}
-
 /* Words wrapped to the width, indented by two. */
-static void paragraph(struct out *o, const char *text)
+static void paragraph(struct pt_text *o, const char *text)
 {
 	const char *p = text;
 
@@ -35,14 +24,14 @@ static void paragraph(struct out *o, const char *text)
 		}
 		pt_sb_addstr(&o->line, "  ");
 		pt_sb_add(&o->line, p, cut);
-		emit(o);
+		pt_text_emit(o);
 		p += cut;
 		while (*p == ' ')
 			p++;
 	}
 }
 
-static void figure(struct out *o, const char *name,
+static void figure(struct pt_text *o, const char *name,
 		   const struct pt_rdiff_row *r, int integer)
 {
 	int prec = integer ? 0 : 3, k;
@@ -59,10 +48,10 @@ static void figure(struct out *o, const char *name,
 		pt_sb_addf(&o->line, "  [%+.3f, %+.3f]", r->ci_lo, r->ci_hi);
 	if (r->verdict != PT_V_UNTESTED)
 		pt_sb_addf(&o->line, "  %s", pt_verdict_name(r->verdict));
-	emit(o);
+	pt_text_emit(o);
 }
 
-static void key_row(struct out *o, const struct pt_rdiff *d,
+static void key_row(struct pt_text *o, const struct pt_rdiff *d,
 		    const struct pt_rdiff_row *r)
 {
 	char ci[64], path[32];
@@ -86,10 +75,10 @@ static void key_row(struct out *o, const struct pt_rdiff *d,
 	room = o->width - (int)o->line.len;
 	pt_key_fit(&o->line, pt_runs_key(d->r, r->key),
 		   pt_runs_label(d->r, r->key), room > 0 ? (size_t)room : 0);
-	emit(o);
+	pt_text_emit(o);
 }
 
-static void only(struct out *o, const struct pt_rdiff *d, int side,
+static void only(struct pt_text *o, const struct pt_rdiff *d, int side,
 		 size_t top)
 {
 	const struct pt_rdiff_row *rows = d->only[side];
@@ -107,18 +96,18 @@ static void only(struct out *o, const struct pt_rdiff *d, int side,
 		pt_key_fit(&o->line, pt_runs_key(d->r, rows[i].key),
 			   pt_runs_label(d->r, rows[i].key),
 			   room > 0 ? (size_t)room : 0);
-		emit(o);
+		pt_text_emit(o);
 	}
 	if (n > top) {
 		pt_sb_addf(&o->line, "  ... %zu more", n - top);
-		emit(o);
+		pt_text_emit(o);
 	}
 }
 
 int pt_rdiff_text_write(const struct pt_rdiff *d,
 			const struct pt_rdiff_view *v, FILE *f)
 {
-	struct out o = { f, v->width, PT_SB_INIT };
+	struct pt_text o = { f, v->width, PT_SB_INIT };
 	struct pt_sb method = PT_SB_INIT;
 	const char *warn = pt_rdiff_warning(d);
 	size_t i, shown, list;
@@ -126,11 +115,11 @@ int pt_rdiff_text_write(const struct pt_rdiff *d,
 	pt_sb_addf(&o.line, "proftrace diff: %zu run%s (A) against %zu run%s "
 		   "(B)", d->na, d->na == 1 ? "" : "s", d->nb,
 		   d->nb == 1 ? "" : "s");
-	emit(&o);
+	pt_text_emit(&o);
 	for (i = 0; i < d->na + d->nb && !v->brief; i++) {
 		pt_sb_addf(&o.line, "  %c  %s", i < d->na ? 'A' : 'B',
 			   d->r->run[i].path);
-		emit(&o);
+		pt_text_emit(&o);
 	}
 	if (warn) {
 		fputc('\n', f);
@@ -143,7 +132,7 @@ int pt_rdiff_text_write(const struct pt_rdiff *d,
 	pt_sb_addf(&o.line, "  %-10s %9s %17s %9s %17s %9s %8s  %s",
 		   "run", "A median", "A min-max", "B median", "B min-max",
 		   "change", "%", "95% interval, verdict");
-	emit(&o);
+	pt_text_emit(&o);
 	figure(&o, "wall s", &d->wall, 0);
 	figure(&o, "cpu s", &d->cpu, 0);
 	figure(&o, "executions", &d->execs, 1);
@@ -160,18 +149,18 @@ int pt_rdiff_text_write(const struct pt_rdiff *d,
 			pt_group_name(&d->r->group), d->nrows);
 	if (!shown && d->testable) {
 		pt_sb_addf(&o.line, "  No change beyond noise.");
-		emit(&o);
+		pt_text_emit(&o);
 	} else {
 		pt_sb_addf(&o.line, "  %9s %9s %9s %8s  %-22s %6s %5s  "
 			   "%-12s  %s", "A s", "B s", "change", "%",
 			   "95% interval", "q", "path", "verdict",
 			   pt_group_name(&d->r->group));
-		emit(&o);
+		pt_text_emit(&o);
 		for (i = 0; i < shown; i++)
 			key_row(&o, d, &d->rows[i]);
 		if (list > shown) {
 			pt_sb_addf(&o.line, "  ... %zu more", list - shown);
-			emit(&o);
+			pt_text_emit(&o);
 		}
 	}
 	fputc('\n', f);

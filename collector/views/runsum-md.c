@@ -64,11 +64,5 @@ int pt_runsum_md_write(const struct pt_runsum *s, size_t top, FILE *f)
 	}
 	snprintf(what, sizeof what, "%ss", pt_group_name(&r->group));
 	pt_md_left_out(&md, s->nrows > rows ? s->nrows - rows : 0, what);
-	pt_md_release(&md);
-	if (fflush(f) != 0 || ferror(f)) {
-		if (!errno)
-			errno = EIO;
-		return -1;
-	}
-	return 0;
+	return pt_md_end(&md);
 }

@@ -7,18 +7,7 @@
 #include "views/keyfit.h"
 #include "views/line.h"
 
-struct out {
-	FILE *f;
-	int width;
-	struct pt_sb line;
-};
-
-static void emit(struct out *o)
-{
-	pt_line_emit(&o->line, o->width, o->f);
-}
-
-static void figure(struct out *o, const char *name, const char *unit,
+static void figure(struct pt_text *o, const char *name, const char *unit,
 		   const struct pt_runsum_stat *s, int prec)
 {
 	char range[64];
@@ -26,36 +15,36 @@ static void figure(struct out *o, const char *name, const char *unit,
 	snprintf(range, sizeof range, "%.*f-%.*f", prec, s->lo, prec, s->hi);
 	pt_sb_addf(&o->line, "  %-14s %10.*f %-3s %s", name, prec, s->med, unit,
 		   range);
-	emit(o);
+	pt_text_emit(o);
 }
 
-static void key(struct out *o, const struct pt_runsum *s, uint32_t k)
+static void key(struct pt_text *o, const struct pt_runsum *s, uint32_t k)
 {
 	int room = o->width - (int)o->line.len;
 
 	pt_key_fit(&o->line, pt_runs_key(s->r, k), pt_runs_label(s->r, k),
 		   room > 0 ? (size_t)room : 0);
-	emit(o);
+	pt_text_emit(o);
 }
 
 int pt_runsum_text_write(const struct pt_runsum *s, size_t top, int width,
 			 FILE *f)
 {
-	struct out o = { f, width, PT_SB_INIT };
+	struct pt_text o = { f, width, PT_SB_INIT };
 	const struct pt_runs *r = s->r;
 	struct pt_sb iso = PT_SB_INIT;
 	size_t i;
 
 	pt_sb_addf(&o.line, "proftrace report --runs: %zu run%s of one build, "
 		   "summarized", r->nruns, r->nruns == 1 ? "" : "s");
-	emit(&o);
+	pt_text_emit(&o);
 	for (i = 0; i < r->nruns; i++) {
 		pt_sb_reset(&iso);
 		pt_sb_add_iso8601(&iso, r->run[i].t0);
 		pt_sb_addf(&o.line, "  #%zu  %s  %9.3f s  %zu executions  %s",
 			   i + 1, iso.buf, (double)r->run[i].wall / 1e9,
 			   r->run[i].n, r->run[i].path);
-		emit(&o);
+		pt_text_emit(&o);
 	}
 	fprintf(f, "\nRuns (median, min-max over the runs)\n");
 	figure(&o, "wall time", "s", &s->wall, 3);
@@ -70,7 +59,7 @@ int pt_runsum_text_write(const struct pt_runsum *s, size_t top, int width,
 		s->path_count, r->nruns, s->path_run + 1);
 	pt_sb_addf(&o.line, "  %10s %6s  %s", "own s", "runs",
 		   pt_group_name(&r->group));
-	emit(&o);
+	pt_text_emit(&o);
 	for (i = 0; i < s->npath; i++) {
 		pt_sb_addf(&o.line, "  %10.3f %6zu  ", s->path[i].cp_own,
 			   s->path[i].n);
@@ -78,7 +67,7 @@ int pt_runsum_text_write(const struct pt_runsum *s, size_t top, int width,
 	}
 	if (!s->npath) {
 		pt_sb_addstr(&o.line, "  (no step holds 1% of the wall time)");
-		emit(&o);
+		pt_text_emit(&o);
 	}
 
 	fprintf(f, "\nBy median duration, per %s (%zu of them; spread = "
@@ -86,7 +75,7 @@ int pt_runsum_text_write(const struct pt_runsum *s, size_t top, int width,
 	pt_sb_addf(&o.line, "  %9s %17s %7s %9s %9s %8s %5s  %s", "median s",
 		   "min-max s", "spread", "self s", "cpu s", "rss MB", "runs",
 		   pt_group_name(&r->group));
-	emit(&o);
+	pt_text_emit(&o);
 	for (i = 0; i < s->nrows && i < top; i++) {
 		const struct pt_runsum_row *x = &s->rows[i];
 		char range[64];
@@ -100,7 +89,7 @@ int pt_runsum_text_write(const struct pt_runsum *s, size_t top, int width,
 	}
 	if (s->nrows > top) {
 		pt_sb_addf(&o.line, "  ... %zu more", s->nrows - top);
-		emit(&o);
+		pt_text_emit(&o);
 	}
 	pt_sb_release(&iso);
 	pt_sb_release(&o.line);

@@ -359,17 +359,15 @@ def inline_text(el):
                    if x.tag in (CM + "text", CM + "code"))
 
 
-def test_markdown_diff():
-    a, _ = runs("md-a", [141, 142, 143])
-    b, _ = runs("md-b", [151, 152, 153], slow=0.5)
-    md = subprocess.run([ARGS.proftrace, "diff", "--format", "markdown",
-                         *a, "--", *b], capture_output=True,
+def md_tables(*args):
+    """proftrace ARGS (Markdown) through cmark-gfm: its tables as
+    (header, rows), every row as wide as its header."""
+    md = subprocess.run([ARGS.proftrace, *args], capture_output=True,
                         check=True).stdout
     p = subprocess.run(["cmark-gfm", "-e", "table", "--to", "xml"],
                        input=md, capture_output=True, check=True)
-    doc = ET.fromstring(p.stdout)
     tables = []
-    for t in doc.iter(CM + "table"):
+    for t in ET.fromstring(p.stdout).iter(CM + "table"):
         head = [inline_text(c) for c in
                 t.find(CM + "table_header").findall(CM + "table_cell")]
         rows = [[inline_text(c) for c in r.findall(CM + "table_cell")]
@@ -377,6 +375,13 @@ def test_markdown_diff():
         for r in rows:
             eq(len(r), len(head), "row width")
         tables.append((head, rows))
+    return tables
+
+
+def test_markdown_diff():
+    a, _ = runs("md-a", [141, 142, 143])
+    b, _ = runs("md-b", [151, 152, 153], slow=0.5)
+    tables = md_tables("diff", "--format", "markdown", *a, "--", *b)
     run_t = tables[0]
     eq(run_t[0][0], "run", "the run's table")
     eq([r[0] for r in run_t[1]], ["wall s", "cpu s", "executions"], "rows")
@@ -391,21 +396,8 @@ def test_markdown_diff():
 
 def test_markdown_report_runs():
     paths, cpus = runs("mdr", [181, 182, 183])
-    md = subprocess.run([ARGS.proftrace, "report", "--runs", "--format",
-                         "markdown", "-n", "30", *paths], capture_output=True,
-                        check=True).stdout
-    p = subprocess.run(["cmark-gfm", "-e", "table", "--to", "xml"],
-                       input=md, capture_output=True, check=True)
-    doc = ET.fromstring(p.stdout)
-    tables = []
-    for t in doc.iter(CM + "table"):
-        head = [inline_text(c) for c in
-                t.find(CM + "table_header").findall(CM + "table_cell")]
-        rows = [[inline_text(c) for c in r.findall(CM + "table_cell")]
-                for r in t.findall(CM + "table_row")]
-        for r in rows:
-            eq(len(r), len(head), "row width")
-        tables.append((head, rows))
+    tables = md_tables("report", "--runs", "--format", "markdown", "-n",
+                       "30", *paths)
     walls = [run_wall(c) for c in cpus]
     eq(tables[0][1][0], ["wall s", f"{statistics.median(walls):.3f}",
                          f"{min(walls):.3f}-{max(walls):.3f}"], "wall row")
