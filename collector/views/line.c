@@ -1,6 +1,8 @@
 /* Lines of the text views; see line.h. */
 #include "views/line.h"
 
+#include <errno.h>
+
 void pt_line_emit(struct pt_sb *line, int width, FILE *f)
 {
 	size_t i, cols = 0;
@@ -21,4 +23,15 @@ void pt_line_emit(struct pt_sb *line, int width, FILE *f)
 	fwrite(line->buf, 1, i, f);
 	fputc('\n', f);
 	pt_sb_reset(line);
+}
+
+int pt_text_end(struct pt_text *t)
+{
+	pt_sb_release(&t->line);
+	if (fflush(t->f) != 0 || ferror(t->f)) {
+		if (!errno)
+			errno = EIO;
+		return -1;
+	}
+	return 0;
 }

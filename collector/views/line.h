@@ -24,6 +24,12 @@ struct pt_text {
 	struct pt_sb line;
 };
 
+/*
+ * Release t's line and flush its stream: 0, or -1 with errno (EIO when
+ * the stream kept none) if anything written failed.
+ */
+int pt_text_end(struct pt_text *t);
+
 /* pt_line_emit() of t's line. */
 static inline void pt_text_emit(struct pt_text *t)
 {

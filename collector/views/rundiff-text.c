@@ -173,13 +173,7 @@ int pt_rdiff_text_write(const struct pt_rdiff *d,
 	only(&o, d, 0, v->top);
 	only(&o, d, 1, v->top);
 	pt_sb_release(&method);
-	pt_sb_release(&o.line);
-	if (fflush(f) != 0 || ferror(f)) {
-		if (!errno)
-			errno = EIO;
-		return -1;
-	}
-	return 0;
+	return pt_text_end(&o);
 }
 
 const char *pt_rdiff_warning(const struct pt_rdiff *d)

@@ -92,11 +92,5 @@ int pt_runsum_text_write(const struct pt_runsum *s, size_t top, int width,
 		pt_text_emit(&o);
 	}
 	pt_sb_release(&iso);
-	pt_sb_release(&o.line);
-	if (fflush(f) != 0 || ferror(f)) {
-		if (!errno)
-			errno = EIO;
-		return -1;
-	}
-	return 0;
+	return pt_text_end(&o);
 }
