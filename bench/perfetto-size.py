@@ -4,7 +4,7 @@
     bench/perfetto-size.py [--build-dir build] [-n 100000 ...]
 
 For each N, bench/gencapture writes a synthetic build of about N
-executions; both conversions run once each (wall time, peak RSS); the
+executions; both conversions run once each (CPU time); the
 table gives both sizes, their ratio, the Perfetto packets' size before
 compression (inflated here, so that the share interning alone saves is
 seen) and, for comparison, the JSON compressed by gzip -6.  Prints a
@@ -18,7 +18,6 @@ import resource
 import subprocess
 import sys
 import tempfile
-import time
 import zlib
 
 
@@ -51,12 +50,17 @@ def inflated_size(path):
     return total
 
 
+def cpu():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
 def timed(cmd):
-    t = time.monotonic()
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    """CPU seconds (user + system) of cmd: the wall time of a shared
+    machine says little."""
+    before = cpu()
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return time.monotonic() - t, max(before, after) / 1024
+    return cpu() - before
 
 
 def main():
@@ -67,7 +71,7 @@ def main():
     pt = os.path.join(args.build_dir, "collector", "proftrace")
     gen = os.path.join(args.build_dir, "bench", "gencapture")
     print("| executions | JSON bytes | JSON gzip -6 | Perfetto bytes | "
-          "Perfetto / JSON | before compression | JSON s | Perfetto s |")
+          "Perfetto / JSON | before compression | JSON CPU s | Perfetto CPU s |")
     print("|---|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory(prefix="pt-pfsize-") as tmp:
         for n in args.n or [100000]:
@@ -76,9 +80,9 @@ def main():
                                capture_output=True, text=True)
             execs = int((r.stdout + r.stderr).split()[1])
             js, pf = cap + ".json", cap + ".pftrace"
-            tj, _ = timed([pt, "convert", "--force", "-f", "json", "-o", js,
+            tj = timed([pt, "convert", "--force", "-f", "json", "-o", js,
                            cap])
-            tp, _ = timed([pt, "convert", "--force", "-f", "perfetto",
+            tp = timed([pt, "convert", "--force", "-f", "perfetto",
                            "-o", pf, cap])
             with open(js, "rb") as f:
                 jz = len(gzip.compress(f.read(), 6))

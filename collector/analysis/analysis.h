@@ -247,6 +247,13 @@ const char *pt_basename(const char *path);
  */
 size_t pt_utf8_len(const unsigned char *p, size_t n);
 
+/*
+ * Append the title of capture c in the traces: "HOST: COMMAND" (the
+ * command cut to 120 bytes, at a character boundary), "HOST #N: ..."
+ * among several captures, "capture" for an unknown host.
+ */
+void pt_capture_title(const struct pt_model *m, size_t c, struct pt_sb *sb);
+
 /* Append t (Unix ns) as ISO 8601 UTC with milliseconds. */
 void pt_sb_add_iso8601(struct pt_sb *sb, int64_t t_ns);
 

@@ -88,3 +88,23 @@ size_t pt_utf8_len(const unsigned char *p, size_t n)
 		return 0;
 	return len;
 }
+
+void pt_capture_title(const struct pt_model *m, size_t c, struct pt_sb *sb)
+{
+	const char *host = pt_model_meta(m, c, "host");
+	const char *cmd = pt_model_meta(m, c, "command");
+
+	pt_sb_addstr(sb, host && host[0] ? host : "capture");
+	if (m->ncaptures > 1)
+		pt_sb_addf(sb, " #%zu", c + 1);
+	if (cmd && cmd[0]) {
+		size_t n = strnlen(cmd, 120);
+
+		/* Cut at a character boundary, not inside one. */
+		while (n > 0 && cmd[n] &&
+		       ((unsigned char)cmd[n] & 0xc0) == 0x80)
+			n--;
+		pt_sb_addstr(sb, ": ");
+		pt_sb_add(sb, cmd, n);
+	}
+}

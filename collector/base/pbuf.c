@@ -3,6 +3,8 @@
 
 #include <string.h>
 
+#include "base/varint.h"
+
 size_t pt_pb_varint_len(uint64_t v)
 {
 	size_t n = 1;
@@ -14,23 +16,10 @@ size_t pt_pb_varint_len(uint64_t v)
 	return n;
 }
 
-/* Write v as a varint at p, which has room; returns the bytes written. */
-static size_t put_varint(unsigned char *p, uint64_t v)
-{
-	size_t n = 0;
-
-	while (v >= 0x80) {
-		p[n++] = (unsigned char)(v | 0x80);
-		v >>= 7;
-	}
-	p[n++] = (unsigned char)v;
-	return n;
-}
-
 void pt_pb_raw_varint(struct pt_sb *sb, uint64_t v)
 {
 	pt_sb_grow(sb, 10);
-	sb->len += put_varint((unsigned char *)sb->buf + sb->len, v);
+	sb->len += pt_uv_put((unsigned char *)sb->buf + sb->len, v);
 	sb->buf[sb->len] = '\0';
 }
 
@@ -52,7 +41,7 @@ void pt_pb_int(struct pt_sb *sb, uint32_t field, int64_t v)
 
 void pt_pb_sint(struct pt_sb *sb, uint32_t field, int64_t v)
 {
-	pt_pb_uint(sb, field, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
+	pt_pb_uint(sb, field, pt_zz64((uint64_t)v));
 }
 
 void pt_pb_fixed64(struct pt_sb *sb, uint32_t field, uint64_t v)
@@ -98,7 +87,7 @@ void pt_pb_close(struct pt_sb *sb, size_t mark)
 
 	pt_sb_grow(sb, k);
 	memmove(sb->buf + mark + k, sb->buf + mark, body);
-	put_varint((unsigned char *)sb->buf + mark, body);
+	pt_uv_put((unsigned char *)sb->buf + mark, body);
 	sb->len += k;
 	sb->buf[sb->len] = '\0';
 }

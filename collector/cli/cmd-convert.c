@@ -3,7 +3,7 @@
  *
  * Exit status: 0, 1 if an input was damaged (what it held is converted
  * all the same) or could not be read or the output not written, 2 for bad
- * usage.  An output file is written under a temporary name and renamed,
+ * usage (a binary format for a terminal included).  An output file is written under a temporary name and renamed,
  * so that it never holds half a conversion; anything else that exists at
  * that name (/dev/null, a FIFO, a terminal) is written in place, since
  * renaming over it would replace the device with a file.  The temporary
@@ -35,16 +35,17 @@ struct format {
 	int (*write)(const struct pt_model *m, FILE *f);
 	/* The same by CPU time (--weight cpu), for those that weigh. */
 	int (*write_cpu)(const struct pt_model *m, FILE *f);
+	int binary;             /* not for a terminal */
 };
 
 static const struct format formats[] = {
-	{ "csv", pt_csv_write, NULL },
-	{ "json", pt_json_write, NULL },
-	{ "perfetto", pt_perfetto_write, NULL },
-	{ "folded", pt_folded_write_wall, pt_folded_write_cpu },
-	{ "folded-cpu", pt_folded_write_cpu, NULL },
-	{ "svg", pt_svg_write_wall, pt_svg_write_cpu },
-	{ "html", pt_html_write, NULL },
+	{ "csv", pt_csv_write, NULL, 0 },
+	{ "json", pt_json_write, NULL, 0 },
+	{ "perfetto", pt_perfetto_write, NULL, 1 },
+	{ "folded", pt_folded_write_wall, pt_folded_write_cpu, 0 },
+	{ "folded-cpu", pt_folded_write_cpu, NULL, 0 },
+	{ "svg", pt_svg_write_wall, pt_svg_write_cpu, 0 },
+	{ "html", pt_html_write, NULL, 0 },
 };
 
 #define N_FORMATS (sizeof formats / sizeof formats[0])
@@ -268,6 +269,14 @@ static int run(int argc, char **argv)
 		cpu_format = *fmt;
 		cpu_format.write = fmt->write_cpu;
 		fmt = &cpu_format;
+	}
+	/* Binary on a terminal is noise and can upset it, as gzip says. */
+	if (fmt->binary && (!out || !strcmp(out, "-")) && isatty(1)) {
+		pt_warn("format %s is binary: not writing it to a terminal "
+			"(use -o FILE)", fmt->name);
+		free(inputs);
+		pt_redact_free(red);
+		return 2;
 	}
 	/* As record and daemon do: an existing file is not replaced unless
 	 * asked.  A device or FIFO (/dev/stdout) is written, not replaced. */

@@ -312,23 +312,8 @@ static void process_names(struct trace *t, struct out *o)
 	size_t c, l;
 
 	for (c = 0; c < m->ncaptures; c++) {
-		const char *host = pt_model_meta(m, c, "host");
-		const char *cmd = pt_model_meta(m, c, "command");
-
 		pt_sb_reset(&name);
-		pt_sb_addstr(&name, host && host[0] ? host : "capture");
-		if (m->ncaptures > 1)
-			pt_sb_addf(&name, " #%zu", c + 1);
-		if (cmd && cmd[0]) {
-			size_t n = strnlen(cmd, 120);
-
-			/* Cut at a character boundary, not inside one. */
-			while (n > 0 && cmd[n] &&
-			       ((unsigned char)cmd[n] & 0xc0) == 0x80)
-				n--;
-			pt_sb_addstr(&name, ": ");
-			pt_sb_add(&name, cmd, n);
-		}
+		pt_capture_title(m, c, &name);
 		meta_event(o, (uint32_t)c + 1, 0, "process_name", "name",
 			   name.buf, 0);
 		meta_event(o, (uint32_t)c + 1, 0, "process_sort_index",

@@ -20,12 +20,15 @@
  *  - Flows use flow_ids / terminating_flow_ids, which are fixed64: the
  *    parent's begin carries one id per child, the child's begin
  *    terminates it.
- *  - Exec tracks have no name: the importer names a track without one
- *    after its first slice, which saves a copy of every label.
+ *  - Exec tracks are named by the label, as their slice is: the UI shows
+ *    the name of a collapsed track (an unnamed one may be named after its
+ *    first slice, or not), and the copy costs 5 % of the compressed file.
  *
  * Size: interning makes repeated strings (program names, arguments such
  * as -I paths and -O2, working directories) cost an id of one to three
- * bytes; doc/performance.md has the figures against trace JSON.
+ * bytes, which brings the packets to 40 % of the trace JSON; what is left
+ * is mostly strings that occur once, so the packets are then compressed
+ * (flush()).  doc/performance.md has the figures.
  */
 #include "views/perfetto.h"
 
@@ -41,6 +44,11 @@
 #include "pt-config.h"
 
 #define FLUSH_AT (1u << 20)
+/* zlib's level 3: 10 % larger than its default, a third less CPU in
+ * all (doc/performance.md). */
+#define ZIP_LEVEL 3
+/* Longest string value interned (see value_str). */
+#define INTERN_MAX 200
 /* One sequence for the whole trace; 1 is the tracing service's own. */
 #define SEQ_ID 7
 
@@ -72,7 +80,7 @@ enum {
 enum { TYPE_SLICE_BEGIN = 1, TYPE_SLICE_END = 2, TYPE_COUNTER = 4 };
 /* DebugAnnotation */
 enum {
-	DA_NAME_IID = 1, DA_BOOL = 2, DA_INT = 4, DA_ARRAY = 12,
+	DA_NAME_IID = 1, DA_BOOL = 2, DA_INT = 4, DA_STRING = 6, DA_ARRAY = 12,
 	DA_STRING_IID = 17,
 };
 /* InternedData and its entries (all {iid = 1, name or str = 2}) */
@@ -121,7 +129,7 @@ struct pf {
  * packets: a zlib stream of them as they would stand in the file (each
  * with its Trace.packet tag and length).  The importer inflates it and
  * reads what is inside as if it stood in the file, in order, sequence
- * state included; a gigabyte of trace JSON takes about 40 MB.
+ * state included.  The file ends up under a tenth of the trace JSON.
  */
 static void flush(struct pf *w)
 {
@@ -133,7 +141,7 @@ static void flush(struct pf *w)
 		pt_sb_grow(&w->zip, n);
 		if (compress2((Bytef *)w->zip.buf, &n,
 			      (const Bytef *)w->out.buf, w->out.len,
-			      Z_DEFAULT_COMPRESSION) != Z_OK)
+			      ZIP_LEVEL) != Z_OK)
 			w->err = ENOMEM;        /* its only possible failure */
 		pt_sb_reset(&w->out);
 		mark = pt_pb_open(&w->out, 1);
@@ -284,26 +292,6 @@ static void sequence_start(struct pf *w)
 	pt_sb_reset(&w->idata);
 }
 
-/* "host: command" (or "host #N: ..." among several captures). */
-static void capture_title(struct pf *w, size_t c, struct pt_sb *sb)
-{
-	const char *host = pt_model_meta(w->m, c, "host");
-	const char *cmd = pt_model_meta(w->m, c, "command");
-
-	pt_sb_reset(sb);
-	pt_sb_addstr(sb, host && host[0] ? host : "capture");
-	if (w->m->ncaptures > 1)
-		pt_sb_addf(sb, " #%zu", c + 1);
-	if (cmd && cmd[0]) {
-		size_t n = strnlen(cmd, 120);
-
-		while (n > 0 && cmd[n] && ((unsigned char)cmd[n] & 0xc0) == 0x80)
-			n--;
-		pt_sb_addstr(sb, ": ");
-		pt_sb_add(sb, cmd, n);
-	}
-}
-
 static void counter_track(struct pf *w, uint64_t uuid, uint64_t parent,
 			  const char *name)
 {
@@ -326,7 +314,8 @@ static void capture_tracks(struct pf *w)
 	for (c = 0; c < nc; c++) {
 		uint64_t uuid = w->proc_uuid0 + 3 * c;
 
-		capture_title(w, c, &w->tmp);
+		pt_sb_reset(&w->tmp);
+		pt_capture_title(w->m, c, &w->tmp);
 		pt_pb_uint(&w->ev, TD_UUID, uuid);
 		mark = pt_pb_open(&w->ev, TD_PROCESS);
 		pt_pb_uint(&w->ev, PD_PID, c + 1);
@@ -349,6 +338,9 @@ static void track_of(struct pf *w, const struct pt_exec *e)
 	pt_pb_uint(&w->ev, TD_PARENT_UUID,
 		   e->parent ? exec_uuid(e->parent)
 			     : w->proc_uuid0 + 3 * (uint64_t)e->capture);
+	pt_sb_reset(&w->tmp);
+	pt_exec_label(e, &w->tmp);
+	text_field(w, &w->ev, TD_NAME, w->tmp.buf, w->tmp.len);
 	if (e->first_child)
 		pt_pb_uint(&w->ev, TD_CHILD_ORDERING,
 			   CHILD_ORDER_CHRONOLOGICAL);
@@ -387,13 +379,27 @@ static void ann_true(struct pf *w, enum ann name)
 	pt_pb_close(&w->ev, mark);
 }
 
+/*
+ * A string value: interned when short, written out when longer than
+ * INTERN_MAX.  Long strings (a shell's whole command line) are nearly
+ * always unique: interning them would only add an id, and keep a copy of
+ * each in memory until the end.
+ */
+static void value_str(struct pf *w, const char *s, size_t n)
+{
+	if (n > INTERN_MAX)
+		text_field(w, &w->ev, DA_STRING, s, n);
+	else
+		pt_pb_uint(&w->ev, DA_STRING_IID,
+			   intern(w, &w->values, ID_STRING_VALUES, s, n));
+}
+
 static void ann_str(struct pf *w, enum ann name, const char *s, size_t n)
 {
 	size_t mark = pt_pb_open(&w->ev, TE_DEBUG_ANNOTATIONS);
 
 	pt_pb_uint(&w->ev, DA_NAME_IID, name);
-	pt_pb_uint(&w->ev, DA_STRING_IID,
-		   intern(w, &w->values, ID_STRING_VALUES, s, n));
+	value_str(w, s, n);
 	pt_pb_close(&w->ev, mark);
 }
 
@@ -406,9 +412,7 @@ static void ann_argv(struct pf *w, const struct pt_exec *e)
 		const char *a = pt_exec_arg(e, i);
 		size_t el = pt_pb_open(&w->ev, DA_ARRAY);
 
-		pt_pb_uint(&w->ev, DA_STRING_IID,
-			   intern(w, &w->values, ID_STRING_VALUES, a,
-				  strlen(a)));
+		value_str(w, a, strlen(a));
 		pt_pb_close(&w->ev, el);
 	}
 	pt_pb_close(&w->ev, mark);
@@ -470,20 +474,9 @@ static void slice_end(struct pf *w, uint64_t track, uint64_t ts)
 	packet(w, TP_TRACK_EVENT, ts, 1, 0);
 }
 
-/*
- * What a program recorded about itself, nested in its execution's slice.
- * The model does not carry such events yet; when it does, the caller
- * passes each execution's, and they become slices on its track between
- * its begin and its end.
- */
-struct pf_sub_event {
-	int64_t start_ns, end_ns;       /* within the execution's span */
-	const char *name;
-};
-
 static int sub_cmp(const void *pa, const void *pb)
 {
-	const struct pf_sub_event *a = pa, *b = pb;
+	const struct pt_sub_event *a = pa, *b = pb;
 
 	if (a->start_ns != b->start_ns)
 		return a->start_ns < b->start_ns ? -1 : 1;
@@ -494,12 +487,11 @@ static int sub_cmp(const void *pa, const void *pb)
 }
 
 /*
- * Emit ev[0..n) (sorted here) as slices on e's track.  Events that
- * overlap without nesting are clipped to the slice that encloses them,
- * since slices on one track must nest.
+ * The hook for what programs record about themselves: ev[0..n) (sorted
+ * here) as slices on e's track, inside its slice (see perfetto.h).
  */
 static void exec_sub_events(struct pf *w, const struct pt_exec *e,
-			    struct pf_sub_event *ev, size_t n)
+			    struct pt_sub_event *ev, size_t n)
 {
 	int64_t stack[64];
 	size_t depth = 0, i;
@@ -531,11 +523,18 @@ static void exec_sub_events(struct pf *w, const struct pt_exec *e,
 		slice_end(w, exec_uuid(e), rel_ns(w, stack[--depth]));
 }
 
-static void exec_slice(struct pf *w, const struct pt_exec *e)
+static void exec_slice(struct pf *w, const struct pt_exec *e,
+		       pt_perfetto_subs_fn *subs, void *arg)
 {
+	struct pt_sub_event *ev = NULL;
+	size_t n;
+
 	declare(w, e);
 	exec_begin(w, e);
-	exec_sub_events(w, e, NULL, 0);
+	if (subs) {
+		n = subs(arg, e, &ev);
+		exec_sub_events(w, e, ev, n);
+	}
 	slice_end(w, exec_uuid(e),
 		  rel_ns(w, e->end_ns > e->start_ns ? e->end_ns : e->start_ns));
 }
@@ -553,7 +552,8 @@ static void counter_value(struct pf *w, uint64_t track, uint64_t ts,
 
 /*
  * Per capture, the number of running and of busy executions (pt_sweep),
- * a value each time it changes, starting from 0 at the earliest start.
+ * a value each time it changes: the first at its first start (no 0
+ * before it, which would share that timestamp and might sort after it).
  */
 static void counters(struct pf *w)
 {
@@ -561,10 +561,6 @@ static void counters(struct pf *w)
 	uint32_t *last = pt_xcalloc(2 * nc, sizeof *last);
 	struct pt_sweep s;
 
-	for (i = 0; i < nc; i++) {
-		counter_value(w, w->proc_uuid0 + 3 * i + 1, 0, 0);
-		counter_value(w, w->proc_uuid0 + 3 * i + 2, 0, 0);
-	}
 	pt_sweep_init(&s, &w->a);
 	while (pt_sweep_next(&s) && !w->err) {
 		uint64_t ts = rel_ns(w, s.t);
@@ -586,6 +582,12 @@ static void counters(struct pf *w)
 }
 
 int pt_perfetto_write(const struct pt_model *m, FILE *f)
+{
+	return pt_perfetto_write_subs(m, f, NULL, NULL);
+}
+
+int pt_perfetto_write_subs(const struct pt_model *m, FILE *f,
+			   pt_perfetto_subs_fn *subs, void *arg)
 {
 	struct pf w;
 	size_t i;
@@ -611,7 +613,7 @@ int pt_perfetto_write(const struct pt_model *m, FILE *f)
 	clock_snapshot(&w);
 	capture_tracks(&w);
 	for (i = 0; i < m->n && !w.err; i++)
-		exec_slice(&w, m->execs[i]);
+		exec_slice(&w, m->execs[i], subs, arg);
 	if (!w.err)
 		counters(&w);
 	flush(&w);

@@ -17,11 +17,14 @@
  *  - timestamps in nanoseconds from the earliest start; a clock snapshot
  *    ties them to the realtime clock (Unix epoch);
  *  - every packet on one sequence, whose first packet clears the
- *    incremental state; names and string values are interned.
+ *    incremental state; names and string values are interned;
+ *  - the packets stored in packets of compressed packets (zlib).
  */
 #ifndef PT_PERFETTO_H
 #define PT_PERFETTO_H
 
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "model/model.h"
@@ -32,5 +35,33 @@
  * not part of valid UTF-8 becomes U+FFFD.
  */
 int pt_perfetto_write(const struct pt_model *m, FILE *f);
+
+/*
+ * An event a program recorded about itself (a compiler's phases, a build
+ * tool's rules), to be shown inside its execution's slice.  The model does
+ * not hold such events yet; pt_perfetto_write_subs() takes them from the
+ * caller, and is where they enter once the model does.
+ */
+struct pt_sub_event {
+	int64_t start_ns, end_ns;       /* Unix epoch ns, as the model's */
+	const char *name;
+};
+
+/*
+ * The sub-events of e: sets *ev to an array the callee owns (which the
+ * writer may reorder, and which need stay valid only until the next
+ * call) and returns how many it holds.
+ */
+typedef size_t pt_perfetto_subs_fn(void *arg, const struct pt_exec *e,
+				   struct pt_sub_event **ev);
+
+/*
+ * As pt_perfetto_write(), with each execution's sub-events from subs
+ * (NULL: none) as slices nested in its slice, on its track.  Events that
+ * overlap without nesting, or reach outside the execution, are clipped to
+ * what encloses them: slices on one track must nest.
+ */
+int pt_perfetto_write_subs(const struct pt_model *m, FILE *f,
+			   pt_perfetto_subs_fn *subs, void *arg);
 
 #endif

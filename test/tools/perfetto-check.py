@@ -22,6 +22,8 @@ importer (trace_processor, behind ui.perfetto.dev) relies on:
     values only on counter tracks, slices never on them;
   - slices balanced per track: each end closes an open begin, nothing is
     left open, and on each track time never goes back;
+  - a counter's values at increasing times (two at one time leave its
+    value there to the importer's sort);
   - timestamps on the default clock (absolute, so the importer sorts
     them; no incremental clock is used) and never negative;
   - flows paired: each flow id starts on exactly one slice and is
@@ -269,8 +271,11 @@ def check(pkts):
             if typ == "TYPE_COUNTER":
                 if not is_counter:
                     fail(f"{where}: counter value on a slice track")
-                t.counters.setdefault(track, []).append(
-                    (ts, one(te, "counter_value")))
+                vals = t.counters.setdefault(track, [])
+                if vals and ts <= vals[-1][0]:
+                    fail(f"{where}: counter {track}: two values at one "
+                         "time, or time goes back")
+                vals.append((ts, one(te, "counter_value")))
             elif typ in ("TYPE_SLICE_BEGIN", "TYPE_SLICE_END"):
                 if is_counter:
                     fail(f"{where}: slice on counter track {track}")

@@ -12,56 +12,32 @@ checker itself is shown broken traces (encoded by protoc from text) and
 must refuse each.  The last line counts the results.
 """
 
-import argparse
 import importlib.util
 import os
+import pty
 import re
 import subprocess
 import sys
-import tempfile
-import traceback
 
 TOOLS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools")
 sys.path.insert(0, TOOLS)
 from mkcapture import Capture  # noqa: E402
+from viewlib import CC1, Failed, capture, check, eq, run  # noqa: E402
+import viewlib  # noqa: E402
 
 spec = importlib.util.spec_from_file_location(
     "perfetto_check", os.path.join(TOOLS, "perfetto-check.py"))
 pcheck = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(pcheck)
 
-ARGS = None
+ARGS = None                     # set by viewlib.main
 TMP = None
 NS = 10**9
 R0 = 1_700_000_000_000_000_000          # mkcapture's realtime base
 
 
-class Failed(Exception):
-    pass
-
-
-def check(cond, msg):
-    if not cond:
-        raise Failed(msg)
-
-
-def eq(got, want, what):
-    if got != want:
-        raise Failed(f"{what}: got {got!r}, want {want!r}")
-
-
-def run(*args, rc=0):
-    r = subprocess.run([ARGS.proftrace, *args], capture_output=True)
-    if r.returncode != rc:
-        raise Failed(f"proftrace {' '.join(args)}: exit {r.returncode}, "
-                     f"want {rc}: {r.stderr.decode(errors='replace')}")
-    return r
-
-
-def capture(name, c):
-    path = os.path.join(TMP, name + ".ptcap")
-    c.write(path)
-    return path
+def protoc():
+    return ARGS.protoc or "protoc"
 
 
 def convert(caps, fmt="perfetto", name=None):
@@ -71,7 +47,10 @@ def convert(caps, fmt="perfetto", name=None):
 
 
 def load(caps, name=None):
-    return pcheck.load(convert(caps, name=name), ARGS.protoc)
+    try:
+        return pcheck.load(convert(caps, name=name), protoc())
+    except ValueError as e:
+        raise Failed(str(e))
 
 
 def parent_of(t, s):
@@ -92,6 +71,7 @@ def check_tree(t, nexec, what):
     flows_to = {b.track: a for a, b in t.flows.values()}
     children = 0
     for s in t.slices:
+        eq(t.track_name(s.track), s.name, f"{what}: track named as slice")
         p = parent_of(t, s)
         if p in slice_of_track:
             ps = slice_of_track[p]
@@ -110,9 +90,6 @@ def check_tree(t, nexec, what):
 
 
 # ---- captures ----
-
-CC1 = "/usr/lib/gcc/x86_64-linux-gnu/12/cc1"
-
 
 def make_like():
     """make [0,10]: cc a.c [1,4] > cc1 [1.5,3.5]; cc b.c [1,6] > cc1
@@ -135,7 +112,7 @@ def make_like():
 
 
 def test_tree():
-    t = load([capture("make", make_like())])
+    t = load([capture("make", make_like)])
     check_tree(t, 7, "make")
     s = by_pid(t)
     # Times: nanoseconds from the earliest start, which the clock
@@ -182,20 +159,27 @@ def test_tree():
        [1, 2, 2, 2, 2, 1, 1, 2, 1, 0], "busy")
 
 
+# Longer than what is interned, with an invalid byte in it.
+LONG = b"gcc " + b"-I/usr/include/x " * 20 + b"caf\xe9.c"
+LONG_OUT = LONG.decode("utf-8", "replace")
+
+
 def test_strings():
     c = Capture(host="h\u00f6st", command="sh -c 'a\nb'")
     c.process(500, 1, ["sh", "-c", "a; b\nc"], start=0, end=3)
     c.process(501, 500, [b"caf\xe9", 'quote"back\\slash', "ctl\x01\x1f",
                          "nl\nx", "\u00e9\u20ac\U0001F600", b"\xff\xfe",
-                         b"\xe2\x82", ""],
+                         b"\xe2\x82", "", LONG],
               start=1, end=2, cwd=b"/src/\xff", exe="/bin/caf")
-    t = load([capture("strings", c)])
-    check_tree(t, 2, "strings")
+    c.process(502, 500, ["sh", "-c", LONG], start=2, end=2.5)
+    t = load([capture("strings", lambda: c)])
+    check_tree(t, 3, "strings")
     s = by_pid(t)
     eq(s[501].ann["argv"],
        ["caf\ufffd", 'quote"back\\slash', "ctl\x01\x1f", "nl\nx",
-        "\u00e9\u20ac\U0001F600", "\ufffd\ufffd", "\ufffd\ufffd", ""],
-       "argv")
+        "\u00e9\u20ac\U0001F600", "\ufffd\ufffd", "\ufffd\ufffd", "",
+        LONG_OUT], "argv")
+    eq(s[502].ann["argv"], ["sh", "-c", LONG_OUT], "a long argument again")
     eq(s[501].ann["cwd"], "/src/\ufffd", "cwd")
     eq(s[500].ann["argv"], ["sh", "-c", "a; b\nc"], "sh's argv")
     check(t.track_name(parent_of(t, s[500])).startswith("h\u00f6st: "),
@@ -208,7 +192,8 @@ def test_two_captures():
     a.process(11, 10, ["cc", "x.c"], start=1, end=2)
     b = Capture(host="beta", mono_base_ns=5 * NS, realtime_base_ns=R0 + NS)
     b.process(20, 1, ["build-b"], start=0, end=3)
-    t = load([capture("a", a), capture("b", b)], name="ab")
+    t = load([capture("a", lambda: a), capture("b", lambda: b)],
+             name="ab")
     check_tree(t, 3, "two captures")
     s = by_pid(t)
     pa, pb = parent_of(t, s[10]), parent_of(t, s[20])
@@ -221,7 +206,7 @@ def test_two_captures():
 
 
 def test_empty():
-    t = load([capture("empty", Capture(host="empty"))])
+    t = load([capture("empty", lambda: Capture(host="empty"))])
     eq(len(t.slices), 0, "slices")
 
 
@@ -239,15 +224,70 @@ def test_synthetic():
 def test_size():
     """A 100,000-execution build: the Perfetto trace is at most a fifth
     of the trace JSON (a ratio of sizes, which the same input fixes)."""
-    cap = os.path.join(TMP, "big.ptcap")
-    subprocess.run([ARGS.gencapture, "-n", "100000", cap],
-                   capture_output=True, check=True)
+    cap = viewlib.synthetic_capture(100000)
     pf = convert([cap], "perfetto")
     js = convert([cap], "json")
     ratio = os.path.getsize(pf) / os.path.getsize(js)
     print(f"     100k executions: perfetto {os.path.getsize(pf)} B, json "
           f"{os.path.getsize(js)} B, ratio {ratio:.3f}")
     check(ratio <= 0.20, f"perfetto/json size ratio {ratio:.3f} > 0.20")
+
+
+def test_sub_events():
+    """The hook for what programs record about themselves: each
+    execution's events nested in its slice, on its track, clipped where
+    they cross what encloses them (perfetto-subs.c makes them)."""
+    check(ARGS.subs, "needs --subs")
+    cap = capture("subs", make_like)
+    out = os.path.join(TMP, "subs.pftrace")
+    subprocess.run([ARGS.subs, out, cap], check=True)
+    try:
+        t = pcheck.load(out, protoc())
+    except ValueError as e:
+        raise Failed(str(e))
+    execs = [s for s in t.slices if s.depth == 0]
+    eq(len(execs), 7, "execution slices")
+    for x in execs:
+        s, d = x.ts, x.end - x.ts
+        want = sorted([("A", s, s + d // 2, 1),
+                       ("A.1", s + d // 8, s + d // 4, 2),
+                       ("X", s + 3 * d // 8, s + d // 2, 2),
+                       ("B", s + d // 2, s + d, 1),
+                       ("late", s + 7 * d // 8, s + d, 2)])
+        got = sorted((y.name, y.ts, y.end, y.depth) for y in t.slices
+                     if y.track == x.track and y.depth > 0)
+        eq(got, want, f"events of pid {x.ann['pid']}")
+
+
+def test_standard_output():
+    """To a pipe, the trace as to a file; to a terminal, nothing (it is
+    binary) and a one-line error."""
+    cap = capture("stdout", make_like)
+    piped = os.path.join(TMP, "piped.pftrace")
+    with open(piped, "wb") as f:
+        f.write(run("convert", "-f", "perfetto", cap))
+    try:
+        t = pcheck.load(piped, protoc())
+    except ValueError as e:
+        raise Failed(f"piped trace: {e}")
+    eq(len(t.slices), 7, "slices through a pipe")
+    master, slave = pty.openpty()
+    try:
+        r = subprocess.run([ARGS.proftrace, "convert", "-f", "perfetto",
+                            cap], stdout=slave, stderr=subprocess.PIPE,
+                           timeout=60)
+        os.set_blocking(master, False)
+        try:
+            written = os.read(master, 4096)
+        except BlockingIOError:
+            written = b""
+    finally:
+        os.close(master)
+        os.close(slave)
+    eq(r.returncode, 2, "exit status on a terminal")
+    eq(written, b"", "bytes written to the terminal")
+    err = r.stderr.decode()
+    check(err.count("\n") == 1 and "-o FILE" in err, f"message: {err!r}")
 
 
 # ---- the checker refuses what Perfetto's rules refuse ----
@@ -292,6 +332,12 @@ packet { timestamp: 2 trusted_packet_sequence_id: 9
     "does not clear": """
 packet { trusted_packet_sequence_id: 10
   track_event { type: TYPE_SLICE_BEGIN track_uuid: 5 } }""",
+    "two values at one time": """
+packet { track_descriptor { uuid: 6 counter { } } }
+packet { timestamp: 1 trusted_packet_sequence_id: 9
+  track_event { type: TYPE_COUNTER track_uuid: 6 counter_value: 0 } }
+packet { timestamp: 1 trusted_packet_sequence_id: 9
+  track_event { type: TYPE_COUNTER track_uuid: 6 counter_value: 1 } }""",
     "parent": """
 packet { track_descriptor { uuid: 8 parent_uuid: 77 } }""",
 }
@@ -301,7 +347,7 @@ def test_checker_refuses():
     def encode(text, name):
         path = os.path.join(TMP, name + ".pftrace")
         with open(path, "wb") as f:
-            subprocess.run([ARGS.protoc, "-I", TOOLS,
+            subprocess.run([protoc(), "-I", TOOLS,
                             "--encode=perfetto.protos.Trace",
                             "perfetto-trace.proto"], input=text.encode(),
                            stdout=f, check=True)
@@ -312,10 +358,11 @@ packet { timestamp: 1 trusted_packet_sequence_id: 9 sequence_flags: 2
   track_event { type: TYPE_SLICE_BEGIN track_uuid: 5 name_iid: 1 } }
 packet { timestamp: 2 trusted_packet_sequence_id: 9
   track_event { type: TYPE_SLICE_END track_uuid: 5 } }"""
-    pcheck.load(encode(good, "good"), ARGS.protoc)
+    pcheck.load(encode(good, "good"), protoc())
     for i, (why, text) in enumerate(BROKEN.items()):
         try:
-            pcheck.load(encode(GOOD_HEAD + text, f"broken{i}"), ARGS.protoc)
+            pcheck.load(encode(GOOD_HEAD + text, f"broken{i}"),
+                        protoc())
         except ValueError as e:
             check(why in str(e), f"{why!r}: refused for another reason: {e}")
             continue
@@ -331,38 +378,15 @@ packet { timestamp: 2 trusted_packet_sequence_id: 9
     with open(path, "wb") as f:
         f.write(data + bytes([0x0a, len(pkt)]) + pkt)
     try:
-        pcheck.load(path, ARGS.protoc)
+        pcheck.load(path, protoc())
     except ValueError as e:
         check("unknown to the schema" in str(e), str(e))
     else:
         raise Failed("checker accepted flow ids of the wrong wire type")
 
 
-def main():
-    global ARGS, TMP
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--proftrace", required=True)
-    ap.add_argument("--gencapture", required=True)
-    ap.add_argument("--protoc", default="protoc")
-    ap.add_argument("-k", help="run only tests whose name contains this")
-    ARGS = ap.parse_args()
-    tests = [(n, f) for n, f in sorted(globals().items())
-             if n.startswith("test_") and (not ARGS.k or ARGS.k in n)]
-    passed = failed = 0
-    with tempfile.TemporaryDirectory(prefix="pt-perfetto-") as TMP:
-        for name, fn in tests:
-            try:
-                fn()
-                passed += 1
-                print(f"ok   {name}")
-            except Exception as e:
-                failed += 1
-                print(f"FAIL {name}: {e}")
-                if not isinstance(e, (Failed, ValueError)):
-                    traceback.print_exc()
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    def add_args(ap):
+        ap.add_argument("--protoc", help="protoc (default: from PATH)")
+        ap.add_argument("--subs", help="perfetto-subs (the hook's test)")
+    sys.exit(viewlib.main(globals(), add_args))
