@@ -12,12 +12,37 @@ bubblewrap nodejs perl golang-go busybox-static pandoc man-db debhelper dpkg-dev
 # to look at its screenshots, a CommonMark parser with GitHub's tables,
 # protoc to decode protobuf traces.
 pkgs="$pkgs chromium imagemagick cmark-gfm protobuf-compiler"
+# OpenTelemetry export: libcurl to build; npm for the test receiver's
+# decoder (below), openssl for its TLS certificate.
+# (npm comes with some builds of nodejs, and conflicts with them.)
+pkgs="$pkgs libcurl4-openssl-dev openssl"
+command -v npm >/dev/null 2>&1 || pkgs="$pkgs npm"
 missing=
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
 		missing="$missing $p"
 done
-[ -z "$missing" ] && exit 0
+# The test receiver of the OpenTelemetry export decodes with
+# OpenTelemetry's own npm package, pinned by
+# test/integration/otlp/package-lock.json.
+npm_deps()
+{
+	top=$(cd "$(dirname "$0")/.." && pwd)
+	[ -d "$top/test/integration/otlp/node_modules" ] && return 0
+	npmlog=$(mktemp "${TMPDIR:-/tmp}/proftrace-npm.XXXXXX")
+	if ! (cd "$top/test/integration/otlp" && npm ci --no-audit --no-fund) \
+			>"$npmlog" 2>&1; then
+		cat "$npmlog" >&2
+		rm -f "$npmlog"
+		echo "proftrace: npm ci in test/integration/otlp failed" >&2
+		exit 1
+	fi
+	rm -f "$npmlog"
+}
+if [ -z "$missing" ]; then
+	npm_deps
+	exit 0
+fi
 echo "proftrace: installing:$missing" >&2
 if [ "$(id -u)" -eq 0 ]; then sudo=; else sudo=sudo; fi
 # apt's own chatter (warnings about its CLI, debconf, dpkg's progress)
@@ -32,3 +57,4 @@ if ! { $sudo apt-get update -qq &&
 	echo "proftrace: installing$missing failed" >&2
 	exit 1
 fi
+npm_deps

@@ -43,6 +43,10 @@ _proftrace()
 		COMPREPLY=($(compgen -W "${words//env:NAME/env:}" -- "$cur"))
 		return
 		;;
+	--otlp-protocol)
+		COMPREPLY=($(compgen -W "http/protobuf http/json" -- "$cur"))
+		return
+		;;
 	--weight)
 		COMPREPLY=($(compgen -W "wall self cpu" -- "$cur"))
 		return

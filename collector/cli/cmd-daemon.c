@@ -148,7 +148,7 @@ static int parse(int argc, char **argv, struct daemon_opts *o)
 
 	pt_finish_options(opts, 5);
 	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
-		if ((taken = pt_finish_option(&o->fin, c, optarg)) != 0) {
+		if ((taken = pt_finish_option(&o->fin, c, optarg, argc, argv)) != 0) {
 			if (taken < 0)
 				return -1;
 			continue;

@@ -289,7 +289,7 @@ static int parse(int argc, char **argv, struct record_opts *o)
 	pt_finish_options(opts, 4);
 	/* '+': options end at COMMAND, whose own options are its own. */
 	while ((c = getopt_long(argc, argv, "+o:qh", opts, NULL)) != -1) {
-		if ((taken = pt_finish_option(&o->fin, c, optarg)) != 0) {
+		if ((taken = pt_finish_option(&o->fin, c, optarg, argc, argv)) != 0) {
 			if (taken < 0)
 				return -1;
 			continue;

@@ -18,6 +18,7 @@ extern const struct pt_cmd pt_cmd_record;
 extern const struct pt_cmd pt_cmd_daemon;
 extern const struct pt_cmd pt_cmd_stop;
 extern const struct pt_cmd pt_cmd_convert;
+extern const struct pt_cmd pt_cmd_export;
 extern const struct pt_cmd pt_cmd_report;
 extern const struct pt_cmd pt_cmd_diff;
 extern const struct pt_cmd pt_cmd_info;

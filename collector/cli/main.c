@@ -10,6 +10,7 @@ static const struct pt_cmd *const commands[] = {
 	&pt_cmd_daemon,
 	&pt_cmd_stop,
 	&pt_cmd_convert,
+	&pt_cmd_export,
 	&pt_cmd_report,
 	&pt_cmd_diff,
 	&pt_cmd_info,

@@ -9,6 +9,7 @@
 #include "base/strbuf.h"
 #include "base/util.h"
 #include "collect/rundir.h"
+#include "export/otlp.h"
 #include "model/load.h"
 #include "model/model.h"
 #include "views/csv.h"
@@ -56,7 +57,13 @@ void pt_finish_options(struct option *opts, size_t n)
 	opts[n] = (struct option){ NULL, 0, NULL, 0 };
 }
 
-int pt_finish_option(struct pt_finish *fin, int c, const char *optarg)
+static int is_url(const char *s)
+{
+	return !strncmp(s, "http://", 7) || !strncmp(s, "https://", 8);
+}
+
+int pt_finish_option(struct pt_finish *fin, int c, const char *optarg,
+		     int argc, char **argv)
 {
 	if (c == OPT_REDACT)
 		return pt_redact_add(fin->redact, optarg) < 0 ? -1 : 1;
@@ -74,6 +81,11 @@ int pt_finish_option(struct pt_finish *fin, int c, const char *optarg)
 	}
 	if (c < OPT_OUTPUT || c >= OPT_OUTPUT + PT_FINISH_N)
 		return 0;
+	/* getopt takes an optional argument only as --name=ARG; a URL
+	 * after it is meant as one too (never as record's COMMAND). */
+	if (!optarg && outputs[c - OPT_OUTPUT].has_arg == optional_argument &&
+	    optind < argc && is_url(argv[optind]))
+		optarg = argv[optind++];
 	fin->asked[c - OPT_OUTPUT] = 1;
 	fin->arg[c - OPT_OUTPUT] = optarg;
 	return 1;
@@ -109,8 +121,9 @@ int pt_finish_open(struct pt_finish *fin)
 		if (!fin->asked[i])
 			continue;
 		if (!outputs[i].to_file) {
-			/* A directory or file named, used at the end. */
-			if (fin->arg[i] && fin->flags & PT_FINISH_ABSOLUTE)
+			/* A directory named, used at the end (not a URL). */
+			if (fin->arg[i] && fin->flags & PT_FINISH_ABSOLUTE &&
+			    !strcmp(outputs[i].meta, "DIR"))
 				fin->path[i] = pt_rundir_absolute(fin->arg[i]);
 			continue;
 		}
@@ -202,4 +215,11 @@ void pt_finish_free(struct pt_finish *fin)
 	}
 	pt_redact_free(fin->redact);
 	memset(fin, 0, sizeof *fin);
+}
+
+int pt_finish_otlp(const struct pt_finish *fin, const struct pt_model *m,
+		   const char *url)
+{
+	(void)fin;
+	return pt_otlp_finish(m, url);
 }

@@ -39,10 +39,14 @@
  *                     PT_FINISH_ABSOLUTE), the capture's path and the
  *                     summary stream in fin; --help shows TEXT as it is
  * Exactly one of to_file, to_arg is not NULL; each returns 0, or -1 after
- * a one-line error if the output could not be made.
+ * a one-line error if the output could not be made.  An optional argument
+ * is "--name=ARG", or the next word when it is a URL (http://, https://).
  */
 #define PT_FINISH_OUTPUTS(X) \
 	X(csv, required_argument, "FILE", "CSV", pt_csv_write, NULL) \
+	X(otlp, optional_argument, "[URL]", \
+	  "send the run to an OpenTelemetry receiver (OTLP/HTTP), see\n" \
+	  "                        proftrace-export(1)", NULL, pt_finish_otlp) \
 	X(keep, required_argument, "DIR", "keep the capture in DIR, with " \
 	  "the last\n                        --keep-last N (5), and compare " \
 	  "it with them", NULL, pt_keep_write)
@@ -97,6 +101,10 @@ struct pt_model;
 int pt_keep_write(const struct pt_finish *fin, const struct pt_model *m,
 		  const char *dir);
 
+/* --otlp [URL]: pt_otlp_finish() (export/otlp.h) as a to_arg output. */
+int pt_finish_otlp(const struct pt_finish *fin, const struct pt_model *m,
+		   const char *url);
+
 /* Start with no output asked for and no pattern. */
 void pt_finish_init(struct pt_finish *fin, unsigned flags);
 
@@ -107,11 +115,13 @@ void pt_finish_init(struct pt_finish *fin, unsigned flags);
 void pt_finish_options(struct option *opts, size_t n);
 
 /*
- * Take getopt_long's c and optarg if c is one of the shared options.
- * Returns 1 if taken, 0 if c is not one of them, -1 on a bad argument
- * (after a one-line error).
+ * Take getopt_long's c and optarg if c is one of the shared options (and
+ * argv[optind], advancing optind, when it is the URL of an optional
+ * argument).  Returns 1 if taken, 0 if c is not one of them, -1 on a bad
+ * argument (after a one-line error).
  */
-int pt_finish_option(struct pt_finish *fin, int c, const char *optarg);
+int pt_finish_option(struct pt_finish *fin, int c, const char *optarg,
+		     int argc, char **argv);
 
 /* The help lines of the outputs, for the command's --help. */
 void pt_finish_help(FILE *f, const struct pt_finish *fin);

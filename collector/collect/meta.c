@@ -33,12 +33,19 @@ void pt_server_put_record(struct pt_server *s, struct conn *c,
 
 void pt_server_write_meta(struct pt_server *s, const char *command)
 {
+	/* The CI's ids and URLs, which name the run in an OpenTelemetry
+	 * export (export/otlp-spans.c) long after the job's environment is
+	 * gone, and the W3C trace context a CI integration may hand down. */
 	static const char *const ci_vars[] = {
 		"CI_PIPELINE_ID", "CI_JOB_ID", "CI_JOB_NAME",
-		"GITHUB_RUN_ID", "GITHUB_JOB",
+		"CI_PIPELINE_NAME", "CI_PROJECT_PATH", "CI_PIPELINE_URL",
+		"CI_JOB_URL",
+		"GITHUB_RUN_ID", "GITHUB_JOB", "GITHUB_RUN_ATTEMPT",
+		"GITHUB_WORKFLOW", "GITHUB_REPOSITORY", "GITHUB_SERVER_URL",
+		"TRACEPARENT",
 	};
 	char cpus[24], real[24], mono[24];
-	const char *kv[2 * 24];
+	const char *kv[2 * 32];
 	struct pt_runinfo ri;
 	struct utsname u;
 	uint64_t m1, r, m2;

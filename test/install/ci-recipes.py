@@ -12,7 +12,7 @@ make's own; the capture and CSV (whose pipeline and job columns are the
 fake CI ids) are there either way; the summary or report, the diff against
 the last run; an HTML report and a Markdown summary exactly when this
 proftrace can write them, an OTLP export (to a local HTTP server) exactly
-when it knows OTLP.
+when it has `export`.
 
 `git clone` of $PROFTRACE_REPO gets a repository made from this source
 tree, and `meson install` installs into /usr/local, so all of it runs in a
@@ -266,7 +266,7 @@ def github(wf, tmp, repo, endpoint, cache):
         check(f"GitHub run {run_no}: the report is in the step summary",
               "Critical path" in text or "critical path" in text.lower(),
               text[:200])
-        otlp = feature(["convert"], "otlp", env)
+        otlp = feature([], "export", env)
         check(f"GitHub run {run_no}: OTLP export exactly when available",
               bool(OTLP.posts) == otlp and
               all(p == "/v1/traces" for p, _ in OTLP.posts))
@@ -310,7 +310,7 @@ def gitlab(ci, tmp, repo, endpoint, cache):
         artifacts_check(f"GitLab run {run_no}", ws, job["artifacts"]["paths"],
                         env, run_no, run_no == 2)
         csv_ids(ws, str(900 + run_no), str(9100 + run_no))
-        otlp = feature(["convert"], "otlp", env)
+        otlp = feature([], "export", env)
         check(f"GitLab run {run_no}: OTLP export exactly when available",
               bool(OTLP.posts) == otlp)
 
