@@ -102,6 +102,7 @@ static void enc_cwd(struct enc *e)
 static void emit_body(struct enc *e, const struct pt_body *b)
 {
 	char *const *p;
+	size_t i;
 
 	enc_put(e, b->fixed, b->fixed_len);
 	if (b->exe)
@@ -121,6 +122,13 @@ static void emit_body(struct enc *e, const struct pt_body *b)
 		enc_item(e, PT_TAG_CPU_BEFORE, b->cpu_before);
 	if (b->err)
 		enc_item(e, PT_TAG_ERRNO, b->err);
+	for (i = 0; i < b->nitems; i++) {
+		unsigned char t = (unsigned char)b->items[i].tag;
+
+		enc_put(e, &t, 1);
+		enc_put(e, b->items[i].s, b->items[i].n);
+		enc_put(e, "", 1);
+	}
 }
 
 static void put_header(unsigned char *h, const struct pt_chan *ch,

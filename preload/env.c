@@ -146,6 +146,7 @@ void pt_env_setup(char *const *envp)
 	const char *sock = lookup(envp, PT_ENV_SOCKET);
 	const char *dir = lookup(envp, PT_ENV_DIR);
 	const char *list = lookup(envp, PT_ENV_LIST);
+	const char *trace = lookup(envp, PT_ENV_TRACE_DIR);
 	char uid[16], *u = uid + sizeof uid;
 	unsigned v;
 
@@ -173,7 +174,14 @@ void pt_env_setup(char *const *envp)
 		pt.env_dir = pool_entry(PT_ENV_DIR, dir, 2 * PATH_MAX);
 	if (list)
 		pt.env_list = pool_entry(PT_ENV_LIST, list, 1024);
+	if (trace)
+		pt.env_trace = pool_entry(PT_ENV_TRACE_DIR, trace, 2 * PATH_MAX);
 	note_initials();
+}
+
+uint16_t pt_env_pool_entry(const char *name, const char *val)
+{
+	return pool_entry(name, val, 2 * PATH_MAX);
 }
 
 /* Names whose values are never recorded, even when asked for. */
@@ -284,7 +292,8 @@ static int is_pt_var(const char *e)
 	return e[0] == 'P' &&
 	       (!pt_strncmp(e, PT_ENV_SOCKET "=", sizeof PT_ENV_SOCKET) ||
 		!pt_strncmp(e, PT_ENV_DIR "=", sizeof PT_ENV_DIR) ||
-		!pt_strncmp(e, PT_ENV_LIST "=", sizeof PT_ENV_LIST));
+		!pt_strncmp(e, PT_ENV_LIST "=", sizeof PT_ENV_LIST) ||
+		!pt_strncmp(e, PT_ENV_TRACE_DIR "=", sizeof PT_ENV_TRACE_DIR));
 }
 
 /* envp's first LD_PRELOAD entry among n, or NULL. */
@@ -365,8 +374,8 @@ char *const *pt_env_repair(char *const *envp, size_t n, char **out,
 	const char *pre = NULL;
 	const char *entry = PT_STR(preload_entry);
 	size_t entry_len = pt_strlen(entry), i, j = 0;
-	int need_pre, need_sock, need_dir, need_list, have_sock = 0,
-	    have_dir = 0, have_list = 0;
+	int need_pre, need_sock, need_dir, need_list, need_trace,
+	    have_sock = 0, have_dir = 0, have_list = 0, have_trace = 0;
 
 	if (!envp)
 		envp = empty;
@@ -387,6 +396,9 @@ char *const *pt_env_repair(char *const *envp, size_t n, char **out,
 			have_dir = 1;
 		else if (!pt_strncmp(e, PT_ENV_LIST "=", sizeof PT_ENV_LIST))
 			have_list = 1;
+		else if (!pt_strncmp(e, PT_ENV_TRACE_DIR "=",
+				     sizeof PT_ENV_TRACE_DIR))
+			have_trace = 1;
 	}
 	/* One library per process: the innermost collector's.  Adding ours
 	 * beside another copy would load both, each reporting every event. */
@@ -397,7 +409,9 @@ char *const *pt_env_repair(char *const *envp, size_t n, char **out,
 	need_sock = pt.env_socket && !have_sock;
 	need_dir = pt.env_dir && !have_dir;
 	need_list = pt.env_list && !have_list;
-	if (!(need_pre || need_sock || need_dir || need_list) || n > PT_ENV_MAX)
+	need_trace = pt.env_trace && !have_trace;
+	if (!(need_pre || need_sock || need_dir || need_list || need_trace) ||
+	    n > PT_ENV_MAX)
 		return envp;
 
 	for (i = 0; i < n; i++) {
@@ -422,6 +436,8 @@ char *const *pt_env_repair(char *const *envp, size_t n, char **out,
 		out[j++] = PT_STR(env_dir);
 	if (need_list)
 		out[j++] = PT_STR(env_list);
+	if (need_trace)
+		out[j++] = PT_STR(env_trace);
 	out[j] = NULL;
 	return out;
 }

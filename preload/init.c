@@ -36,6 +36,8 @@ void pt_send_exit(int status, int how, pid_t self)
 		goto out;
 	pt_defer_flush(&ch);    /* SPAWNs of children never reaped */
 	pt_mbox_flush(&ch);     /* and the EXECs they left */
+	if (owner)
+		pt_trace_send(&ch);     /* written in a sandbox (trace.c) */
 	memset(&ru, 0, sizeof ru);
 	pt_sys_getrusage_self(&ru);
 	if (owner) {
@@ -137,6 +139,7 @@ __attribute__((constructor)) static void pt_init(int argc, char **argv,
 	}
 	pt_env_setup(envp);
 	pt_conn_start_image(argv, envp);
+	pt_trace_setup(envp);
 	if (!pt.off)
 		pt.at_exit = on_exit(pt_on_exit, NULL) == 0;
 	pt.ready = 1;

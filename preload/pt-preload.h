@@ -92,6 +92,9 @@ struct pt_state {
 	uint16_t env_socket;
 	uint16_t env_dir;
 	uint16_t env_list;
+	uint16_t env_trace;     /* PROFTRACE_TRACE_DIR=..., maybe a relay */
+	int trace_relay;        /* 1: the trace directory is a relay, sent
+				 * at the end; 2: one this image made */
 	uint16_t preload_entry; /* our entry in LD_PRELOAD */
 	uint16_t lib_path;      /* the file it names here ($LIB expanded) */
 	size_t pool_used;
@@ -196,7 +199,8 @@ PT_HIDDEN char *const *pt_env_repair(char *const *envp, size_t n, char **out,
  * Under seccomp, where the library makes no system call and the image to
  * come must not load it: envp as it would be untraced, without the
  * library's entry in LD_PRELOAD (nor LD_PRELOAD, if nothing else is
- * left) and without PROFTRACE_SOCKET, PROFTRACE_DIR and PROFTRACE_ENV.
+ * left) and without PROFTRACE_SOCKET, PROFTRACE_DIR, PROFTRACE_ENV and
+ * PROFTRACE_TRACE_DIR.
  * Built in out[] (room for n + 1 pointers) and scratch (room for
  * pt_env_preload_size() bytes); envp itself if it has none of them.
  */
@@ -205,6 +209,23 @@ PT_HIDDEN char *const *pt_env_untraced(char *const *envp, size_t n,
 				       size_t scratch_len);
 /* Bytes of envp's LD_PRELOAD entry with its NUL (1 if it has none). */
 PT_HIDDEN size_t pt_env_preload_size(char *const *envp, size_t n);
+
+/* "NAME=value" added to the library's pool (offset for PT_STR), or 0. */
+PT_HIDDEN uint16_t pt_env_pool_entry(const char *name, const char *val);
+
+/* ---- trace files written inside a sandbox (trace.c) ---- */
+
+/*
+ * Constructor, after the connection: can this image write into
+ * $PROFTRACE_TRACE_DIR, where the collector reads?  If not (a sandbox's
+ * read-only or private tree), give it a relay directory it can write,
+ * whose files it sends at its end.  envp is the process's environment.
+ */
+PT_HIDDEN void pt_trace_setup(char **envp);
+
+/* Owner, at its end: send the relay directory's files of this pid as
+ * TRACE records through ch, and remove them. */
+PT_HIDDEN void pt_trace_send(struct pt_chan *ch);
 
 /* ---- records (encode.c) ---- */
 
@@ -219,6 +240,15 @@ struct pt_body {
 	int want_cwd;                   /* no cwd: getcwd() into the frame */
 	char *const *argv;              /* optional, NULL-terminated */
 	char *const *envp;              /* HELLO: filtered through the allowlist */
+	const struct pt_item *items;    /* more tail items, in order */
+	size_t nitems;
+};
+
+/* A tail item of n bytes at s (a NUL is added on the wire). */
+struct pt_item {
+	unsigned tag;                   /* enum pt_tag */
+	const char *s;
+	size_t n;
 };
 
 /*

@@ -8,6 +8,9 @@ set -eu
 # and python3-yaml run doc/ci.md's recipes.
 pkgs="gcc make meson ninja-build pkg-config zlib1g-dev libc6-dev python3 strace binutils
 bubblewrap nodejs perl golang-go busybox-static pandoc man-db debhelper dpkg-dev lintian git python3-yaml curl"
+# The tests of traces that programs write: clang -ftime-trace, dune
+# --trace-file (which needs an OCaml compiler to start).
+pkgs="$pkgs clang ocaml-dune ocaml-nox"
 # The tests of the SVG, Markdown and Perfetto views: a browser, ImageMagick
 # to look at its screenshots, a CommonMark parser with GitHub's tables,
 # protoc to decode protobuf traces.

@@ -17,6 +17,7 @@
 
 #include "model/model.h"
 #include "base/strbuf.h"
+#include "base/util.h"          /* pt_utf8_len() */
 
 /* Longest label, in bytes, before it is cut (with "..."). */
 #define PT_LABEL_MAX 64
@@ -239,13 +240,6 @@ int pt_term_width(void);
 
 /* The last component of path; path itself when it ends in '/'. */
 const char *pt_basename(const char *path);
-
-/*
- * Length of the valid UTF-8 sequence that starts at p (n >= 1 bytes
- * available): 1 for ASCII, 2 to 4, or 0 if p[0] starts no valid sequence
- * (stray continuation byte, overlong form, surrogate, beyond U+10FFFF).
- */
-size_t pt_utf8_len(const unsigned char *p, size_t n);
 
 /*
  * Append the title of capture c in the traces: "HOST: COMMAND" (the

@@ -296,6 +296,7 @@ void pt_report_compute(struct pt_report *r, const struct pt_model *m,
 	programs(r, &tmp);
 	critical(r, &tmp);
 	parallelism(r);
+	pt_inside_compute(&r->inside, m, top);
 	pt_sb_release(&tmp);
 }
 
@@ -310,6 +311,7 @@ void pt_report_free(struct pt_report *r)
 	free(r->cp_groups);
 	pt_strtab_free(&r->cp_names);
 	free(r->levels);
+	pt_inside_free(&r->inside);
 	pt_analysis_free(&r->a);
 	memset(r, 0, sizeof *r);
 }

@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "analysis/analysis.h"
+#include "analysis/inside.h"
 #include "model/model.h"
 
 /* One capture's executions. */
@@ -78,6 +79,9 @@ struct pt_report {
 	/* Failed and killed executions, in start order. */
 	uint32_t *failures;
 	size_t nfailures;
+
+	/* Inside the programs: their own events, added up. */
+	struct pt_inside inside;
 };
 
 /*

@@ -28,4 +28,11 @@ int pt_write_all(int fd, const void *buf, size_t n);
 /* A 32-bit hash of n bytes, for the in-memory tables (never stored). */
 uint32_t pt_hash_bytes(const void *data, size_t n);
 
+/*
+ * Length of the valid UTF-8 sequence that starts at p (n >= 1 bytes
+ * available): 1 for ASCII, 2 to 4, or 0 if p[0] starts no valid sequence
+ * (stray continuation byte, overlong form, surrogate, beyond U+10FFFF).
+ */
+size_t pt_utf8_len(const unsigned char *p, size_t n);
+
 #endif

@@ -224,6 +224,7 @@ const char *pt_rec_type_name(unsigned type)
 		[PT_REC_EXEC_FAILED] = "EXEC_FAILED", [PT_REC_SPAWN] = "SPAWN",
 		[PT_REC_FORK] = "FORK", [PT_REC_REAP] = "REAP",
 		[PT_REC_EXIT] = "EXIT", [PT_REC_STOP] = "STOP",
+		[PT_REC_TRACE] = "TRACE",
 	};
 	return type < PT_REC_TYPE_MAX && names[type] ? names[type] : "?";
 }

@@ -39,7 +39,8 @@ static const char help_head[] =
 static const char help_tail[] =
 	"  --detach              run in the background, logging to CAPTURE.log;\n"
 	"                        print shell code for eval that sets\n"
-	"                        PROFTRACE_SOCKET, LD_PRELOAD and PROFTRACE_PID\n"
+	"                        PROFTRACE_SOCKET, LD_PRELOAD, PROFTRACE_TRACE_DIR\n"
+	"                        and PROFTRACE_PID\n"
 	"  --force               overwrite CAPTURE if it exists\n"
 	"  --redact REGEX        replace what REGEX (POSIX extended) matches in\n"
 	"                        command lines by *** in the CSV (repeatable;\n"
@@ -59,6 +60,9 @@ static void print_exports(FILE *f, const char *prefix, const char *sock,
 	pt_quote_shell(&sb, sock);
 	pt_sb_addf(&sb, "\n%sexport LD_PRELOAD=", prefix);
 	pt_quote_shell(&sb, preload);
+	pt_sb_addf(&sb, "\n%sexport %s=", prefix, PT_ENV_TRACE_DIR);
+	pt_quote_shell(&sb, sock);
+	pt_sb_addstr(&sb, ".trace");
 	if (pid)
 		pt_sb_addf(&sb, "\n%sexport PROFTRACE_PID=%ld", prefix, pid);
 	pt_sb_addch(&sb, '\n');
@@ -226,6 +230,14 @@ static int run(int argc, char **argv)
 	if (!(w = pt_writer_open(output, o.force)))
 		goto out;
 	pt_server_begin(s, w, NULL);
+	{
+		/* Next to the socket, in a directory of ours alone. */
+		struct pt_sb td = PT_SB_INIT;
+
+		pt_sb_addf(&td, "%s.trace", sock);
+		pt_server_trace_dir(s, td.buf);
+		pt_sb_release(&td);
+	}
 
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);

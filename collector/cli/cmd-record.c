@@ -120,7 +120,7 @@ static void inherited_save(struct inherited *in)
 
 /* In the forked child: become COMMAND, traced.  Never returns. */
 static void exec_child(char **command, const char *preload, const char *sock,
-		       const struct inherited *in)
+		       const char *traces, const struct inherited *in)
 {
 	int err;
 
@@ -131,7 +131,8 @@ static void exec_child(char **command, const char *preload, const char *sock,
 		_exit(126);
 	}
 	if (setenv("LD_PRELOAD", preload, 1) < 0 ||
-	    setenv(PT_ENV_SOCKET, sock, 1) < 0) {
+	    setenv(PT_ENV_SOCKET, sock, 1) < 0 ||
+	    setenv(PT_ENV_TRACE_DIR, traces, 1) < 0) {
 		pt_warn("setenv: %s", strerror(errno));
 		_exit(126);
 	}
@@ -320,7 +321,7 @@ static int parse(int argc, char **argv, struct record_opts *o)
  * because of a problem we could have reported.
  */
 struct setup {
-	char *output, *lib, *rundir, *visible, *sock, *preload;
+	char *output, *lib, *rundir, *visible, *sock, *preload, *traces;
 	struct pt_sb command;
 	struct pt_writer *w;
 	struct pt_server *s;
@@ -343,6 +344,8 @@ static int set_up(struct setup *u, struct record_opts *o)
 	u->preload = pt_preload_value(getenv("LD_PRELOAD"), u->visible);
 	u->sock = pt_xmalloc(strlen(u->rundir) + sizeof "/" PT_SOCKET_NAME);
 	sprintf(u->sock, "%s/%s", u->rundir, PT_SOCKET_NAME);
+	u->traces = pt_xmalloc(strlen(u->rundir) + sizeof "/trace");
+	sprintf(u->traces, "%s/trace", u->rundir);
 	if (pt_finish_open(&o->fin) < 0)
 		return -1;
 	if (!(u->s = pt_server_new(u->sock)) ||
@@ -350,6 +353,7 @@ static int set_up(struct setup *u, struct record_opts *o)
 		return -1;
 	pt_quote_argv(&u->command, (const char *const *)o->command, o->argc);
 	pt_server_begin(u->s, u->w, u->command.buf);
+	pt_server_trace_dir(u->s, u->traces);
 	return 0;
 }
 
@@ -368,6 +372,7 @@ static void tear_down(struct setup *u)
 	free(u->rundir);
 	free(u->visible);
 	free(u->sock);
+	free(u->traces);
 	free(u->preload);
 }
 
@@ -424,7 +429,7 @@ static int run(int argc, char **argv)
 		goto fail;
 	}
 	if (r.child == 0)
-		exec_child(o.command, u.preload, u.sock, &in);
+		exec_child(o.command, u.preload, u.sock, u.traces, &in);
 	/* -q: from here on, only COMMAND speaks (proftrace-record.1). */
 	if (o.quiet)
 		pt_warn_mute();

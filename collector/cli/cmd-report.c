@@ -579,6 +579,58 @@ static void failures(struct report *r)
 	}
 }
 
+/* ---- inside the programs ---- */
+
+static void inside_row(struct report *r, const struct pt_inside_row *row,
+		       int subject)
+{
+	pt_sb_addf(&r->line, "  %10.3f %7zu  ", secs(row->total_ns),
+		   row->count);
+	pt_sb_addstr(&r->line, row->name);
+	if (subject) {
+		pt_sb_addstr(&r->line, "  ");
+		pt_sb_addstr(&r->line, row->detail);
+	}
+	emit(r);
+}
+
+static void inside(struct report *r)
+{
+	const struct pt_inside *in = &r->d->inside;
+	struct pt_sb note = PT_SB_INIT;
+	size_t i;
+
+	if (!in->events && !pt_sub_stats_line(r->m, &note))
+		return;
+	heading(r, "Inside the programs (events they wrote about themselves)");
+	pt_sb_addf(&r->line, "  %zu events from %u executions", in->events,
+		   in->execs);
+	emit(r);
+	if (note.len) {
+		pt_sb_addf(&r->line, "  %s", note.buf);
+		emit(r);
+	}
+	pt_sb_release(&note);
+	if (!in->events)
+		return;
+	pt_sb_addf(&r->line, "  %10s %7s  %s", "total s", "count", "event");
+	emit(r);
+	for (i = 0; i < in->nby_name; i++)
+		inside_row(r, &in->by_name[i], 0);
+	if (in->kinds > in->nby_name) {
+		pt_sb_addf(&r->line, "  ... %zu more", in->kinds - in->nby_name);
+		emit(r);
+	}
+	if (!in->nby_subject)
+		return;
+	heading(r, "Inside the programs: what the costliest events were about");
+	pt_sb_addf(&r->line, "  %10s %7s  %s", "total s", "count",
+		   "event  subject");
+	emit(r);
+	for (i = 0; i < in->nby_subject; i++)
+		inside_row(r, &in->by_subject[i], 1);
+}
+
 /* ---- the command ---- */
 
 static int parse_int(const char *s, int min, int *out)
@@ -840,6 +892,7 @@ static int run(int argc, char **argv)
 			critical(&r);
 			parallelism(&r);
 			failures(&r);
+			inside(&r);
 		}
 	}
 	if (fflush(stdout) != 0 || ferror(stdout)) {

@@ -32,7 +32,10 @@ static void close_conn(struct pt_server *s, struct conn *c)
 	if (c->said_hello && c->hello_kind != PT_HELLO_AUX) {
 		s->st.running--;
 		s->st.finished++;
+		/* Its image ended: what it wrote is complete. */
+		pt_tracefiles_ended(s->traces, c->pid, c->own_pid, c->known);
 	}
+	free(c->known);
 	free(c->pend);
 	free(c);
 }
@@ -92,6 +95,7 @@ static int account(struct pt_server *s, struct conn *c,
 		if (!c->said_hello) {
 			c->said_hello = 1;
 			c->hello_kind = rec->u.hello.kind;
+			c->own_pid = rec->hdr.pid;
 			if (c->hello_kind != PT_HELLO_AUX)
 				s->st.running++;
 		}
@@ -136,6 +140,9 @@ static int handle_frame(struct pt_server *s, struct conn *c,
 		return -1;
 	}
 	keep = account(s, c, &rec, now);
+	if (rec.hdr.type == PT_REC_HELLO && !c->known &&
+	    rec.u.hello.kind == PT_HELLO_IMAGE && c->own_pid == h->pid)
+		c->known = pt_tracefiles_known(payload, h->raw_length);
 	if (keep)
 		pt_watch_frame(s->watch, &rec, (pid_t)c->pid, payload,
 			       h->raw_length);

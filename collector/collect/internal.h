@@ -19,6 +19,7 @@
 #include "collect/expect.h"
 #include "collect/runinfo.h"
 #include "collect/watch.h"
+#include "collect/tracefile.h"
 #include "capture/frame.h"
 #include "base/strbuf.h"
 
@@ -50,6 +51,9 @@ struct conn {
 	uint32_t pid, uid;              /* SO_PEERCRED at accept */
 	int said_hello;
 	uint32_t hello_kind;
+	uint32_t own_pid;               /* the HELLO's pid: as it names itself */
+	char *known;                    /* a known tool's trace file
+					 * (collect/tracefile.h), or NULL */
 	unsigned char *pend;            /* bytes of an incomplete frame */
 	size_t pend_len, pend_alloc;
 	struct conn *prev, *next;
@@ -88,6 +92,7 @@ struct pt_server {
 	struct pt_expect expect;        /* announced, not heard from yet */
 	struct pt_watch *watch;         /* processes seen from outside */
 	struct conn synth;              /* the connection watch frames are on */
+	struct pt_tracefiles *traces;   /* trace files programs write */
 	uint64_t watch_tick_ns;
 	struct pollfd *pfd;             /* batch_sleep()'s, one per user watch */
 	size_t npfd;

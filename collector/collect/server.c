@@ -61,6 +61,23 @@ static void synth_put(void *arg, const void *frame, size_t len)
 	pt_server_put_record(s, &s->synth, PT_CAP_FRAME, now, frame, len);
 }
 
+static void traces_ready(struct pt_server *s, void *arg)
+{
+	(void)arg;
+	pt_tracefiles_ready(s->traces);
+}
+
+void pt_server_trace_dir(struct pt_server *s, const char *dir)
+{
+	int fd;
+
+	if (s->traces)
+		return;
+	s->traces = pt_tracefiles_new(dir, synth_put, s);
+	if ((fd = pt_tracefiles_fd(s->traces)) >= 0)
+		pt_server_watch(s, fd, traces_ready, NULL);
+}
+
 static void remove_user(struct pt_server *s, int fd)
 {
 	struct user_watch **up, *u;
@@ -335,6 +352,9 @@ void pt_server_shutdown(struct pt_server *s)
 	}
 	if (s->watch)
 		pt_watch_tick(s->watch);
+	/* Files of writers the library did not see end (static programs,
+	 * those still running): by the pid in their names. */
+	pt_tracefiles_sweep(s->traces);
 	if (s->w) {
 		/* Where the capture ends: what is still running then has no
 		 * end of its own, and ends here in the views; info shows the
@@ -366,10 +386,12 @@ void pt_server_free(struct pt_server *s)
 	for (c = s->conns; c; c = cn) {
 		cn = c->next;
 		close(c->w.fd);
+		free(c->known);
 		free(c->pend);
 		free(c);
 	}
 	pt_watch_free(s->watch);        /* closes its pidfds */
+	pt_tracefiles_free(s->traces);  /* removes its directory */
 	for (u = s->users; u; u = un) {
 		un = u->next;
 		free(u);

@@ -65,6 +65,14 @@ void pt_server_begin(struct pt_server *s, struct pt_writer *w,
 int pt_server_watch(struct pt_server *s, int fd,
 		    void (*cb)(struct pt_server *s, void *arg), void *arg);
 
+/*
+ * Take the trace files programs write (collect/tracefile.h): those in dir
+ * (created, and removed by pt_server_free(); NULL: none), which record and
+ * daemon give their commands as PROFTRACE_TRACE_DIR, and those of known
+ * tools.  Without this call, no trace file is taken.
+ */
+void pt_server_trace_dir(struct pt_server *s, const char *dir);
+
 /* The watcher of processes seen from outside (watch.h), for `record`
  * to name its command. */
 struct pt_watch *pt_server_watcher(struct pt_server *s);

@@ -123,6 +123,7 @@ struct capmeta {
 
 struct pt_model_priv {
 	struct strtab str;
+	struct pt_subs *subs;           /* events programs wrote (sub.c) */
 	struct vectab vec;
 	struct arena execs;             /* the struct pt_exec themselves */
 	struct pt_exec **list;
@@ -319,6 +320,26 @@ struct build {
 	size_t neof;                    /* E_EOF events */
 };
 
+/* ---- events that programs wrote about themselves (sub.c) ---- */
+
+/*
+ * A TRACE frame of pid (as xpid() gave it) at monotonic time t: its
+ * payload's file is parsed at once; its times are settled by
+ * pt_sub_end_capture() and it is given to an execution by
+ * pt_sub_attach().
+ */
+void pt_sub_add_file(struct build *b, uint32_t pid, uint64_t t,
+		     const unsigned char *payload, size_t len);
+
+/* The capture b has been read: its files' pids and times are final. */
+void pt_sub_end_capture(struct build *b);
+
+/* Every capture has been read and the executions sorted: give each
+ * file's events to their executions. */
+void pt_sub_attach(struct pt_model *m);
+
+void pt_sub_free(struct pt_model_priv *p);
+
 /* hello_x.conn of a connection without EOF, once reading is done. */
 #define CONN_NO_EOF (NONE - 1)
 
@@ -336,7 +357,8 @@ struct build {
 /* One event as the reading thread hands it over. */
 struct pev {
 	struct pt_cap_record hdr;
-	const unsigned char *data;      /* META, LOSS: hdr.length bytes */
+	const unsigned char *data;      /* META, LOSS, FRAME of a TRACE:
+					 * hdr.length bytes */
 	struct pt_record rec;           /* FRAME; its argv and env are unused */
 	struct pstr exe, cwd, path;
 	const struct pstr *argv, *env;  /* rec.argc, rec.envc entries */

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "base/strbuf.h"
+#include "base/util.h"
 
 static int ends_with(const char *s, const char *suffix)
 {
@@ -117,6 +118,15 @@ int pt_model_load(struct pt_model *m, char *const *paths, size_t n,
 			status = 1;
 	}
 	pt_model_finish(m);
+	{
+		/* Trace files refused or cut: counted and said, never an
+		 * error (doc/manual.md, "Traces that programs write"). */
+		struct pt_sb sb = PT_SB_INIT;
+
+		if (pt_sub_stats_line(m, &sb))
+			pt_warn("%s", sb.buf);
+		pt_sb_release(&sb);
+	}
 	if (red)
 		pt_redact_model(red, m);
 	return status || m->damaged;

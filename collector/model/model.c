@@ -158,6 +158,7 @@ int pt_model_add_capture(struct pt_model *m, const char *path)
 	meta_offset(&b);
 	meta_end(&b);
 	pt_resolve_ns(&b);
+	pt_sub_end_capture(&b);
 	pt_tree_keep_eof_conns(&b);
 	pt_pids_run(&b);
 	hide_stopper(&b);
@@ -216,6 +217,7 @@ void pt_model_finish(struct pt_model *m)
 		tail[par->id] = e;
 	}
 	free(tail);
+	pt_sub_attach(m);
 }
 
 void pt_model_align_starts(struct pt_model *m, int64_t *shift_out)
@@ -419,6 +421,7 @@ void pt_model_free(struct pt_model *m)
 
 	if (!p)
 		return;
+	pt_sub_free(p);
 	pt_arena_free(&p->str.mem);
 	free(p->str.str);
 	free(p->str.len);

@@ -132,6 +132,58 @@ const char *pt_model_meta(const struct pt_model *m, size_t capture,
 void pt_model_set_meta(struct pt_model *m, size_t capture, const char *key,
 		       const char *value);
 
+/*
+ * Events that programs wrote about themselves (Chrome trace files taken
+ * into the capture: doc/manual.md, "Traces that programs write"), each
+ * given to the execution that wrote it, or for a build tool's events
+ * that name the pid of a process it ran, to that process's execution.
+ */
+struct pt_sub {
+	int64_t start_ns, dur_ns;       /* Unix epoch ns, within the
+					 * execution's span; dur 0: instant */
+	const char *name, *cat;         /* never NULL */
+	const char *detail;             /* args.detail (clang: the header,
+					 * the template), or NULL */
+	const char *args;               /* compact JSON object, or NULL */
+	int64_t tid;                    /* the writer's thread, as written */
+	char ph;                        /* 'X' slice, 'i' instant, 'C' counter */
+};
+
+/*
+ * The events inside execution e, by start (the longer first at one
+ * start); *n is their count (0: none, and NULL is returned).  Valid until
+ * the model is freed.
+ */
+const struct pt_sub *pt_model_subs(const struct pt_model *m,
+				   const struct pt_exec *e, size_t *n);
+
+/* What became of the trace files, for the views to say. */
+struct pt_sub_stats {
+	uint64_t files;                 /* TRACE records read */
+	uint64_t events;                /* events given to executions */
+	uint64_t refused;               /* files refused whole (a link, a
+					 * FIFO, over the run's limit...) */
+	uint64_t cut;                   /* files cut (size cap, a NUL) */
+	uint64_t malformed;             /* files whose JSON stopped early */
+	uint64_t orphans;               /* files no execution wrote */
+	uint64_t skipped;               /* events not kept: unknown phase,
+					 * unmatched B/E, over the limits */
+	uint64_t outside;               /* events out of their execution's
+					 * span: left out */
+	uint64_t clipped;               /* events cut to that span */
+	const char *first_note;         /* the first file's problem, as
+					 * "PATH: what", or NULL */
+};
+
+const struct pt_sub_stats *pt_model_sub_stats(const struct pt_model *m);
+
+/*
+ * One line saying what was refused, cut or left out (appended to sb,
+ * no newline), or nothing when all went in.  Returns 1 if it wrote.
+ */
+struct pt_sb;
+int pt_sub_stats_line(const struct pt_model *m, struct pt_sb *sb);
+
 void pt_model_free(struct pt_model *m);
 
 #endif

@@ -196,6 +196,9 @@ static int batch_add(struct batch *bt, const struct pt_cap_event *ev)
 	} else if (ev->hdr.kind == PT_CAP_META || ev->hdr.kind == PT_CAP_LOSS) {
 		bytes = ev->hdr.length;
 	}
+	/* A trace file a program wrote (model/sub.c): the whole frame. */
+	if (frame && r->hdr.type == PT_REC_TRACE)
+		bytes += ev->hdr.length;
 	need += nstr * sizeof *ps + align8(bytes);
 	if (bt->used + need > bt->cap)
 		return -1;
@@ -227,6 +230,10 @@ static int batch_add(struct batch *bt, const struct pt_cap_event *ev)
 			to = put_pstr(&ps[i], to);
 		pe->argv_hash = pt_vec_hash(pe->argv, r->argc);
 		pe->env_hash = pt_vec_hash(pe->env, r->envc);
+		if (r->hdr.type == PT_REC_TRACE) {
+			memcpy(to, ev->data, ev->hdr.length);
+			pe->data = (const unsigned char *)to;
+		}
 	} else if (bytes) {
 		memcpy(to, ev->data, bytes);
 		pe->data = (const unsigned char *)to;
@@ -530,6 +537,11 @@ static void add_frame(struct build *b, const struct pev *cev)
 			       r->u.exit.maxrss_kb);
 		if (pid == c->owner)
 			c->owner_exited = 1;
+		break;
+	case PT_REC_TRACE:
+		if (cev->data && cev->hdr.length >= PT_FRAME_HDR)
+			pt_sub_add_file(b, pid, t, cev->data + PT_FRAME_HDR,
+					cev->hdr.length - PT_FRAME_HDR);
 		break;
 	default:
 		break;                  /* STOP, or a type from the future */

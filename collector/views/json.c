@@ -407,6 +407,74 @@ static void exec_event(struct trace *t, struct out *o, const struct pt_exec *e,
 }
 
 /*
+ * The events the program wrote about itself (model.h, pt_sub), on its
+ * lane inside its slice.  They come by start, the longer first, so each
+ * slice's enclosing one is on the stack; one that would overlap the end
+ * of the slice around it (events of several threads, rounding to whole
+ * microseconds) is cut there, so slices on the lane always nest.
+ */
+#define SUB_DEPTH 256
+
+static void sub_events(struct trace *t, struct out *o, const struct pt_exec *e,
+		       struct pt_sb *tmp)
+{
+	int64_t end[SUB_DEPTH], s0, s1;
+	size_t n, i, depth = 1;
+	const struct pt_sub *sub = pt_model_subs(t->m, e, &n);
+
+	end[0] = t->us_end[e->id];
+	for (i = 0; i < n; i++, sub++) {
+		s0 = (sub->start_ns - t->a.t0) / 1000;
+		s1 = (sub->start_ns + sub->dur_ns - t->a.t0) / 1000;
+		if (s0 < t->us_start[e->id])
+			s0 = t->us_start[e->id];
+		while (depth > 1 && (end[depth - 1] < s0 ||
+				     (end[depth - 1] == s0 && sub->ph == 'X')))
+			depth--;
+		if (s0 > end[depth - 1])
+			s0 = end[depth - 1];
+		if (s1 > end[depth - 1])
+			s1 = end[depth - 1];
+		if (sub->ph == 'C') {
+			event(o, "{\"ph\":\"C\",\"ts\":");
+			i64(o, s0);
+			lit(o, ",\"pid\":");
+			i64(o, e->capture + 1);
+			lit(o, ",\"name\":");
+			pt_sb_reset(tmp);
+			pt_sb_addf(tmp, "%s (pid %d)", sub->name, e->pid);
+			str_n(o, tmp->buf, tmp->len);
+		} else {
+			event(o, sub->ph == 'X' ? "{\"ph\":\"X\",\"ts\":"
+						: "{\"ph\":\"i\",\"ts\":");
+			i64(o, s0);
+			if (sub->ph == 'X') {
+				lit(o, ",\"dur\":");
+				i64(o, s1 - s0);
+			} else {
+				lit(o, ",\"s\":\"t\"");
+			}
+			lit(o, ",\"pid\":");
+			i64(o, e->capture + 1);
+			lit(o, ",\"tid\":");
+			i64(o, t->lane[e->id] + 1);
+			lit(o, ",\"name\":");
+			str(o, sub->name);
+		}
+		lit(o, ",\"cat\":");
+		str(o, *sub->cat ? sub->cat : "program");
+		if (sub->args) {
+			/* Written by the model from parsed JSON: valid. */
+			lit(o, ",\"args\":");
+			lit(o, sub->args);
+		}
+		lit(o, "}");
+		if (sub->ph == 'X' && depth < SUB_DEPTH)
+			end[depth++] = s1;
+	}
+}
+
+/*
  * The flow from parent p to child e: it starts on p's lane when e starts
  * (inside p's slice, clamped to it) and ends on e's lane at e's start,
  * both bound to the slice that encloses them ("bp":"e").
@@ -585,6 +653,7 @@ static void exec_chunk(void *arg, size_t lo, size_t hi, struct pt_sb *sb)
 		const struct pt_exec *e = j->t->m->execs[lo];
 
 		exec_event(j->t, &o, e, &tmp);
+		sub_events(j->t, &o, e, &tmp);
 		if (e->parent)
 			flow_events(j->t, &o, e);
 	}

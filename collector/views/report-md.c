@@ -290,6 +290,53 @@ static void failures(struct md *d)
 		 "failed executions");
 }
 
+/* What the programs' own traces add up to (analysis/inside.h). */
+static void inside(struct md *d)
+{
+	static const char *const kinds[] = { "total s", "count", "<event" };
+	static const char *const subj[] = { "total s", "count", "<event",
+					    "<subject" };
+	const struct pt_inside *in = &d->r->inside;
+	struct pt_sb note = PT_SB_INIT;
+	size_t i;
+
+	if (!in->events && !pt_sub_stats_line(d->r->m, &note))
+		return;
+	pt_md_line(&d->m, "\n### Inside the programs (events they wrote about "
+		   "themselves)\n");
+	pt_md_line(&d->m, "%zu events from %u executions.", in->events,
+		   in->execs);
+	if (note.len) {
+		pt_sb_addstr(&d->m.out, "\nNot all went in: ");
+		pt_md_code(&d->m, note.buf, note.len);
+		pt_md_line(&d->m, "%s", ".");
+	}
+	pt_sb_release(&note);
+	if (!in->events)
+		return;
+	pt_md_header(&d->m, kinds, 3, NULL);
+	for (i = 0; i < in->nby_name && i < d->rows; i++) {
+		pt_sb_addf(&d->m.out, "| %.3f | %zu | ",
+			   secs(in->by_name[i].total_ns), in->by_name[i].count);
+		pt_md_code_str(&d->m, in->by_name[i].name);
+		pt_md_line(&d->m, " |");
+	}
+	if (!in->nby_subject)
+		return;
+	pt_md_line(&d->m, "\n### Inside the programs: what the costliest "
+		   "events were about");
+	pt_md_header(&d->m, subj, 4, NULL);
+	for (i = 0; i < in->nby_subject; i++) {
+		pt_sb_addf(&d->m.out, "| %.3f | %zu | ",
+			   secs(in->by_subject[i].total_ns),
+			   in->by_subject[i].count);
+		pt_md_code_str(&d->m, in->by_subject[i].name);
+		pt_sb_addstr(&d->m.out, " | ");
+		pt_md_code_str(&d->m, in->by_subject[i].detail);
+		pt_md_line(&d->m, " |");
+	}
+}
+
 int pt_report_md_write(const struct pt_report *r, FILE *f)
 {
 	struct md d;
@@ -309,6 +356,7 @@ int pt_report_md_write(const struct pt_report *r, FILE *f)
 		critical(&d);
 		parallelism(&d);
 		failures(&d);
+		inside(&d);
 	}
 	pt_md_release(&d.m);
 	if (fflush(f) != 0 || ferror(f)) {

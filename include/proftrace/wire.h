@@ -70,6 +70,7 @@ enum pt_rec_type {
 	PT_REC_REAP        = 6,
 	PT_REC_EXIT        = 7,
 	PT_REC_STOP        = 8,         /* control: `proftrace stop` */
+	PT_REC_TRACE       = 9,         /* a trace file a program wrote */
 	PT_REC_TYPE_MAX
 };
 
@@ -87,6 +88,13 @@ enum pt_tag {
 					 * fork phase, earlier images) */
 	PT_TAG_ERRNO = 8,               /* SPAWN of child 0: the error, decimal,
 					 * that the failed posix_spawn returned */
+	PT_TAG_TRACE_FROM = 9,          /* TRACE: how the file was found: "dir"
+					 * ($PROFTRACE_TRACE_DIR), "clang",
+					 * "rocq", "dune" */
+	PT_TAG_TRACE_SIZE = 10,         /* TRACE: the file's size, decimal */
+	PT_TAG_TRACE_NOTE = 11,         /* TRACE: why it was refused or cut */
+	PT_TAG_TRACE_JSON = 12,         /* TRACE: the file's bytes (up to the
+					 * cap, or its first NUL) */
 };
 
 /*
@@ -187,6 +195,22 @@ struct pt_rec_exit {                    /* 32 bytes */
 	uint64_t maxrss_kb;             /* peak RSS of the process so far */
 };
 
+/*
+ * TRACE: a file of Chrome Trace Event Format JSON that the program with
+ * the header's pid wrote (into $PROFTRACE_TRACE_DIR, or where a known tool
+ * writes its own), taken into the capture when that program ended.  No
+ * fixed part, so that decoders that do not know the type skip it whole:
+ * FROM, PATH (the file as found), SIZE, then NOTE when the file was
+ * refused or cut, and JSON unless it was refused.  Sent by the collector,
+ * on its own connection (the header's pid is then the collector's pid of
+ * the writer), or by the library at its end when the process wrote where
+ * the collector cannot read (a sandbox).
+ */
+#define PT_TRACE_FILE_MAX  (16u << 20)  /* bytes of one file kept; beyond,
+					 * the file is cut there */
+#define PT_TRACE_RUN_MAX   (256u << 20) /* bytes of trace files one run
+					 * keeps; later files are refused */
+
 /* Variables whose values HELLO always carries when they are set. */
 #define PT_ENV_ALLOWLIST \
 	"CI_PIPELINE_ID", "CI_JOB_ID", "CI_JOB_NAME", "GITHUB_RUN_ID", \
@@ -196,6 +220,9 @@ struct pt_rec_exit {                    /* 32 bytes */
 #define PT_ENV_SOCKET "PROFTRACE_SOCKET"  /* collector socket path */
 #define PT_ENV_DIR    "PROFTRACE_DIR"     /* spool directory fallback */
 #define PT_ENV_LIST   "PROFTRACE_ENV"     /* extra names to record, ':' or ',' separated */
+/* Where traced programs may write trace files (record/daemon set it; the
+ * library only passes it on, and relays it inside a sandbox). */
+#define PT_ENV_TRACE_DIR "PROFTRACE_TRACE_DIR"
 
 /* Default per-user directory: /tmp/proftrace-<uid>/, socket "socket". */
 #define PT_RUNDIR_PREFIX "/tmp/proftrace-"

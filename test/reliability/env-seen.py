@@ -8,9 +8,10 @@ explicit environment (env -i, Python env={}, Perl %ENV=(), Node env:{})
 sees, traced, exactly its untraced environment, in the same order, with
 the library's entry appended to an LD_PRELOAD it was given, and then, at
 the end and in this order, those of LD_PRELOAD=<the library's entry>,
-PROFTRACE_SOCKET, PROFTRACE_DIR and PROFTRACE_ENV it lacks, with the
-values its parent had.  The command record starts sees its untraced
-environment with LD_PRELOAD and PROFTRACE_SOCKET appended.  Each child
+PROFTRACE_SOCKET, PROFTRACE_DIR, PROFTRACE_ENV and PROFTRACE_TRACE_DIR
+it lacks, with the values its parent had.  The command record starts
+sees its untraced environment with LD_PRELOAD, PROFTRACE_SOCKET and
+PROFTRACE_TRACE_DIR appended.  Each child
 prints its environment with `env -0`; each parent writes the values of
 the four variables it had into a file.
 """
@@ -22,7 +23,8 @@ import shutil
 import ptrel
 from ptrel import check, log
 
-NAMES = ("LD_PRELOAD", "PROFTRACE_SOCKET", "PROFTRACE_DIR", "PROFTRACE_ENV")
+NAMES = ("LD_PRELOAD", "PROFTRACE_SOCKET", "PROFTRACE_DIR", "PROFTRACE_ENV",
+         "PROFTRACE_TRACE_DIR")
 ENV0 = "/usr/bin/env -0"
 
 
@@ -110,9 +112,9 @@ def the_command(a, d, env, label):
     """What record's command itself sees: `env -0` run by record."""
     plain = entries(ptrel.run(["env", "-0"], env=env).stdout)
     traced = entries(ptrel.run(record(a, d, ["env", "-0"]), env=env).stdout)
-    check(len(traced) == len(plain) + 2 and traced[:-2] == plain,
+    check(len(traced) == len(plain) + 3 and traced[:-3] == plain,
           "the command%s: traced %s, untraced %s" % (label, traced, plain))
-    pre, sock = traced[-2:]
+    pre, sock, trace = traced[-3:]
     lib = pre.partition("=")[2]
     check(pre.startswith("LD_PRELOAD=") and
           (lib.startswith("/usr/") or os.path.dirname(lib) ==
@@ -122,6 +124,8 @@ def the_command(a, d, env, label):
     check(sock.startswith("PROFTRACE_SOCKET=/tmp/proftrace-%d/record-"
                           % os.geteuid()) and sock.endswith("/socket"),
           "the command%s: %s" % (label, sock))
+    check(trace == sock.replace("PROFTRACE_SOCKET=", "PROFTRACE_TRACE_DIR=")
+          [:-len("socket")] + "trace", "the command%s: %s" % (label, trace))
     log("%-44s traced = untraced + documented" % ("the command" + label))
 
 

@@ -15,8 +15,9 @@ trace (ui.perfetto.dev, chrome://tracing, speedscope)
   - every event has "ph" and "ts" (speedscope rejects the file otherwise),
     "ts" is a number >= 0, "pid" and "tid" are integers where present;
   - every "X" event has a numeric "dur" >= 0;
-  - no two "X" events on one (pid, tid) overlap (Perfetto moves overlapping
-    ones to an error track); touching exactly is allowed here;
+  - "X" events on one (pid, tid) nest: two either do not overlap or one
+    holds the other (Perfetto moves a partial overlap to an error track);
+    touching exactly is allowed here;
   - flow events "s"/"f" have integer ids, each "s" has exactly one "f" with
     the same id, cat and name, and they bind to a slice ("bp":"e" on "f"
     means the slice enclosing its ts on its own (pid, tid));
@@ -129,15 +130,27 @@ def check_trace(doc):
                         not isinstance(args.get("name"), str):
                     fail(f"{where}: {ev['name']} without args.name")
 
+    # Slices on one thread nest: each either holds the next or ends by
+    # its start.  The outermost ones, which never overlap, are what a
+    # flow binds to at the latest.
+    outer = {}
     for key, lst in slices.items():
-        lst.sort()
-        for (s0, e0, i0), (s1, e1, i1) in zip(lst, lst[1:]):
-            if s1 < e0:
+        lst.sort(key=lambda x: (x[0], -x[1], x[2]))
+        stack = []
+        top = outer.setdefault(key, [])
+        for s1, e1, i1 in lst:
+            while stack and stack[-1][1] <= s1:
+                stack.pop()
+            if stack and e1 > stack[-1][1]:
+                s0, e0, i0 = stack[-1]
                 fail(f"events {i0} and {i1} overlap on pid/tid {key}: "
                      f"[{s0}, {e0}] and [{s1}, {e1}]")
+            if not stack:
+                top.append((s1, e1, i1))
+            stack.append((s1, e1, i1))
 
     def enclosing(ev):
-        lst = slices.get((ev.get("pid"), ev.get("tid")), [])
+        lst = outer.get((ev.get("pid"), ev.get("tid")), [])
         j = bisect.bisect_right(lst, (ev["ts"], math.inf, math.inf)) - 1
         return j >= 0 and lst[j][0] <= ev["ts"] <= lst[j][1]
 

@@ -737,10 +737,13 @@ def test_validator():
         {"ph": "s", "ts": 1, "pid": 1, "tid": 1, "id": 1, "cat": "f",
          "name": "n"},
         {"ph": "f", "ts": 1, "pid": 1, "tid": 2, "id": 1, "cat": "f",
-         "name": "n", "bp": "e"}], "metadata": {}}
+         "name": "n", "bp": "e"},
+        {"ph": "X", "ts": 1, "dur": 2, "pid": 1, "tid": 1, "name": "in a"}],
+        "metadata": {}}
     validate.check_trace(ok)
     bad = [
         ("overlap", 1, {"ts": 4}),
+        ("nested slice past its parent's end", 5, {"dur": 5}),
         ("negative ts", 0, {"ts": -1}),
         ("negative dur", 0, {"dur": -1}),
         ("no dur", 0, {"dur": None}),

@@ -1,0 +1,250 @@
+/*
+ * Trace files that a program in a sandbox writes (doc/manual.md, "Traces
+ * that programs write"; design.md).  The collector takes the files of
+ * $PROFTRACE_TRACE_DIR itself when their writer ends; but a sandbox may
+ * show that directory read-only, or not at all (bubblewrap with / bound
+ * read-only, opam's private /tmp).  So the constructor asks once whether
+ * the image may write there: one faccessat, the only cost in the common
+ * case.  When it may not, the image gets a relay directory it can write
+ * (in $TMPDIR, /tmp, /dev/shm, /var/tmp or its working directory, named
+ * .proftrace-relay-PID), through the same variable; every image that
+ * inherits a relay (its name says so) sends, at its end, the files of
+ * its pid found there over its own connection, and removes them.
+ *
+ * Only the owner does any of it (not a vfork child), and only in the
+ * constructor and at the end, never on a fork or exec path.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "pt-preload.h"
+#include "pt-str.h"
+#include "pt-sys.h"
+
+#define RELAY_NAME ".proftrace-relay-"
+#define VAR_LEN    (sizeof PT_ENV_TRACE_DIR)        /* "NAME=" */
+
+static const char *trace_dir(void)
+{
+	return PT_STR(env_trace) + VAR_LEN;
+}
+
+/* Is the directory a relay (by its last component's name)? */
+static int is_relay(const char *dir)
+{
+	const char *base = pt_memrchr(dir, '/', pt_strlen(dir));
+
+	base = base ? base + 1 : dir;
+	return !pt_strncmp(base, RELAY_NAME, sizeof RELAY_NAME - 1);
+}
+
+static char *put_uint(char *end, unsigned long v)
+{
+	*--end = '\0';
+	do
+		*--end = (char)('0' + v % 10);
+	while ((v /= 10));
+	return end;
+}
+
+/*
+ * The image may not write into the trace directory: make it a relay and
+ * point the environment there.  Apart, so that the common case's frame
+ * stays small (its buffers would be stack pages touched in every process).
+ */
+static __attribute__((noinline)) void make_relay(char **envp)
+{
+	static const char *const bases[] = { "/tmp", "/dev/shm", "/var/tmp",
+					     NULL };
+	char path[PATH_MAX], cwd[PATH_MAX], num[24], *pid;
+	const char *tmpdir = NULL;
+	size_t i, k, len;
+	uint16_t entry;
+
+	pid = put_uint(num + sizeof num, (unsigned long)pt.owner);
+	for (i = 0; envp && envp[i]; i++)
+		if (!pt_strncmp(envp[i], "TMPDIR=", 7) && envp[i][7] == '/')
+			tmpdir = envp[i] + 7;
+	for (k = tmpdir ? 0 : 1; k < 1 + sizeof bases / sizeof *bases; k++) {
+		const char *base = k ? bases[k - 1] : tmpdir;
+
+		/* Last, the working directory: absolute, for children that
+		 * change theirs. */
+		if (!base && !(base = pt_sys_getcwd(cwd, sizeof cwd)))
+			continue;
+		len = pt_strlen(base);
+		if (len + 1 + sizeof RELAY_NAME + pt_strlen(pid) >= sizeof path)
+			continue;
+		pt_memcpy(path, base, len);
+		path[len] = '/';
+		pt_memcpy(path + len + 1, RELAY_NAME, sizeof RELAY_NAME - 1);
+		pt_strcpy(path + len + sizeof RELAY_NAME, pid);
+		if (PT_SC3(SYS_mkdirat, AT_FDCWD, path, 0700) == 0)
+			break;
+	}
+	if (k == 1 + sizeof bases / sizeof *bases ||
+	    !(entry = pt_env_pool_entry(PT_ENV_TRACE_DIR, path)))
+		return;
+	/* The program and its children see the relay from now on. */
+	for (i = 0; envp && envp[i]; i++)
+		if (!pt_strncmp(envp[i], PT_ENV_TRACE_DIR "=", VAR_LEN)) {
+			envp[i] = pt.pool + entry;
+			break;
+		}
+	pt.env_trace = entry;
+	pt.trace_relay = 2;
+}
+
+void pt_trace_setup(char **envp)
+{
+	if (!pt.env_trace || pt.off || pt.quiet)
+		return;
+	if (is_relay(trace_dir())) {
+		/* Its maker's pid names it: an image of the same process
+		 * (after an exec) removes it in the maker's stead. */
+		char num[24];
+		const char *dir = trace_dir(), *pid;
+		size_t n = pt_strlen(dir);
+
+		pid = put_uint(num + sizeof num, (unsigned long)pt.owner);
+		pt.trace_relay = n > pt_strlen(pid) &&
+				 !pt_strncmp(dir + n - pt_strlen(pid), pid,
+					     pt_strlen(pid)) &&
+				 dir[n - pt_strlen(pid) - 1] == '-' ? 2 : 1;
+		return;
+	}
+	/* The common case: the collector's directory, writable.  (Before
+	 * Linux 5.8, no faccessat2: faccessat, with the real ids.) */
+	if (PT_SC5(SYS_faccessat2, AT_FDCWD, trace_dir(), W_OK | X_OK,
+		   AT_EACCESS, 0) == 0 ||
+	    (errno == ENOSYS && PT_SC3(SYS_faccessat, AT_FDCWD, trace_dir(),
+				       W_OK | X_OK) == 0))
+		return;
+	make_relay(envp);
+}
+
+/* Does a directory entry's name follow the naming rule for pid? */
+static int ours(const char *name, const char *pid)
+{
+	size_t n = pt_strlen(pid), len = pt_strlen(name);
+
+	return !pt_strncmp(name, pid, n) &&
+	       (name[n] == '.' || name[n] == '-' || name[n] == '_') &&
+	       len >= n + 5 && !pt_strncmp(name + len - 5, ".json", 5);
+}
+
+static void send_file(struct pt_chan *ch, int dfd, const char *name)
+{
+	char path[PATH_MAX], size[24];
+	const char *note = NULL;
+	struct pt_item it[5];
+	struct pt_body b;
+	struct statx stx;
+	size_t n = 0, dl = pt_strlen(trace_dir()), nl = pt_strlen(name), len = 0;
+	void *map = MAP_FAILED;
+	int fd;
+
+	if (dl + 1 + nl >= sizeof path)
+		return;
+	pt_memcpy(path, trace_dir(), dl);
+	path[dl] = '/';
+	pt_memcpy(path + dl + 1, name, nl + 1);
+	it[n++] = (struct pt_item){ PT_TAG_TRACE_FROM, "dir", 3 };
+	it[n++] = (struct pt_item){ PT_TAG_PATH, path, dl + 1 + nl };
+	fd = (int)PT_SC5(SYS_openat, dfd, name, O_RDONLY | O_NOFOLLOW |
+			 O_NONBLOCK | O_CLOEXEC | O_NOCTTY, 0, 0);
+	if (fd < 0) {
+		note = errno == ELOOP ? "refused: a symbolic link (not followed)"
+				      : "refused: cannot be opened";
+	} else if (PT_SC5(SYS_statx, fd, "", AT_EMPTY_PATH,
+			  STATX_TYPE | STATX_SIZE, &stx) < 0 ||
+		   !S_ISREG(stx.stx_mode)) {
+		note = "refused: not a regular file";
+	} else {
+		const char *p = put_uint(size + sizeof size,
+					 (unsigned long)stx.stx_size);
+
+		it[n++] = (struct pt_item){ PT_TAG_TRACE_SIZE, p,
+					    pt_strlen(p) };
+		len = stx.stx_size < PT_TRACE_FILE_MAX ? stx.stx_size
+						       : PT_TRACE_FILE_MAX;
+		if (stx.stx_size > PT_TRACE_FILE_MAX)
+			note = "cut at 16 MiB";
+		if (len)
+			map = (void *)PT_SC6(SYS_mmap, 0, len, PROT_READ,
+					     MAP_PRIVATE, fd, 0);
+		if (map == MAP_FAILED)
+			len = 0;
+		else {
+			/* A JSON text has no NUL: what comes before one. */
+			const char *c = map;
+			size_t i;
+
+			for (i = 0; i < len && c[i]; i++)
+				;
+			if (i < len)
+				note = "cut at a NUL byte";
+			len = i;
+		}
+	}
+	if (note)
+		it[n++] = (struct pt_item){ PT_TAG_TRACE_NOTE, note,
+					    pt_strlen(note) };
+	if (map != MAP_FAILED || (fd >= 0 && !note))
+		it[n++] = (struct pt_item){ PT_TAG_TRACE_JSON,
+					    map != MAP_FAILED ? map : "", len };
+	memset(&b, 0, sizeof b);
+	b.type = PT_REC_TRACE;
+	b.items = it;
+	b.nitems = n;
+	pt_send_record(ch, &b, pt_now_ns());
+	if (map != MAP_FAILED)
+		PT_SC2(SYS_munmap, map, len ? len : 1);
+	if (fd >= 0)
+		pt_sys_close(fd);
+	PT_SC3(SYS_unlinkat, dfd, name, 0);
+}
+
+void pt_trace_send(struct pt_chan *ch)
+{
+	char buf[2048], num[24], *pid;
+	long n, off;
+	int dfd, sent = 1, pass;
+
+	if (!pt.trace_relay)
+		return;
+	dfd = (int)PT_SC5(SYS_openat, AT_FDCWD, trace_dir(),
+			  O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0, 0);
+	if (dfd < 0)
+		return;
+	pid = put_uint(num + sizeof num, (unsigned long)pt.owner);
+	/* Removing entries while listing may skip some: list again until a
+	 * pass sends nothing (a few times at most: one that cannot be
+	 * removed would come back for ever). */
+	for (pass = 0; sent && pass < 4; pass++) {
+		sent = 0;
+		PT_SC3(SYS_lseek, dfd, 0, SEEK_SET);
+		while ((n = PT_SC3(SYS_getdents64, dfd, buf, sizeof buf)) > 0)
+			for (off = 0; off < n;) {
+				/* struct linux_dirent64: ino, off, reclen,
+				 * type, name */
+				unsigned short reclen;
+				const char *name = buf + off + 19;
+
+				pt_memcpy(&reclen, buf + off + 16, 2);
+				if (ours(name, pid)) {
+					send_file(ch, dfd, name);
+					sent = 1;
+				}
+				off += reclen;
+			}
+	}
+	pt_sys_close(dfd);
+	if (pt.trace_relay == 2)
+		PT_SC3(SYS_unlinkat, AT_FDCWD, trace_dir(), AT_REMOVEDIR);
+}

@@ -1,0 +1,346 @@
+#!/usr/bin/env python3
+"""Traces that programs write themselves, merged into proftrace's
+(doc/manual.md, "Traces that programs write").
+
+Each test records real programs under `proftrace record` and reads the
+trace JSON back through validate-trace.py's rules (those of Perfetto,
+chrome://tracing and speedscope), comparing with what the programs
+wrote: trace-writer.py's own record of its events, clang's -ftime-trace
+files, dune's --trace-file.  -k NAME picks tests: dir, sandbox, clang,
+dune, bad.
+"""
+
+import gzip
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "tools"))
+import viewlib  # noqa: E402
+from viewlib import Failed, check  # noqa: E402
+from importlib import import_module  # noqa: E402
+
+validate = import_module("validate-trace")
+WRITER = os.path.join(HERE, "trace-writer.py")
+TOL_US = 1000           # the contract: aligned within 1 ms
+
+
+def record(name, cmd, cwd=None, timeout=300):
+    """Record cmd (which must succeed); returns the capture's path."""
+    cap = os.path.join(viewlib.TMP, name + ".ptcap")
+    env = dict(os.environ, PROFTRACE_LIB=viewlib.ARGS.lib)
+    p = subprocess.run([viewlib.ARGS.proftrace, "record", "-q", "--force",
+                        "-o", cap, "--"] + cmd, cwd=cwd, env=env,
+                       capture_output=True, timeout=timeout)
+    if p.returncode != 0:
+        raise Failed(f"record {cmd}: exit {p.returncode}: "
+                     f"{p.stderr.decode(errors='replace')}")
+    return cap
+
+
+def convert(cap):
+    """The capture's trace JSON, checked by its consumers' rules, and
+    what convert said on stderr."""
+    out = cap + ".json"
+    p = subprocess.run([viewlib.ARGS.proftrace, "convert", "-f", "json",
+                        "-o", out, cap], capture_output=True, timeout=300)
+    if p.returncode != 0:
+        raise Failed(f"convert: exit {p.returncode}: {p.stderr!r}")
+    doc = validate.load_trace(out)
+    validate.check_trace(doc)
+    return doc, p.stderr.decode(errors="replace")
+
+
+def execs(doc):
+    return [e for e in doc["traceEvents"]
+            if e.get("ph") == "X" and e.get("cat") in ("exec", "fork")]
+
+
+def exec_of(doc, pred, what):
+    found = [e for e in execs(doc) if pred(e["args"])]
+    check(len(found) == 1, f"{what}: {len(found)} executions match")
+    return found[0]
+
+
+def inside(doc, ex):
+    """Events on ex's lane within its slice, other than executions."""
+    lo, hi = ex["ts"], ex["ts"] + ex["dur"]
+    return [e for e in doc["traceEvents"]
+            if e.get("pid") == ex["pid"] and e.get("tid") == ex["tid"]
+            and e.get("cat") not in ("exec", "fork", "flow")
+            and e.get("ph") in ("X", "i") and lo <= e["ts"] <= hi
+            and e["ts"] + e.get("dur", 0) <= hi]
+
+
+def near(got, want, what):
+    check(abs(got - want) <= TOL_US,
+          f"{what}: at {got} µs, written at {want} µs (more than "
+          f"{TOL_US} µs apart)")
+
+
+def only(evs, name, ph):
+    found = [e for e in evs if e["name"] == name and e["ph"] == ph]
+    check(len(found) == 1, f"{len(found)} {ph} events {name!r} inside "
+          f"the writer's slice: {evs!r}")
+    return found[0]
+
+
+def writer_run(name, mode):
+    truth = os.path.join(viewlib.TMP, name + ".truth")
+    cap = record(name, [sys.executable, WRITER, mode, truth])
+    with open(truth) as f:
+        t = json.load(f)
+    doc, err = convert(cap)
+    check(not err, f"convert said: {err}")
+    ex = exec_of(doc, lambda a: a["pid"] == t["pid"], "the writer")
+    return doc, ex, t
+
+
+def check_nesting(doc, ex, t, origin_us):
+    """The writer's events, inside its slice, where origin_us says the
+    file's 0 is on the trace's clock."""
+    evs = inside(doc, ex)
+    outer, inner = only(evs, "outer", "X"), only(evs, "inner", "X")
+    mark = only(evs, "mark", "i")
+    near(outer["ts"], origin_us + t["outer"][0], "outer's start")
+    near(outer["ts"] + outer["dur"], origin_us + t["outer"][1], "outer's end")
+    near(inner["ts"], origin_us + t["inner"][0], "inner's start (B)")
+    near(inner["ts"] + inner["dur"], origin_us + t["inner"][1],
+         "inner's end (E)")
+    near(mark["ts"], origin_us + t["mark"], "mark")
+    check(outer["ts"] <= inner["ts"] and inner["ts"] + inner["dur"] <=
+          outer["ts"] + outer["dur"], "inner is not nested in outer")
+    check(inner["args"] == {"detail": "a part", "n": 3},
+          f"inner's args: {inner['args']!r}")
+    check(outer["cat"] == "test", f"outer's category: {outer['cat']!r}")
+    counters = [e for e in doc["traceEvents"] if e.get("ph") == "C"
+                and e["name"].startswith("queue")]
+    check(len(counters) == 1 and counters[0]["args"] == {"depth": 7},
+          f"the counter: {counters!r}")
+    near(counters[0]["ts"], origin_us + t["mark"], "the counter")
+
+
+def test_dir_absolute():
+    doc, ex, t = writer_run("abs", "abs")
+    origin = doc["metadata"]["time_origin_unix_ns"] // 1000
+    check_nesting(doc, ex, t, -origin)
+
+
+def test_dir_relative():
+    doc, ex, t = writer_run("rel", "rel")
+    # The file's 0 is the writer's start, which is its slice's start.
+    check_nesting(doc, ex, t, ex["ts"])
+
+
+def test_dir_taken_and_removed():
+    """The file is in the capture, the directory gone after the run."""
+    truth = os.path.join(viewlib.TMP, "gone.truth")
+    cap = record("gone", [sys.executable, WRITER, "rel", truth])
+    with open(truth) as f:
+        t = json.load(f)
+    check(not os.path.exists(os.path.dirname(t["file"])),
+          "the trace directory outlived the run")
+    with gzip.open(cap) as f:
+        check(b'"outer"' in f.read(), "the file's events are not in the "
+              "capture")
+
+
+# ---- known tools ----
+
+HEAVY_H = """#ifndef HEAVY_H
+#define HEAVY_H
+%s
+#endif
+"""
+LIGHT_H = "#define LIGHT 1\n"
+
+
+def c_project():
+    """Two sources that both include a header that is slow to parse and
+    one that is not."""
+    d = os.path.join(viewlib.TMP, "cproj")
+    os.makedirs(d, exist_ok=True)
+    body = "\n".join(f"static inline int f{i}(int x) {{ int a[{i % 7 + 1}]"
+                     f" = {{0}}; for (int k = 0; k < x; k++) a[k % "
+                     f"{i % 7 + 1}] += k * {i}; return a[0] + x; }}"
+                     for i in range(4000))
+    with open(os.path.join(d, "heavy.h"), "w") as f:
+        f.write(HEAVY_H % body)
+    with open(os.path.join(d, "light.h"), "w") as f:
+        f.write(LIGHT_H)
+    for name in ("one", "two"):
+        with open(os.path.join(d, name + ".c"), "w") as f:
+            f.write('#include "light.h"\n#include "heavy.h"\n'
+                    f"int {name}(int x) {{ return f1(x) + LIGHT; }}\n")
+    return d
+
+
+def test_clang():
+    if not shutil.which("clang"):
+        raise Failed("clang is not installed (tools/install-deps.sh)")
+    d = c_project()
+    # The build removes clang's files afterwards: the capture has them.
+    script = ("clang -ftime-trace -ftime-trace-granularity=0 -c one.c "
+              "-o one.o && clang -ftime-trace -ftime-trace-granularity=0 "
+              "-c two.c && rm one.json two.json")
+    cap = record("clang", ["sh", "-c", script], cwd=d)
+    doc, err = convert(cap)
+    check(not err, f"convert said: {err}")
+    for src in ("one.c", "two.c"):
+        ex = exec_of(doc, lambda a: a["argv"][0] == "clang" and
+                     src in a["argv"], f"clang {src}")
+        evs = inside(doc, ex)
+        names = {e["name"] for e in evs}
+        for want in ("Frontend", "Backend", "Source"):
+            check(want in names, f"clang {src}: no {want} event inside "
+                  f"its slice (have {sorted(names)})")
+        heads = {os.path.basename(e["args"]["detail"]) for e in evs
+                 if e["name"] == "Source"}
+        check({"heavy.h", "light.h"} <= heads,
+              f"clang {src}: Source events name {sorted(heads)}")
+    out = subprocess.run([viewlib.ARGS.proftrace, "report", cap],
+                         capture_output=True, text=True, check=True).stdout
+    part = out[out.index("Inside the programs: what"):]
+    sources = [ln.split() for ln in part.splitlines()
+               if len(ln.split()) == 4 and ln.split()[2] == "Source"]
+    check(sources and sources[0][3].endswith("/heavy.h") and
+          sources[0][1] == "2",
+          f"report: the costliest header is not heavy.h parsed twice: "
+          f"{sources[:3]}")
+    # The Markdown report, read by a CommonMark parser with GitHub's
+    # tables: the same header first.
+    if not shutil.which("cmark-gfm"):
+        raise Failed("cmark-gfm is not installed (tools/install-deps.sh)")
+    md = subprocess.run([viewlib.ARGS.proftrace, "report", "--format",
+                         "markdown", cap], capture_output=True, check=True)
+    html = subprocess.run(["cmark-gfm", "-e", "table"], input=md.stdout,
+                          capture_output=True, check=True).stdout.decode()
+    rows = [[c.strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", tr,
+                                             re.S)]
+            for tr in re.findall(r"<tr>(.*?)</tr>", html, re.S)]
+    srows = [r for r in rows if len(r) == 4 and "Source" in r[2]]
+    check(srows and srows[0][3].endswith("/heavy.h</code>") and
+          srows[0][1] == "2", f"Markdown report's headers: {srows[:2]}")
+
+
+def test_dune():
+    if not shutil.which("dune"):
+        raise Failed("dune is not installed (tools/install-deps.sh)")
+    d = os.path.join(viewlib.TMP, "dproj")
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "dune-project"), "w") as f:
+        f.write("(lang dune 2.0)\n")
+    with open(os.path.join(d, "dune"), "w") as f:
+        f.write('(rule (targets x.txt) (action (run sh -c '
+                '"sleep 0.1; echo x > x.txt")))\n'
+                '(rule (targets y.txt) (action (run sh -c '
+                '"sleep 0.2; echo y > y.txt")))\n')
+    cap = record("dune", ["sh", "-c", "dune build --trace-file tr.json "
+                          "./x.txt ./y.txt && rm tr.json"], cwd=d)
+    doc, err = convert(cap)
+    check(not err, f"convert said: {err}")
+    with open(os.path.join(d, "_build", "log")) as f:
+        check("sleep 0.1" in f.read(), "dune did not run the rules")
+    for t in ("x", "y"):
+        script = f"sleep 0.{1 if t == 'x' else 2}; echo {t} > {t}.txt"
+        ex = exec_of(doc, lambda a: a["argv"][1:] == ["-c", script],
+                     f"the rule of {t}.txt")
+        evs = [e for e in inside(doc, ex) if e.get("cat") == "process"]
+        check(len(evs) == 1 and evs[0]["args"].get("list") ==
+              ["-c", script], f"dune's event for the rule of {t}.txt: "
+              f"{evs!r}")
+
+
+# ---- a sandbox ----
+
+def test_sandbox():
+    """Inside bubblewrap, / read-only and only the work directory
+    writable (the trace directory is seen read-only): the events arrive
+    all the same, and nothing is left behind in the work directory."""
+    if not shutil.which("bwrap"):
+        raise Failed("bwrap is not installed (tools/install-deps.sh)")
+    # The second makes the relay in a shell that then execs the writer:
+    # the same process's last image removes it.
+    for name, opt, via in (("bwrap", [], []),
+                           ("bwrap-pidns", ["--unshare-pid"],
+                            ["sh", "-c", 'exec "$0" "$@"'])):
+        work = os.path.join(viewlib.TMP, name)
+        os.makedirs(work)
+        truth = os.path.join(work, "truth")
+        cap = record(name, ["bwrap", "--ro-bind", "/", "/", "--bind", work,
+                            work, "--proc", "/proc", "--chdir", work] +
+                     opt + ["--"] + via +
+                     [sys.executable, WRITER, "abs", truth])
+        with open(truth) as f:
+            t = json.load(f)
+        check(os.path.dirname(t["file"]).startswith(work + "/.proftrace-"),
+              f"{name}: the writer wrote to {t['file']}, not to a relay "
+              f"in the only writable directory")
+        eq_files = sorted(os.listdir(work))
+        check(eq_files == ["truth"], f"{name}: the work directory holds "
+              f"{eq_files}")
+        doc, err = convert(cap)
+        check(not err, f"{name}: convert said: {err}")
+        ex = exec_of(doc, lambda a: a["argv"][1:] == [WRITER, "abs", truth]
+                     and "python" in a["exe"], f"{name}: the writer")
+        origin = doc["metadata"]["time_origin_unix_ns"] // 1000
+        check_nesting(doc, ex, t, -origin)
+
+
+# ---- what is refused ----
+
+BAD = r"""
+import json, os, sys, time
+d, pid = os.environ["PROFTRACE_TRACE_DIR"], os.getpid()
+def p(name): return os.path.join(d, f"{pid}-{name}.json")
+ev = lambda n, ts: json.dumps({"name": n, "ph": "X", "ts": ts, "dur": 10})
+time.sleep(0.05)
+# Cut inside an event, in the object form.
+with open(p("cut"), "w") as f:
+    f.write('{"traceEvents": [' + ev("before-cut", 1000) + ', {"name": "x')
+# Far past the writer's end, and before its start.
+with open(p("outside"), "w") as f:
+    f.write("[" + ev("in-time", 2000) + "," + ev("too-late", 600e6) + ","
+            + ev("too-early", -600e6) + "]")
+os.symlink("/etc/shadow", p("link"))
+os.mkfifo(p("fifo"))
+# 100 MB of events.
+with open(p("big"), "w") as f:
+    f.write("[")
+    one = ev("bulk", 3000) + ",\n"
+    block = one * (1 << 14)
+    for _ in range(100 * (1 << 20) // len(block) + 1):
+        f.write(block)
+    f.write(ev("bulk-last", 3000) + "]")
+"""
+
+
+def test_bad_files():
+    script = os.path.join(viewlib.TMP, "bad.py")
+    with open(script, "w") as f:
+        f.write(BAD)
+    cap = record("bad", [sys.executable, script], timeout=300)
+    doc, err = convert(cap)
+    for what in ("2 trace files refused", "1 trace file cut",
+                 "1 malformed trace file",
+                 "2 events outside their writer's lifetime left out"):
+        check(what in err, f"convert does not say {what!r}: {err!r}")
+    ex = exec_of(doc, lambda a: a["argv"][1:] == [script], "the writer")
+    names = [e["name"] for e in inside(doc, ex)]
+    for want in ("before-cut", "in-time"):
+        check(want in names, f"{want} is not in the writer's slice")
+    for no in ("too-late", "too-early", "bulk-last"):
+        check(no not in names, f"{no} is in the trace")
+    check("bulk" in names, "nothing of the 100 MB file was kept")
+    with gzip.open(cap) as f:
+        data = f.read()
+    check(b"root:" not in data, "the capture holds /etc/shadow's text")
+    check(len(data) < 40 << 20, f"the capture holds {len(data)} bytes")
+
+
+if __name__ == "__main__":
+    sys.exit(viewlib.main(globals()))
