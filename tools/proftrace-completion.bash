@@ -51,6 +51,10 @@ _proftrace()
 		COMPREPLY=($(compgen -W "wall self cpu" -- "$cur"))
 		return
 		;;
+	--align)
+		COMPREPLY=($(compgen -W "start wall" -- "$cur"))
+		return
+		;;
 	esac
 	if [[ $cur == -* ]]; then
 		words=$(_proftrace_help "$prog" "$cmd" |

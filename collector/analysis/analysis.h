@@ -94,15 +94,28 @@ void pt_group_key(const struct pt_group_by *g, const struct pt_exec *e,
  * Append the key under which `proftrace diff` matches e across runs: the
  * program name, then each argument after argv[0], separated by spaces and
  * shell-quoted, where
+ *  - a path under the checkout (the working directory of e's root
+ *    execution, unless that is / or a temporary directory itself)
+ *    becomes "$SRC/" and the rest of the path: runs of one build from
+ *    another directory, even one under /tmp, match;
  *  - a path under a temporary directory (/tmp/, /var/tmp/, /dev/shm/, or
- *    any path with a component named tmp, temp or *.tmp) becomes
- *    "$TMP/" and its file's extension ("$TMP/.o"): such names are random;
+ *    after a component named tmp, temp or *.tmp) becomes "$TMP/" and the
+ *    rest, whose generated parts (mkstemp's six characters, gcc's
+ *    "ccXXXXXX", pids) become '*': "/tmp/ccQ2x9Zk.s" -> "$TMP/cc*.s",
+ *    mktemp's "tmp.x8Qz0aPL2c" -> "tmp.*", "x-48213" -> "x-*";
+ *    configure's "conftest*" arguments likewise;
  *  - any other absolute path becomes its last component, also after an
  *    option prefix ("-I/usr/include" -> "-Iinclude", "--prefix=/a/b" ->
- *    "--prefix=b"), so that two checkouts at different places match;
- * and nothing else changes.
+ *    "--prefix=b"), so that two machines' toolchains match;
+ *  - a build tool's job count and jobserver ("make -j8", "--jobs=2",
+ *    "-l4", "--jobserver-auth=3,4") is left out;
+ * and nothing else changes.  Executions with the same key in one run are
+ * told apart by the caller (pt_runs numbers them in start order).
  */
 void pt_exec_key(const struct pt_exec *e, struct pt_sb *sb);
+
+/* The checkout directory pt_exec_key() reduces to "$SRC", or "". */
+const char *pt_exec_checkout(const struct pt_exec *e);
 
 /* ---- interning: strings (or any bytes) to dense ids ---- */
 

@@ -45,7 +45,7 @@ int pt_diff_load(struct pt_diff *d, int side, const char *path,
 /* Every key with its time and executions in each run. */
 static struct pt_diff_row *tally(struct pt_diff *d, size_t *nrows)
 {
-	struct pt_sb key = PT_SB_INIT;
+	struct pt_sb key = PT_SB_INIT, lab = PT_SB_INIT;
 	struct pt_diff_row *rows = NULL;
 	size_t side, i, cap = 0;
 
@@ -67,7 +67,17 @@ static struct pt_diff_row *tally(struct pt_diff *d, size_t *nrows)
 					cap = cap ? 2 * cap : 256;
 					rows = pt_xrealloc(rows, cap *
 							   sizeof *rows);
+					d->label = pt_xrealloc(d->label, cap *
+							sizeof *d->label);
 				}
+				pt_sb_reset(&lab);
+				if (d->group.kind == PT_GROUP_COMMAND)
+					pt_exec_label(e, &lab);
+				else
+					pt_sb_add(&lab, key.buf, key.len);
+				d->label[id] = pt_strtab_intern(&d->labels,
+								lab.buf,
+								lab.len, NULL);
 				memset(&rows[id], 0, sizeof rows[id]);
 				rows[id].id = id;
 				(*nrows)++;
@@ -77,6 +87,7 @@ static struct pt_diff_row *tally(struct pt_diff *d, size_t *nrows)
 		}
 	}
 	pt_sb_release(&key);
+	pt_sb_release(&lab);
 	return rows;
 }
 
@@ -121,6 +132,7 @@ void pt_diff_compute(struct pt_diff *d)
 	size_t i, n, side;
 
 	pt_strtab_init(&d->keys);
+	pt_strtab_init(&d->labels);
 	rows = tally(d, &n);
 	d->both = pt_xcalloc(n ? n : 1, sizeof *d->both);
 	for (side = 0; side < 2; side++)
@@ -157,7 +169,9 @@ void pt_diff_free(struct pt_diff *d, int sides)
 	free(d->both);
 	free(d->only[0]);
 	free(d->only[1]);
+	free(d->label);
 	pt_strtab_free(&d->keys);
+	pt_strtab_free(&d->labels);
 }
 
 const char *pt_diff_weight_name(enum pt_diff_weight w)

@@ -36,6 +36,8 @@ struct pt_diff {
 	enum pt_diff_weight weight;
 	size_t top;                     /* rows per table */
 	struct pt_strtab keys;
+	struct pt_strtab labels;        /* label[key id]: a short label */
+	uint32_t *label;
 
 	/* Keys in both runs, largest change first; the first nchanged
 	 * are worth a line (at most top, and none that did not change

@@ -2,6 +2,7 @@
 #include "base/util.h"
 
 #include <errno.h>
+#include <sys/ioctl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -135,4 +136,17 @@ uint32_t pt_hash_bytes(const void *data, size_t n)
 	a = (a ^ (b * 0x9e3779b97f4a7c15ull)) * 0xc4ceb9fe1a85ec53ull;
 	a ^= a >> 29;
 	return (uint32_t)a;
+}
+
+int pt_term_width(void)
+{
+	struct winsize ws;
+	const char *c = getenv("COLUMNS");
+
+	if (isatty(STDOUT_FILENO) &&
+	    ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+		return ws.ws_col;
+	if (c && atoi(c) > 0)
+		return atoi(c);
+	return 100;
 }

@@ -28,4 +28,10 @@ int pt_write_all(int fd, const void *buf, size_t n);
 /* A 32-bit hash of n bytes, for the in-memory tables (never stored). */
 uint32_t pt_hash_bytes(const void *data, size_t n);
 
+/*
+ * Columns for text output: the terminal's (TIOCGWINSZ on standard
+ * output), else $COLUMNS, else 100.
+ */
+int pt_term_width(void);
+
 #endif

@@ -1,10 +1,15 @@
 /*
- * proftrace diff: compare two runs.  Executions are matched by a key
- * (default: the normalized command line, pt_exec_key), their times summed
- * per key in each run, and the keys listed by the size of the change, then
- * those seen in one run only.  doc/proftrace-diff.1.md is the manual.
+ * proftrace diff: compare two runs, or several runs of each side.
  *
- * Exit status: 0; 1 if an input was damaged or unreadable; 2 for bad usage.
+ * `diff A B`: executions are matched by a key (default: the normalized
+ * command line, pt_exec_key), their times summed per key in each run, and
+ * the keys listed by the size of the change, then those seen in one run
+ * only.  `diff A... -- B...`: analysis/rundiff.c's medians, intervals and
+ * verdicts, views/rundiff*.c's renderings, and the CI gate
+ * (--fail-if-slower).  doc/proftrace-diff.1.md is the manual.
+ *
+ * Exit status: 0; 1 if an input was damaged or unreadable, or a
+ * --fail-if-slower limit was passed beyond noise; 2 for bad usage.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -14,63 +19,80 @@
 #include "analysis/analysis.h"
 #include "analysis/diff.h"
 #include "cli/cmd.h"
-#include "cli/textopts.h"
 #include "model/load.h"
 #include "model/model.h"
 #include "views/redact.h"
 #include "base/strbuf.h"
 #include "base/util.h"
 #include "views/diff-md.h"
+#include "analysis/rundiff.h"
+#include "views/rundiff.h"
+#include "views/keyfit.h"
+#include "views/line.h"
 
 #define MIN_WIDTH 60
 
+/* A --fail-if-slower limit: the run's wall time (key NULL) or a key's. */
+struct gate {
+	const char *key;
+	double pct;
+};
+
 struct diff {
 	struct pt_diff d;               /* the figures */
-	struct pt_textopts o;
+	struct pt_redact *red;
+	int top, width;
+	int markdown;                   /* --format markdown */
+	int weight_set, all;
+	struct gate *gates;
+	size_t ngates;
 	struct pt_sb line;
 };
 
 static const char help_text[] =
 	"Compare two runs: the time of each command (matched across runs by\n"
-	"program and arguments, with absolute paths cut to their last part\n"
-	"and temporary file names ignored) in A and in B, largest change\n"
-	"first, then what ran in only one of them.\n\n"
+	"program and arguments, with the checkout, temporary names and job\n"
+	"counts normalized) in A and in B, largest change first, then what\n"
+	"ran in only one of them.  With several runs a side (A... -- B...):\n"
+	"medians, 95% intervals, and only the changes beyond noise.\n\n"
 	"  -f, --format F      text (default) or markdown (GitHub-flavoured)\n"
 	"  -g, --group-by KEY  match by command (default), exe, package, cwd\n"
 	"                      or env:NAME\n"
-	"  --weight W          wall (default: wall time), self (wall time not\n"
-	"                      spent waiting for children) or cpu\n"
+	"  --weight W          wall (default for A B: wall time), self (wall\n"
+	"                      time not spent waiting for children) or cpu\n"
+	"                      (default for A... -- B...)\n"
+	"  --all               A... -- B...: list the changes within noise too\n"
+	"  --fail-if-slower [KEY=]PCT\n"
+	"                      exit 1 if the run's wall time (or KEY's time,\n"
+	"                      a command or its short label) is PCT %% slower\n"
+	"                      or more and beyond noise (may be repeated)\n"
 	"  -n, --top N         lines per table (default 20)\n"
-	PT_TEXTOPTS_HELP_TAIL
+	"  -w, --width N       line width (default: the terminal's, else\n"
+	"                      $COLUMNS, else 100)\n"
+	"  --redact REGEX      replace what REGEX (POSIX extended) matches in\n"
+	"                      any argument by *** (may be repeated)\n"
+	"  -h, --help          show this help\n\n"
 	"The full page: man proftrace-diff (proftrace-diff(1)).\n";
 
-/* Print the line cut to the width (UTF-8 characters), control chars as ?. */
 static void emit(struct diff *d)
 {
-	struct pt_sb *l = &d->line;
-	size_t i, cols = 0;
-
-	for (i = 0; i < l->len; i++) {
-		unsigned char c = (unsigned char)l->buf[i];
-
-		if ((c & 0xc0) == 0x80)
-			continue;
-		if (cols == (size_t)d->o.width)
-			break;
-		if (c < 0x20 || c == 0x7f)
-			l->buf[i] = '?';
-		cols++;
-	}
-	while (i > 0 && l->buf[i - 1] == ' ')
-		i--;
-	fwrite(l->buf, 1, i, stdout);
-	fputc('\n', stdout);
-	pt_sb_reset(l);
+	pt_line_emit(&d->line, d->width, stdout);
 }
 
 static double secs(int64_t ns)
 {
 	return (double)ns / 1e9;
+}
+
+/* Append key id to the line in what is left of the width. */
+static void add_key(struct diff *d, uint32_t id)
+{
+	const struct pt_diff *f = &d->d;
+	int room = d->width - (int)d->line.len;
+
+	pt_key_fit(&d->line, pt_strtab_str(&f->keys, id),
+		   pt_strtab_str(&f->labels, f->label[id]),
+		   room > 0 ? (size_t)room : 0);
 }
 
 static void summary(struct diff *d, const char *pa, const char *pb)
@@ -124,8 +146,8 @@ static void changes(struct diff *d)
 				   (double)r->t[0]);
 		else
 			pt_sb_addf(&d->line, "%7s", "new");
-		pt_sb_addf(&d->line, " %6zu %6zu  %s", r->n[0], r->n[1],
-			   pt_strtab_str(&f->keys, r->id));
+		pt_sb_addf(&d->line, " %6zu %6zu  ", r->n[0], r->n[1]);
+		add_key(d, r->id);
 		emit(d);
 	}
 	if (f->nboth > f->nchanged) {
@@ -144,41 +166,240 @@ static void only(struct diff *d, int side)
 	       side ? 'B' : 'A', n, pt_group_name(&f->group), n == 1 ? "" : "s",
 	       f->only_runs[side], f->only_runs[side] == 1 ? "" : "s",
 	       secs(f->only_total[side]), pt_diff_weight_name(f->weight));
-	for (i = 0; i < n && i < (size_t)d->o.top; i++) {
-		pt_sb_addf(&d->line, "  %10.3f %6zu  %s", secs(rows[i].t[side]),
-			   rows[i].n[side],
-			   pt_strtab_str(&f->keys, rows[i].id));
+	for (i = 0; i < n && i < (size_t)d->top; i++) {
+		pt_sb_addf(&d->line, "  %10.3f %6zu  ", secs(rows[i].t[side]),
+			   rows[i].n[side]);
+		add_key(d, rows[i].id);
 		emit(d);
 	}
-	if (n > (size_t)d->o.top) {
-		pt_sb_addf(&d->line, "  ... %zu more", n - (size_t)d->o.top);
+	if (n > (size_t)d->top) {
+		pt_sb_addf(&d->line, "  ... %zu more", n - (size_t)d->top);
 		emit(d);
 	}
+}
+
+static int parse_int(const char *s, int min, int *out)
+{
+	char *end;
+	long v = strtol(s, &end, 10);
+
+	if (!*s || *end || v < min || v > 100000)
+		return -1;
+	*out = (int)v;
+	return 0;
+}
+
+/* Parse [KEY=]PCT into a new gate of d. */
+static int add_gate(struct diff *d, const char *arg)
+{
+	const char *eq = strrchr(arg, '=');
+	const char *num = eq ? eq + 1 : arg;
+	char *end;
+	double pct = strtod(num, &end);
+	struct gate *g;
+
+	if (!*num || *end || !(pct >= 0) || pct > 1e6 || (eq && eq == arg)) {
+		pt_warn("--fail-if-slower: expected PCT or KEY=PCT, not '%s'",
+			arg);
+		return -1;
+	}
+	d->gates = pt_xrealloc(d->gates, (d->ngates + 1) * sizeof *d->gates);
+	g = &d->gates[d->ngates++];
+	g->key = NULL;
+	if (eq) {
+		char *k = pt_xmalloc((size_t)(eq - arg) + 1);
+
+		memcpy(k, arg, (size_t)(eq - arg));
+		k[eq - arg] = '\0';
+		g->key = k;
+	}
+	g->pct = pct;
+	return 0;
+}
+
+static void free_gates(struct diff *d)
+{
+	size_t i;
+
+	for (i = 0; i < d->ngates; i++)
+		free((char *)d->gates[i].key);
+	free(d->gates);
+}
+
+/* Is a gate passed, beyond noise?  Says which on stderr. */
+static int check_gates(const struct diff *d, const struct pt_rdiff *f)
+{
+	size_t i, j;
+	int tripped = 0;
+
+	for (i = 0; i < d->ngates; i++) {
+		const struct gate *g = &d->gates[i];
+		int found = 0;
+
+		if (!g->key) {
+			if (f->wall.verdict == PT_V_SLOWER &&
+			    f->wall.pct >= g->pct) {
+				pt_warn("wall time %+.1f%% [%+.3f, %+.3f s], "
+					"beyond noise: over the %g%% allowed",
+					f->wall.pct, f->wall.ci_lo,
+					f->wall.ci_hi, g->pct);
+				tripped = 1;
+			}
+			continue;
+		}
+		for (j = 0; j < f->nrows; j++) {
+			const struct pt_rdiff_row *r = &f->rows[j];
+
+			if (strcmp(pt_runs_key(f->r, r->key), g->key) &&
+			    strcmp(pt_runs_label(f->r, r->key), g->key))
+				continue;
+			found = 1;
+			if (r->verdict == PT_V_SLOWER && r->pct >= g->pct) {
+				pt_warn("%s: %+.0f%% [%+.3f, %+.3f s], beyond "
+					"noise: over the %g%% allowed",
+					g->key, r->pct, r->ci_lo, r->ci_hi,
+					g->pct);
+				tripped = 1;
+			}
+		}
+		if (!found)
+			pt_warn("--fail-if-slower: no %s '%s' on both sides",
+				pt_group_name(&f->r->group), g->key);
+	}
+	if (d->ngates && !f->testable)
+		pt_warn("--fail-if-slower: no verdicts without two runs on a "
+			"side: not failing");
+	return tripped;
+}
+
+/* diff A... -- B...: argv[0, na) are A, argv[na, n) are B. */
+static int run_runs(struct diff *d, char **argv, size_t na, size_t n)
+{
+	struct pt_runs r;
+	struct pt_rdiff f;
+	struct pt_rdiff_view v;
+	size_t i;
+	int status = 0, rc;
+
+	if (na > 64 || n - na > 64) {
+		pt_warn("at most 64 runs a side");
+		return 2;
+	}
+	if (!d->weight_set)
+		d->d.weight = PT_DIFF_CPU;
+	pt_runs_init(&r, &d->d.group, n);
+	for (i = 0; i < n; i++) {
+		rc = pt_runs_add(&r, argv[i], d->red);
+		if (rc < 0) {
+			pt_runs_free(&r);
+			return 1;
+		}
+		if (rc > 0)
+			status = 1;
+	}
+	memset(&f, 0, sizeof f);
+	pt_rdiff_compute(&f, &r, na, d->d.weight);
+	v.top = (size_t)d->top;
+	v.all = d->all;
+	v.width = d->width;
+	v.brief = 0;
+	if (d->markdown)
+		rc = pt_rdiff_md_write(&f, &v, stdout);
+	else
+		rc = pt_rdiff_text_write(&f, &v, stdout);
+	if (rc < 0) {
+		pt_warn("writing standard output failed");
+		status = 1;
+	}
+	if (check_gates(d, &f))
+		status = 1;
+	pt_rdiff_free(&f);
+	pt_runs_free(&r);
+	return status;
+}
+
+/*
+ * Index of the "--" that separates A... from B... in argv (options
+ * before it, with their values, skipped), or -1.
+ */
+static int find_separator(int argc, char **argv)
+{
+	static const char *const valued[] = {
+		"-f", "-g", "-n", "-w", "--format", "--group-by", "--weight",
+		"--top", "--width", "--redact", "--fail-if-slower", NULL,
+	};
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		const char *const *v;
+
+		if (!strcmp(argv[i], "--"))
+			return i;
+		for (v = valued; *v; v++)
+			if (!strcmp(argv[i], *v))
+				break;
+		if (*v)
+			i++;
+	}
+	return -1;
 }
 
 static int run(int argc, char **argv)
 {
 	static const struct option long_opts[] = {
-		PT_TEXTOPTS_LONG,
+		{ "format", required_argument, NULL, 'f' },
+		{ "group-by", required_argument, NULL, 'g' },
 		{ "weight", required_argument, NULL, 'W' },
+		{ "top", required_argument, NULL, 'n' },
+		{ "width", required_argument, NULL, 'w' },
+		{ "redact", required_argument, NULL, 'R' },
+		{ "all", no_argument, NULL, 'A' },
+		{ "fail-if-slower", required_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct diff d;
-	int c, status = 0, i, taken;
+	int c, status = 0, i, sep, nargs;
 
 	memset(&d, 0, sizeof d);
-	pt_textopts_init(&d.o, "command", 1, 20);
+	pt_group_parse("command", 1, &d.d.group);
 	d.d.weight = PT_DIFF_WALL;
-	while ((c = getopt_long(argc, argv, PT_TEXTOPTS_SHORT "h", long_opts,
+	d.top = 20;
+	d.red = pt_redact_new();
+	/* Options end at "--"; the captures after it are B. */
+	sep = find_separator(argc, argv);
+	nargs = sep < 0 ? argc : sep;
+	while ((c = getopt_long(nargs, argv, "f:g:n:w:h", long_opts,
 				NULL)) != -1) {
-		if ((taken = pt_textopts_take(&d.o, c, optarg)) == -1)
-			goto bad;
-		if (taken == -2)
-			goto usage;
-		if (taken)
-			continue;
 		switch (c) {
+		case 'A':
+			d.all = 1;
+			break;
+		case 'F':
+			if (add_gate(&d, optarg) < 0)
+				goto bad;
+			break;
+		case 'R':
+			if (pt_redact_add(d.red, optarg) < 0)
+				goto bad;
+			break;
+		case 'f':
+			if (!strcmp(optarg, "markdown"))
+				d.markdown = 1;
+			else if (strcmp(optarg, "text")) {
+				pt_warn("--format: expected text or markdown, "
+					"not '%s'", optarg);
+				goto bad;
+			}
+			break;
+		case 'g':
+			if (pt_group_parse(optarg, 1, &d.d.group) < 0) {
+				pt_warn("--group-by: expected command, exe, "
+					"package, cwd or env:NAME, not '%s'",
+					optarg);
+				goto bad;
+			}
+			break;
 		case 'W':
 			if (!strcmp(optarg, "wall"))
 				d.d.weight = PT_DIFF_WALL;
@@ -191,41 +412,79 @@ static int run(int argc, char **argv)
 					"not '%s'", optarg);
 				goto bad;
 			}
+			d.weight_set = 1;
+			break;
+		case 'n':
+			if (parse_int(optarg, 1, &d.top) < 0)
+				goto usage;
+			break;
+		case 'w':
+			if (parse_int(optarg, 1, &d.width) < 0)
+				goto usage;
 			break;
 		case 'h':
 			printf("usage: proftrace diff %s\n\n%s",
 			       pt_cmd_diff.usage, help_text);
-			pt_textopts_free(&d.o);
+			pt_redact_free(d.red);
+			free_gates(&d);
 			return 0;
 		default:
 			goto usage;
 		}
 	}
+	if (!d.width)
+		d.width = pt_term_width();
+	if (d.width < MIN_WIDTH)
+		d.width = MIN_WIDTH;
+	if (sep >= 0 || d.ngates) {
+		/* Several runs a side; or two captures under a gate, which
+		 * needs the verdicts (and says it has none). */
+		size_t na = (size_t)(nargs - optind), nb;
+		char **caps;
+
+		if (sep < 0) {
+			if (na != 2)
+				goto usage;
+			na = 1;
+			nb = 1;
+		} else {
+			nb = (size_t)(argc - sep - 1);
+		}
+		if (!na || !nb)
+			goto usage;
+		caps = pt_xcalloc(na + nb, sizeof *caps);
+		memcpy(caps, argv + optind, na * sizeof *caps);
+		memcpy(caps + na, argv + (sep < 0 ? optind + 1 : sep + 1),
+		       nb * sizeof *caps);
+		status = run_runs(&d, caps, na, na + nb);
+		free(caps);
+		pt_redact_free(d.red);
+		free_gates(&d);
+		return status;
+	}
 	if (argc - optind != 2)
 		goto usage;
-	pt_textopts_finish(&d.o, MIN_WIDTH);
-	d.d.group = d.o.group;
 
 	for (i = 0; i < 2; i++) {
 		int rc;
 
-		rc = pt_diff_load(&d.d, i, argv[optind + i], d.o.redact);
+		rc = pt_diff_load(&d.d, i, argv[optind + i], d.red);
 		if (rc < 0) {
 			if (i)
 				pt_analysis_free(&d.d.s[0].a);
 			pt_model_free(&d.d.s[0].m);
 			if (i)
 				pt_model_free(&d.d.s[1].m);
-			pt_textopts_free(&d.o);
+			pt_redact_free(d.red);
 			return 1;
 		}
 		if (rc > 0)
 			status = 1;
 	}
 	pt_sb_init(&d.line);
-	d.d.top = (size_t)d.o.top;
+	d.d.top = (size_t)d.top;
 	pt_diff_compute(&d.d);
-	if (d.o.markdown) {
+	if (d.markdown) {
 		pt_diff_md_write(&d.d, argv[optind], argv[optind + 1], stdout);
 	} else {
 		summary(&d, argv[optind], argv[optind + 1]);
@@ -239,14 +498,16 @@ static int run(int argc, char **argv)
 	}
 	pt_diff_free(&d.d, 2);
 	pt_sb_release(&d.line);
-	pt_textopts_free(&d.o);
+	pt_redact_free(d.red);
 	return status;
 
 usage:
-	pt_textopts_free(&d.o);
+	pt_redact_free(d.red);
+	free_gates(&d);
 	return pt_cmd_usage(&pt_cmd_diff);
 bad:
-	pt_textopts_free(&d.o);
+	pt_redact_free(d.red);
+	free_gates(&d);
 	return 2;
 }
 
@@ -255,7 +516,9 @@ const struct pt_cmd pt_cmd_diff = {
 	.usage = "[--format text|markdown] "
 		 "[--group-by command|exe|package|cwd|env:NAME] "
 		 "[--weight wall|self|cpu] [--top N] [--width N] "
-		 "[--redact REGEX]... A B",
-	.summary = "compare two runs: time per command, largest change first",
+		 "[--redact REGEX]... [--all] [--fail-if-slower [KEY=]PCT]... "
+		 "A B | A... -- B...",
+	.summary = "compare runs: time per command, changes beyond noise "
+		   "first",
 	.run = run,
 };

@@ -17,7 +17,6 @@
 
 #include "analysis/analysis.h"
 #include "cli/cmd.h"
-#include "cli/textopts.h"
 #include "model/load.h"
 #include "model/model.h"
 #include "views/redact.h"
@@ -25,17 +24,31 @@
 #include "base/strbuf.h"
 #include "base/util.h"
 #include "views/report-md.h"
+#include "analysis/runs.h"
+#include "analysis/runsum.h"
+#include "views/runsum.h"
+#include "views/line.h"
 
 #define NONE UINT32_MAX
 #define MIN_WIDTH 60
 #define MAX_DEPTH 64
 #define MAX_INDENT 12             /* critical path levels indented */
 
+enum align { ALIGN_AUTO, ALIGN_START, ALIGN_WALL };
+
+struct opts {
+	struct pt_group_by group;
+	int group_set;
+	int depth, top, width;
+	int markdown;                   /* --format markdown */
+	int runs;                       /* --runs */
+	enum align align;
+};
+
 struct report {
 	const struct pt_model *m;
 	const struct pt_report *d;      /* the figures */
-	struct pt_textopts o;
-	int depth;                      /* --depth N */
+	struct opts o;
 	FILE *f;
 	struct pt_sb line, tmp;
 };
@@ -51,37 +64,28 @@ static const char help_text[] =
 	"  -d, --depth N       process tree depth (default 6)\n"
 	"  -n, --top N         lines per table, children per tree node\n"
 	"                      (default 10)\n"
-	PT_TEXTOPTS_HELP_TAIL
+	"  -w, --width N       line width (default: the terminal's, else\n"
+	"                      $COLUMNS, else 100)\n"
+	"  --runs              the captures are repeated runs of one build:\n"
+	"                      one summary of medians and ranges, per command\n"
+	"                      (--group-by command, the default here, or any\n"
+	"                      other key)\n"
+	"  --align A           several captures: start (lay each over the\n"
+	"                      first, for repeated runs) or wall (one wall\n"
+	"                      clock, for jobs of one pipeline); default: wall\n"
+	"                      when they share a CI pipeline id or overlap\n"
+	"                      in time, else start\n"
+	"  --redact REGEX      replace what REGEX (POSIX extended) matches in\n"
+	"                      any argument by *** (may be repeated)\n"
+	"  -h, --help          show this help\n\n"
 	"The full page: man proftrace-report (proftrace-report(1)).\n";
 
 /* ---- output helpers ---- */
 
-/*
- * Print r->line cut to the width (counting UTF-8 characters), reset it.
- * Control characters (a recorded command's newline, an escape sequence)
- * print as '?': they must not break the layout or drive the terminal.
- */
+/* Print r->line cut to the width (views/line.h), reset it. */
 static void emit(struct report *r)
 {
-	struct pt_sb *l = &r->line;
-	size_t i, cols = 0;
-
-	for (i = 0; i < l->len; i++) {
-		unsigned char c = (unsigned char)l->buf[i];
-
-		if ((c & 0xc0) == 0x80)
-			continue;
-		if (cols == (size_t)r->o.width)
-			break;
-		if (c < 0x20 || c == 0x7f)
-			l->buf[i] = '?';
-		cols++;
-	}
-	while (i > 0 && l->buf[i - 1] == ' ')
-		i--;
-	fwrite(l->buf, 1, i, r->f);
-	fputc('\n', r->f);
-	pt_sb_reset(l);
+	pt_line_emit(&r->line, r->o.width, r->f);
 }
 
 static void heading(struct report *r, const char *fmt, ...)
@@ -201,14 +205,14 @@ static void group_table(struct report *r, const struct pt_report_group *g)
 	size_t i, ng = d->ngroups;
 
 	pt_sb_addf(&r->line, "  %10s %6s %10s %6s %10s %7s  %s", "self s",
-		   "%self", "total s", "%total", "cpu s", "count",
+		   "%self", "total s", "%wall", "cpu s", "count",
 		   pt_group_name(&r->o.group));
 	emit(r);
 	for (i = 0; i < ng && i < (size_t)r->o.top; i++) {
 		pt_sb_addf(&r->line,
 			   "  %10.3f %5.1f%% %10.3f %5.1f%% %10.3f %7zu  %s",
 			   secs(g[i].self), pct(g[i].self, d->self_sum),
-			   secs(g[i].total), pct(g[i].total, d->self_sum),
+			   secs(g[i].total), pct(g[i].total, d->wall),
 			   (double)g[i].cpu_us / 1e6, g[i].count,
 			   pt_strtab_str(&d->names, g[i].id));
 		emit(r);
@@ -224,8 +228,8 @@ static void programs(struct report *r)
 	heading(r, "Programs by self time (wall time not waiting for "
 		   "children)");
 	group_table(r, r->d->by_self);
-	heading(r, "Programs by total time (self time with all they started, "
-		   "each execution once)");
+	heading(r, "Programs by total time (including children; nested runs "
+		   "once)");
 	group_table(r, r->d->by_total);
 }
 
@@ -365,7 +369,7 @@ static void tree_level(struct tree_ctx *t, const struct pt_exec *first,
 
 		/* Children to show, chosen now so that a node none of whose
 		 * children shows says so on its own line. */
-		if (x->first_child && depth < r->depth) {
+		if (x->first_child && depth < r->o.depth) {
 			kn = choose(t, x->first_child, 0, capture, &khid_n,
 				    &khid_ns);
 			t->nkids = kbeg;
@@ -407,7 +411,7 @@ static void tree(struct report *r)
 			t.roots[t.nroots++] = (uint32_t)c;
 	pt_sb_init(&t.prefix);
 	heading(r, "Process tree (depth %d, %d children each, subtrees under "
-		   "1%% folded)", r->depth, r->o.top);
+		   "1%% folded)", r->o.depth, r->o.top);
 	pt_sb_addf(&r->line, "  %10s %10s  %s", "total s", "self s",
 		   "execution");
 	emit(r);
@@ -629,39 +633,195 @@ static void inside(struct report *r)
 
 /* ---- the command ---- */
 
+static int parse_int(const char *s, int min, int *out)
+{
+	char *end;
+	long v = strtol(s, &end, 10);
+
+	if (!*s || *end || v < min || v > 100000)
+		return -1;
+	*out = (int)v;
+	return 0;
+}
+
+/* report --runs: each capture one run, summarized. */
+static int run_runs(struct report *r, char **paths, size_t n,
+		    struct pt_redact *red)
+{
+	struct pt_runs rs;
+	struct pt_runsum s;
+	size_t i;
+	int status = 0, rc;
+
+	if (!r->o.group_set)
+		pt_group_parse("command", 1, &r->o.group);
+	pt_runs_init(&rs, &r->o.group, n);
+	for (i = 0; i < n; i++) {
+		rc = pt_runs_add(&rs, paths[i], red);
+		if (rc < 0) {
+			pt_runs_free(&rs);
+			return 1;
+		}
+		if (rc > 0)
+			status = 1;
+	}
+	pt_runsum_compute(&s, &rs);
+	if (r->o.markdown)
+		rc = pt_runsum_md_write(&s, (size_t)r->o.top, stdout);
+	else
+		rc = pt_runsum_text_write(&s, (size_t)r->o.top, r->o.width,
+					  stdout);
+	if (rc < 0) {
+		pt_warn("writing standard output failed");
+		status = 1;
+	}
+	pt_runsum_free(&s);
+	pt_runs_free(&rs);
+	return status;
+}
+
+/*
+ * Several captures: lay them over each other (repeated runs) or keep one
+ * wall clock (jobs of one pipeline).  Returns the sentence that says
+ * which and why; shift gets what was taken off each capture's times.
+ */
+static const char *align(struct pt_model *m, enum align how, int64_t *shift,
+			 char *buf, size_t size)
+{
+	struct pt_run *runs;
+	const char *why = "";
+	size_t i, c;
+	int pipeline;
+
+	memset(shift, 0, m->ncaptures * sizeof *shift);
+	if (m->ncaptures < 2)
+		return NULL;
+	runs = pt_xcalloc(m->ncaptures, sizeof *runs);
+	for (c = 0; c < m->ncaptures; c++) {
+		runs[c].t0 = INT64_MAX;
+		runs[c].pipeline = pt_model_meta(m, c, "CI_PIPELINE_ID");
+		if (!runs[c].pipeline)
+			runs[c].pipeline = pt_model_meta(m, c, "GITHUB_RUN_ID");
+	}
+	for (i = 0; i < m->n; i++) {
+		const struct pt_exec *e = m->execs[i];
+		struct pt_run *x = &runs[e->capture];
+
+		if (e->start_ns < x->t0)
+			x->t0 = e->start_ns;
+	}
+	for (i = 0; i < m->n; i++) {
+		const struct pt_exec *e = m->execs[i];
+		struct pt_run *x = &runs[e->capture];
+
+		if (e->end_ns - x->t0 > x->wall)
+			x->wall = e->end_ns - x->t0;
+	}
+	pipeline = pt_runs_one_pipeline(runs, m->ncaptures, &why);
+	free(runs);
+	if (how == ALIGN_START || (how == ALIGN_AUTO && !pipeline)) {
+		pt_model_align_starts(m, shift);
+		snprintf(buf, size, "captures laid over each other, each from "
+			 "its own start (%s); --align wall keeps one wall "
+			 "clock", how == ALIGN_AUTO ? why : "--align start");
+	} else {
+		snprintf(buf, size, "captures on one wall clock (%s); --align "
+			 "start lays them over each other",
+			 how == ALIGN_AUTO ? why : "--align wall");
+	}
+	return buf;
+}
+
 static int run(int argc, char **argv)
 {
 	static const struct option long_opts[] = {
-		PT_TEXTOPTS_LONG,
+		{ "format", required_argument, NULL, 'f' },
+		{ "group-by", required_argument, NULL, 'g' },
 		{ "depth", required_argument, NULL, 'd' },
+		{ "top", required_argument, NULL, 'n' },
+		{ "width", required_argument, NULL, 'w' },
+		{ "redact", required_argument, NULL, 'R' },
+		{ "runs", no_argument, NULL, 'U' },
+		{ "align", required_argument, NULL, 'a' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct report r;
+	const char *aligned;
+	char note[256];
+	int64_t *shift;
+	size_t ci;
 	struct pt_report d;
 	struct pt_model m;
-	int c, i, status = 0, taken;
+	struct pt_redact *red;
+	int c, i, status = 0;
 
 	memset(&r, 0, sizeof r);
-	pt_textopts_init(&r.o, "exe", 0, 10);
-	r.depth = 6;
-	while ((c = getopt_long(argc, argv, PT_TEXTOPTS_SHORT "d:h", long_opts,
+	pt_group_parse("exe", 0, &r.o.group);
+	r.o.depth = 6;
+	r.o.top = 10;
+	r.o.width = 0;
+	red = pt_redact_new();
+	while ((c = getopt_long(argc, argv, "f:g:d:n:w:h", long_opts,
 				NULL)) != -1) {
-		if ((taken = pt_textopts_take(&r.o, c, optarg)) == -1)
-			goto bad;
-		if (taken == -2)
-			goto usage;
-		if (taken)
-			continue;
 		switch (c) {
+		case 'R':
+			if (pt_redact_add(red, optarg) < 0) {
+				pt_redact_free(red);
+				return 2;
+			}
+			break;
+		case 'f':
+			if (!strcmp(optarg, "markdown"))
+				r.o.markdown = 1;
+			else if (strcmp(optarg, "text")) {
+				pt_warn("--format: expected text or markdown, "
+					"not '%s'", optarg);
+				pt_redact_free(red);
+				return 2;
+			}
+			break;
+		case 'g':
+			if (pt_group_parse(optarg, 1, &r.o.group) < 0) {
+				pt_warn("--group-by: expected exe, package, "
+					"cwd, env:NAME or (with --runs) "
+					"command, not '%s'", optarg);
+				pt_redact_free(red);
+				return 2;
+			}
+			r.o.group_set = 1;
+			break;
+		case 'U':
+			r.o.runs = 1;
+			break;
+		case 'a':
+			if (!strcmp(optarg, "start"))
+				r.o.align = ALIGN_START;
+			else if (!strcmp(optarg, "wall"))
+				r.o.align = ALIGN_WALL;
+			else {
+				pt_warn("--align: expected start or wall, "
+					"not '%s'", optarg);
+				pt_redact_free(red);
+				return 2;
+			}
+			break;
 		case 'd':
-			if (pt_textopts_int(optarg, 0, &r.depth) < 0)
+			if (parse_int(optarg, 0, &r.o.depth) < 0)
+				goto usage;
+			break;
+		case 'n':
+			if (parse_int(optarg, 1, &r.o.top) < 0)
+				goto usage;
+			break;
+		case 'w':
+			if (parse_int(optarg, 1, &r.o.width) < 0)
 				goto usage;
 			break;
 		case 'h':
 			printf("usage: proftrace report %s\n\n%s",
 			       pt_cmd_report.usage, help_text);
-			pt_textopts_free(&r.o);
+			pt_redact_free(red);
 			return 0;
 		default:
 			goto usage;
@@ -669,21 +829,42 @@ static int run(int argc, char **argv)
 	}
 	if (optind >= argc)
 		goto usage;
-	pt_textopts_finish(&r.o, MIN_WIDTH);
-	if (r.depth > MAX_DEPTH)
-		r.depth = MAX_DEPTH;
+	if (!r.o.width)
+		r.o.width = pt_term_width();
+	if (r.o.width < MIN_WIDTH)
+		r.o.width = MIN_WIDTH;
+	if (r.o.depth > MAX_DEPTH)
+		r.o.depth = MAX_DEPTH;
+	if (r.o.runs) {
+		status = run_runs(&r, argv + optind, (size_t)(argc - optind),
+				  red);
+		pt_redact_free(red);
+		return status;
+	}
+	if (r.o.group.kind == PT_GROUP_COMMAND) {
+		pt_warn("--group-by command: only with --runs");
+		pt_redact_free(red);
+		return 2;
+	}
 
-	status = pt_model_load(&m, argv + optind, (size_t)(argc - optind),
-			       r.o.redact);
+	status = pt_model_load(&m, argv + optind, (size_t)(argc - optind), red);
 	if (status < 0) {
-		pt_textopts_free(&r.o);
+		pt_redact_free(red);
 		return 1;
 	}
 
 	/* Markdown keeps to its row cap, so its figures do too. */
 	if (r.o.markdown && r.o.top > PT_MD_MAX_ROWS)
 		r.o.top = PT_MD_MAX_ROWS;
+	shift = pt_xcalloc(m.ncaptures + 1, sizeof *shift);
+	aligned = align(&m, r.o.align, shift, note, sizeof note);
 	pt_report_compute(&d, &m, &r.o.group, (size_t)r.o.top);
+	/* The captures' own times, as recorded. */
+	for (ci = 0; ci < m.ncaptures; ci++) {
+		d.caps[ci].first += shift[ci];
+		d.caps[ci].last += shift[ci];
+	}
+	free(shift);
 	r.m = &m;
 	r.d = &d;
 	r.f = stdout;
@@ -692,11 +873,17 @@ static int run(int argc, char **argv)
 
 	if (r.o.markdown) {
 		pt_report_md_write(&d, stdout);
+		if (aligned)
+			printf("\n*%s.*\n", aligned);
 	} else {
 		pt_sb_addstr(&r.line, "proftrace report:");
 		for (i = optind; i < argc; i++)
 			pt_sb_addf(&r.line, " %s", argv[i]);
 		emit(&r);
+		if (aligned) {
+			pt_sb_addf(&r.line, "  %s", aligned);
+			emit(&r);
+		}
 		captures(&r);
 		summary(&r);
 		if (m.n) {
@@ -716,22 +903,19 @@ static int run(int argc, char **argv)
 	pt_sb_release(&r.line);
 	pt_sb_release(&r.tmp);
 	pt_model_free(&m);
-	pt_textopts_free(&r.o);
+	pt_redact_free(red);
 	return status;
 
 usage:
-	pt_textopts_free(&r.o);
+	pt_redact_free(red);
 	return pt_cmd_usage(&pt_cmd_report);
-bad:
-	pt_textopts_free(&r.o);
-	return 2;
 }
 
 const struct pt_cmd pt_cmd_report = {
 	.name = "report",
 	.usage = "[--format text|markdown] [--group-by exe|package|cwd|env:NAME] "
-		 "[--depth N] [--top N] [--width N] [--redact REGEX]... "
-		 "CAPTURE...",
+		 "[--depth N] [--top N] [--width N] [--runs] "
+		 "[--align start|wall] [--redact REGEX]... CAPTURE...",
 	.summary = "print where the time went: summary, programs, tree, "
 		   "critical path, parallelism",
 	.run = run,

@@ -21,7 +21,8 @@ struct output {
 	const char *name, *meta, *text;
 	int has_arg;
 	int (*to_file)(const struct pt_model *, FILE *);
-	int (*to_arg)(const struct pt_model *, const char *);
+	int (*to_arg)(const struct pt_finish *, const struct pt_model *,
+		      const char *);
 };
 
 static const struct output outputs[PT_FINISH_N] = {
@@ -35,12 +36,14 @@ static const struct output outputs[PT_FINISH_N] = {
 /* getopt_long values: out of the range of short options. */
 #define OPT_OUTPUT      0x100           /* + the output's index */
 #define OPT_REDACT      (OPT_OUTPUT + PT_FINISH_N)
+#define OPT_KEEP_LAST   (OPT_REDACT + 1)
 
 void pt_finish_init(struct pt_finish *fin, unsigned flags)
 {
 	memset(fin, 0, sizeof *fin);
 	fin->flags = flags;
 	fin->redact = pt_redact_new();
+	fin->keep_last = PT_FINISH_KEEP_LAST;
 }
 
 void pt_finish_options(struct option *opts, size_t n)
@@ -51,6 +54,8 @@ void pt_finish_options(struct option *opts, size_t n)
 					     OPT_OUTPUT + (int)i };
 	opts[n++] = (struct option){ "redact", required_argument, NULL,
 				     OPT_REDACT };
+	opts[n++] = (struct option){ "keep-last", required_argument, NULL,
+				     OPT_KEEP_LAST };
 	opts[n] = (struct option){ NULL, 0, NULL, 0 };
 }
 
@@ -71,6 +76,18 @@ int pt_finish_getopt(struct pt_finish *fin, int argc, char **argv,
 		if (c == OPT_REDACT) {
 			if (pt_redact_add(fin->redact, arg) < 0)
 				return '?';
+			continue;
+		}
+		if (c == OPT_KEEP_LAST) {
+			char *end;
+			long n = strtol(arg, &end, 10);
+
+			if (!*arg || *end || n < 1 || n > 1000) {
+				pt_warn("--keep-last: expected 1 to 1000, "
+					"not '%s'", arg);
+				return '?';
+			}
+			fin->keep_last = (int)n;
 			continue;
 		}
 		if (c < OPT_OUTPUT || c >= OPT_OUTPUT + PT_FINISH_N)
@@ -104,6 +121,8 @@ void pt_finish_help(const struct pt_finish *fin, const char *name,
 				fin->flags & PT_FINISH_STDOUT ?
 				" ('-': standard output)" : " at the end");
 	}
+	printf("  %-20s  with --keep: how many captures to keep\n",
+	       "--keep-last N");
 	fputs(tail, stdout);
 }
 
@@ -115,8 +134,15 @@ static int is_stdout(const struct pt_finish *fin, size_t i)
 int pt_finish_open(struct pt_finish *fin)
 {
 	for (size_t i = 0; i < PT_FINISH_N; i++) {
-		if (!fin->asked[i] || !outputs[i].to_file)
+		if (!fin->asked[i])
 			continue;
+		if (!outputs[i].to_file) {
+			/* A directory named, used at the end (not a URL). */
+			if (fin->arg[i] && fin->flags & PT_FINISH_ABSOLUTE &&
+			    !strcmp(outputs[i].meta, "DIR"))
+				fin->path[i] = pt_rundir_absolute(fin->arg[i]);
+			continue;
+		}
 		if (is_stdout(fin, i)) {
 			fin->f[i] = stdout;
 			continue;
@@ -143,7 +169,8 @@ static int write_one(struct pt_finish *fin, size_t i,
 	int rc, err;
 
 	if (!o->to_file)
-		return o->to_arg(m, fin->arg[i]);
+		return o->to_arg(fin, m, fin->path[i] ? fin->path[i] :
+				 fin->arg[i]);
 	fin->f[i] = NULL;
 	rc = o->to_file(m, f) < 0 || fflush(f) != 0 ? -1 : 0;
 	err = errno;
@@ -170,6 +197,8 @@ int pt_finish_write(struct pt_finish *fin, const char *capture,
 		any |= fin->asked[i];
 	if (!any && !summary)
 		return 0;
+	fin->capture = capture;
+	fin->summary = summary;
 	if (pt_model_load(&m, (char *[]){ (char *)capture }, 1,
 			  fin->redact) < 0)
 		return -1;
@@ -202,4 +231,11 @@ void pt_finish_free(struct pt_finish *fin)
 	}
 	pt_redact_free(fin->redact);
 	memset(fin, 0, sizeof *fin);
+}
+
+int pt_finish_otlp(const struct pt_finish *fin, const struct pt_model *m,
+		   const char *url)
+{
+	(void)fin;
+	return pt_otlp_finish(m, url);
 }

@@ -32,9 +32,12 @@
  *                     FILE, created before the run ('-' may be the
  *                     standard output, see PT_FINISH_STDOUT); --help says
  *                     "also write FILE as TEXT"
- *   to_arg            int (*)(const struct pt_model *, const char *arg)
+ *   to_arg            int (*)(const struct pt_finish *,
+ *                             const struct pt_model *, const char *arg)
  *                     otherwise: it gets the argument as given (NULL if
- *                     optional and absent); --help shows TEXT as it is
+ *                     optional and absent; made absolute, if a path, under
+ *                     PT_FINISH_ABSOLUTE), the capture's path and the
+ *                     summary stream in fin; --help shows TEXT as it is
  * Exactly one of to_file, to_arg is not NULL; each returns 0, or -1 after
  * a one-line error if the output could not be made.  An optional argument
  * is "--name=ARG", or the next word when it is a URL (http://, https://).
@@ -44,7 +47,10 @@
 	X(html, required_argument, "FILE", "HTML", pt_html_write, NULL) \
 	X(otlp, optional_argument, "[URL]", \
 	  "send the run to an OpenTelemetry receiver (OTLP/HTTP), see\n" \
-	  "                        proftrace-export(1)", NULL, pt_otlp_finish)
+	  "                        proftrace-export(1)", NULL, pt_finish_otlp) \
+	X(keep, required_argument, "DIR", "keep the capture in DIR, with " \
+	  "the last\n                        --keep-last N (5), and compare " \
+	  "it with them", NULL, pt_keep_write)
 
 enum {
 #define PT_FINISH_ENUM(name, has_arg, meta, text, to_file, to_arg) \
@@ -57,10 +63,15 @@ enum {
 /* The outputs in a usage line: "[--csv FILE] ", one each. */
 #define PT_FINISH_USAGE_ONE(name, has_arg, meta, text, to_file, to_arg) \
 	"[--" #name " " meta "] "
-#define PT_FINISH_USAGE PT_FINISH_OUTPUTS(PT_FINISH_USAGE_ONE)
+#define PT_FINISH_USAGE PT_FINISH_OUTPUTS(PT_FINISH_USAGE_ONE) \
+	"[--keep-last N] "
 
-/* The struct option entries pt_finish_options() adds: outputs, --redact. */
-#define PT_FINISH_NOPTS (PT_FINISH_N + 1)
+/* The struct option entries pt_finish_options() adds: outputs, --redact,
+ * --keep-last. */
+#define PT_FINISH_NOPTS (PT_FINISH_N + 2)
+
+/* --keep-last's default. */
+#define PT_FINISH_KEEP_LAST 5
 
 /* flags */
 #define PT_FINISH_STDOUT        1 /* FILE '-' is the standard output */
@@ -72,9 +83,28 @@ struct pt_finish {
 	struct pt_redact *redact;       /* --redact: masks every output */
 	int asked[PT_FINISH_N];
 	const char *arg[PT_FINISH_N];   /* the argument as given, or NULL */
-	char *path[PT_FINISH_N];        /* a to_file output: what is opened */
+	char *path[PT_FINISH_N];        /* what is opened or passed on */
 	FILE *f[PT_FINISH_N];
+	int keep_last;                  /* --keep-last N */
+	/* While pt_finish_write() runs: its arguments. */
+	const char *capture;
+	FILE *summary;
 };
+
+struct pt_model;
+
+/*
+ * --keep DIR (collect/keep.c): compare the capture with the captures
+ * kept in DIR (diff KEPT... -- CAPTURE, to fin->summary when it is not
+ * NULL), copy it into DIR and remove the oldest beyond fin->keep_last.
+ * Returns 0, or -1 after a one-line error.
+ */
+int pt_keep_write(const struct pt_finish *fin, const struct pt_model *m,
+		  const char *dir);
+
+/* --otlp [URL]: pt_otlp_finish() (export/otlp.h) as a to_arg output. */
+int pt_finish_otlp(const struct pt_finish *fin, const struct pt_model *m,
+		   const char *url);
 
 /* Start with no output asked for and no pattern. */
 void pt_finish_init(struct pt_finish *fin, unsigned flags);

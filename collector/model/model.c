@@ -220,6 +220,37 @@ void pt_model_finish(struct pt_model *m)
 	pt_sub_attach(m);
 }
 
+void pt_model_align_starts(struct pt_model *m, int64_t *shift_out)
+{
+	int64_t *first, t0 = 0;
+	size_t i;
+
+	if (m->ncaptures < 2 || !m->n)
+		return;
+	first = pt_xcalloc(m->ncaptures, sizeof *first);
+	for (i = 0; i < m->ncaptures; i++)
+		first[i] = INT64_MAX;
+	for (i = 0; i < m->n; i++) {
+		const struct pt_exec *e = m->execs[i];
+
+		if (e->start_ns < first[e->capture])
+			first[e->capture] = e->start_ns;
+	}
+	t0 = m->execs[0]->start_ns;
+	for (i = 0; i < m->n; i++) {
+		struct pt_exec *e = m->execs[i];
+		int64_t shift = first[e->capture] - t0;
+
+		e->start_ns -= shift;
+		e->end_ns -= shift;
+	}
+	for (i = 0; shift_out && i < m->ncaptures; i++)
+		shift_out[i] = first[i] == INT64_MAX ? 0 : first[i] - t0;
+	free(first);
+	/* Same executions, new order: ids and children lists again. */
+	pt_model_finish(m);
+}
+
 /* Write split string id out at `to`, NUL-terminated; returns its end. */
 static char *str_join(const struct strtab *st, uint32_t id, char *to)
 {

@@ -81,6 +81,15 @@ int pt_model_add_capture(struct pt_model *m, const char *path);
 void pt_model_finish(struct pt_model *m);
 
 /*
+ * Shift each capture's executions in time so that every capture starts
+ * when the earliest does: repeated runs of one build, laid over each
+ * other rather than end to end.  Ids and start order are rebuilt.
+ * shift (NULL, or m->ncaptures entries) gets what was taken off each
+ * capture's times, in ns.
+ */
+void pt_model_align_starts(struct pt_model *m, int64_t *shift);
+
+/*
  * Argument i (< e->argc) of e's command line; never NULL.  Valid until
  * the model is freed, or, for a long argument with spaces (kept as its
  * words and joined here), until an argument of another command line is

@@ -110,11 +110,5 @@ int pt_diff_md_write(const struct pt_diff *d, const char *a, const char *b,
 	changes(&md, d, rows);
 	only(&md, d, 0, rows);
 	only(&md, d, 1, rows);
-	pt_md_release(&md);
-	if (fflush(f) != 0 || ferror(f)) {
-		if (!errno)
-			errno = EIO;
-		return -1;
-	}
-	return 0;
+	return pt_md_end(&md);
 }

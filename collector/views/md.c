@@ -1,6 +1,8 @@
 /* Markdown helpers; see md.h. */
 #include "views/md.h"
 
+#include <errno.h>
+
 #include <stdarg.h>
 #include <string.h>
 
@@ -115,4 +117,17 @@ void pt_md_left_out(struct pt_md *md, size_t n, const char *what)
 {
 	if (n)
 		pt_md_line(md, "\n*%zu more %s not shown*", n, what);
+}
+
+int pt_md_end(struct pt_md *md)
+{
+	FILE *f = md->f;
+
+	pt_md_release(md);
+	if (fflush(f) != 0 || ferror(f)) {
+		if (!errno)
+			errno = EIO;
+		return -1;
+	}
+	return 0;
 }

@@ -26,6 +26,12 @@ void pt_md_init(struct pt_md *md, FILE *f);
 void pt_md_release(struct pt_md *md);
 
 /*
+ * Release md and flush its stream: 0, or -1 with errno (EIO when the
+ * stream kept none) if anything written to it failed.
+ */
+int pt_md_end(struct pt_md *md);
+
+/*
  * Append s (len bytes) to md->out as a code span: invalid UTF-8 as
  * U+FFFD, control characters as '?' (as in the text views), no spaces at
  * either end, cut to
