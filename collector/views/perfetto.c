@@ -582,9 +582,44 @@ static void counters(struct pf *w)
 	free(last);
 }
 
+/* The events programs wrote about themselves, as the model holds them. */
+struct model_subs {
+	const struct pt_model *m;
+	struct pt_sub_event *ev;
+	size_t cap;
+};
+
+static size_t model_subs(void *arg, const struct pt_exec *e,
+			 struct pt_sub_event **ev)
+{
+	struct model_subs *ms = arg;
+	const struct pt_sub *s;
+	size_t n, i, k = 0;
+
+	s = pt_model_subs(ms->m, e, &n);
+	if (n > ms->cap) {
+		ms->cap = n;
+		ms->ev = pt_xrealloc(ms->ev, n * sizeof *ms->ev);
+	}
+	/* Slices only: instants and counters have no span to nest. */
+	for (i = 0; i < n; i++)
+		if (s[i].ph == 'X')
+			ms->ev[k++] = (struct pt_sub_event){
+				.start_ns = s[i].start_ns,
+				.end_ns = s[i].start_ns + s[i].dur_ns,
+				.name = s[i].name,
+			};
+	*ev = ms->ev;
+	return k;
+}
+
 int pt_perfetto_write(const struct pt_model *m, FILE *f)
 {
-	return pt_perfetto_write_subs(m, f, NULL, NULL);
+	struct model_subs ms = { .m = m };
+	int rc = pt_perfetto_write_subs(m, f, model_subs, &ms);
+
+	free(ms.ev);
+	return rc;
 }
 
 int pt_perfetto_write_subs(const struct pt_model *m, FILE *f,

@@ -38,9 +38,10 @@ int pt_perfetto_write(const struct pt_model *m, FILE *f);
 
 /*
  * An event a program recorded about itself (a compiler's phases, a build
- * tool's rules), to be shown inside its execution's slice.  The model does
- * not hold such events yet; pt_perfetto_write_subs() takes them from the
- * caller, and is where they enter once the model does.
+ * tool's rules), to be shown inside its execution's slice.
+ * pt_perfetto_write() takes them from the model (pt_model_subs(): the
+ * slices, not the instants or counters); pt_perfetto_write_subs() from
+ * the caller.
  */
 struct pt_sub_event {
 	int64_t start_ns, end_ns;       /* Unix epoch ns, as the model's */

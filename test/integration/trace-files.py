@@ -25,6 +25,7 @@ from viewlib import Failed, check  # noqa: E402
 from importlib import import_module  # noqa: E402
 
 validate = import_module("validate-trace")
+perfetto_check = import_module("perfetto-check")
 WRITER = os.path.join(HERE, "trace-writer.py")
 TOL_US = 1000           # the contract: aligned within 1 ms
 
@@ -207,6 +208,29 @@ def test_clang():
                  if e["name"] == "Source"}
         check({"heavy.h", "light.h"} <= heads,
               f"clang {src}: Source events name {sorted(heads)}")
+    # Perfetto's protobuf trace, decoded by protoc and checked by
+    # TrackEvent's rules: clang's phases nest in its execution's slice,
+    # on its track.
+    pf = cap + ".pftrace"
+    subprocess.run([viewlib.ARGS.proftrace, "convert", "-f", "perfetto",
+                    "-o", pf, "--force", cap], check=True,
+                   capture_output=True)
+    try:
+        tr = perfetto_check.load(pf, "protoc")
+    except ValueError as e:
+        raise Failed(f"perfetto: {e}")
+    for src in ("one.c", "two.c"):
+        name = lambda x: x.decode() if isinstance(x, bytes) else str(x)
+        execs = [sl for sl in tr.slices if sl.depth == 0 and
+                 name(sl.name).startswith("clang") and src in name(sl.name)]
+        check(len(execs) == 1, f"perfetto: clang {src}: {len(execs)} "
+              "execution slices")
+        ex = execs[0]
+        inner = {name(sl.name) for sl in tr.slices
+                 if sl.track == ex.track and sl.depth > 0 and
+                 ex.ts <= sl.ts and sl.end <= ex.end}
+        check({"Frontend", "Backend", "Source"} <= inner,
+              f"perfetto: clang {src}: inside its slice {sorted(inner)}")
     out = subprocess.run([viewlib.ARGS.proftrace, "report", cap],
                          capture_output=True, text=True, check=True).stdout
     part = out[out.index("Inside the programs: what"):]
