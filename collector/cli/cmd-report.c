@@ -205,14 +205,14 @@ static void group_table(struct report *r, const struct pt_report_group *g)
 	size_t i, ng = d->ngroups;
 
 	pt_sb_addf(&r->line, "  %10s %6s %10s %6s %10s %7s  %s", "self s",
-		   "%self", "total s", "%wall", "cpu s", "count",
+		   "%self", "total s", "%total", "cpu s", "count",
 		   pt_group_name(&r->o.group));
 	emit(r);
 	for (i = 0; i < ng && i < (size_t)r->o.top; i++) {
 		pt_sb_addf(&r->line,
 			   "  %10.3f %5.1f%% %10.3f %5.1f%% %10.3f %7zu  %s",
 			   secs(g[i].self), pct(g[i].self, d->self_sum),
-			   secs(g[i].total), pct(g[i].total, d->wall),
+			   secs(g[i].total), pct(g[i].total, d->self_sum),
 			   (double)g[i].cpu_us / 1e6, g[i].count,
 			   pt_strtab_str(&d->names, g[i].id));
 		emit(r);
@@ -228,8 +228,8 @@ static void programs(struct report *r)
 	heading(r, "Programs by self time (wall time not waiting for "
 		   "children)");
 	group_table(r, r->d->by_self);
-	heading(r, "Programs by total time (including children; nested runs "
-		   "once)");
+	heading(r, "Programs by total time (self time with all they started, "
+		   "each execution once)");
 	group_table(r, r->d->by_total);
 }
 
