@@ -40,13 +40,13 @@ def check(ok, msg):
         print("watch: FAIL: " + msg, file=sys.stderr)
 
 
-def record(tmp, name, cmd, env=None, user=None):
+def record(tmp, name, cmd, env=None, user=None, pt=PT):
     cap, out = (os.path.join(tmp, name + x) for x in (".ptcap", ".csv"))
     pre = []
     if user:
         pre = ["setpriv", "--reuid=%d" % user, "--regid=%d" % user,
                "--clear-groups", "--"]
-    r = subprocess.run(pre + [PT, "record", "-q", "-o", cap, "--csv", out,
+    r = subprocess.run(pre + [pt, "record", "-q", "-o", cap, "--csv", out,
                               "--"] + cmd, env=env)
     return r.returncode, ptcheck.read_csv(out)
 
@@ -174,6 +174,15 @@ def test_setuid(tmp):
         os.mkdir(work)
         os.chown(work, user, user)
         env = dict(os.environ, HOME=work, TMPDIR=work)
+        # Copies the other user can read: the build tree may be under
+        # /root (0700).
+        pt = os.path.join(d, "proftrace")
+        shutil.copy(PT, pt)
+        if env.get("PROFTRACE_LIB"):
+            lib = os.path.join(d, "libproftrace.so")
+            shutil.copy(env["PROFTRACE_LIB"], lib)
+            os.chmod(lib, 0o755)
+            env["PROFTRACE_LIB"] = lib
         script = "/bin/sleep 0.3; /bin/sleep 0.2"
         # As the root command, and exec'd by a traced shell (whose EXEC
         # the collector hears at once; a fork child's waits for its
@@ -181,7 +190,7 @@ def test_setuid(tmp):
         for name, cmd in (("suid-root", [prog, script]),
                           ("suid-exec", ["sh", "-c",
                                          "exec " + prog + " '" + script + "'"])):
-            rc, rows = record(work, name, cmd, env=env, user=user)
+            rc, rows = record(work, name, cmd, env=env, user=user, pt=pt)
             check(rc == 0, f"{name}: exited {rc}")
             top = [r for r in rows if r["argv"][:1] == [prog]]
             check(len(top) == 1, f"{name}: setuid program rows: "
