@@ -47,7 +47,8 @@ static int random_run(const char *s, size_t n)
 /*
  * Append one component of a temporary path with its generated parts as
  * '*': "ccQ2x9Zk.s" -> "cc*.s" (gcc's temporaries: "cc" and six
- * characters, whatever they are), "conftest.7F4odU" -> "conftest.*",
+ * characters, whatever they are), "conftest.7F4odU" -> "conftest.*" (and
+ * "conftest.FMCIRS": autoconf's six places, whatever they are),
  * "build-48213" -> "build-*".
  */
 static void add_temp_component(struct pt_sb *sb, const char *p, size_t n)
@@ -65,6 +66,10 @@ static void add_temp_component(struct pt_sb *sb, const char *p, size_t n)
 			j++;
 		if (i == 0 && j - i == 8 && !strncmp(p, "cc", 2))
 			pt_sb_addstr(sb, "cc*");
+		else if (i == 9 && j - i == 6 && !strncmp(p, "conftest.", 9))
+			/* autoconf's mktemp -d conftest.XXXXXX: six places,
+			 * of one case about one time in a hundred */
+			pt_sb_addch(sb, '*');
 		else if (random_run(p + i, j - i))
 			pt_sb_addch(sb, '*');
 		else

@@ -60,7 +60,9 @@ def build(seed, slow=0.0, scale=1.0, jobs=2, noise=0.03, long_job=False,
     t = 0.1
     pid = 200
     procs = []
-    scratch = f"/tmp/conftest.{rand6(rnd)}"
+    # configure's mktemp -d conftest.XXXXXX; of one case about one time in
+    # a hundred, as in run 2 here
+    scratch = "/tmp/conftest." + (rand6(rnd) if seed != 2 else "FMCIRS")
     for k in range(3):
         # configure compiles three different conftest.c: one key each
         # by position
