@@ -20,6 +20,7 @@ others at its place is refused, a file of the wrong contents or owner at
 its name is replaced.
 """
 
+import argparse
 import os
 import pwd
 import random
@@ -159,11 +160,17 @@ def planted(a, d, u):
     work = d + "/victim"
     os.mkdir(work)
     os.chown(work, u.uid, u.gid)
-    env = ptrel.untraced_env({"PROFTRACE_LIB": a.lib})
+    # Copies the victim can read: the build tree may be under /root (0700).
+    mine = argparse.Namespace(proftrace=d + "/proftrace",
+                              lib=d + "/libproftrace.so")
+    shutil.copy(a.proftrace, mine.proftrace)
+    shutil.copy(a.lib, mine.lib)
+    os.chmod(mine.lib, 0o644)
+    env = ptrel.untraced_env({"PROFTRACE_LIB": mine.lib})
 
     def record_as_victim():
         return ptrel.run(u.cmd(record_cmd(
-            a, work + "/v.ptcap", ["sh", "-c", 'echo "$LD_PRELOAD"'])),
+            mine, work + "/v.ptcap", ["sh", "-c", 'echo "$LD_PRELOAD"'])),
             env=env, cwd=work)
 
     r = record_as_victim()
