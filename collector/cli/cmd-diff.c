@@ -6,7 +6,9 @@
  * the keys listed by the size of the change, then those seen in one run
  * only.  `diff A... -- B...`: analysis/rundiff.c's medians, intervals and
  * verdicts, views/rundiff*.c's renderings, and the CI gate
- * (--fail-if-slower).  doc/proftrace-diff.1.md is the manual.
+ * (--fail-if-slower).  The two-run text is views/diff-text.c, its
+ * Markdown views/diff-md.c; this file parses the options and dispatches.
+ * doc/proftrace-diff.1.md is the manual.
  *
  * Exit status: 0; 1 if an input was damaged or unreadable, or a
  * --fail-if-slower limit was passed beyond noise; 2 for bad usage.
@@ -25,10 +27,9 @@
 #include "base/strbuf.h"
 #include "base/util.h"
 #include "views/diff-md.h"
+#include "views/diff-text.h"
 #include "analysis/rundiff.h"
 #include "views/rundiff.h"
-#include "views/keyfit.h"
-#include "views/line.h"
 
 #define MIN_WIDTH 60
 
@@ -46,7 +47,6 @@ struct diff {
 	int weight_set, all;
 	struct gate *gates;
 	size_t ngates;
-	struct pt_sb line;
 };
 
 static const char help_text[] =
@@ -73,110 +73,6 @@ static const char help_text[] =
 	"                      any argument by *** (may be repeated)\n"
 	"  -h, --help          show this help\n\n"
 	"The full page: man proftrace-diff (proftrace-diff(1)).\n";
-
-static void emit(struct diff *d)
-{
-	pt_line_emit(&d->line, d->width, stdout);
-}
-
-static double secs(int64_t ns)
-{
-	return (double)ns / 1e9;
-}
-
-/* Append key id to the line in what is left of the width. */
-static void add_key(struct diff *d, uint32_t id)
-{
-	const struct pt_diff *f = &d->d;
-	int room = d->width - (int)d->line.len;
-
-	pt_key_fit(&d->line, pt_strtab_str(&f->keys, id),
-		   pt_strtab_str(&f->labels, f->label[id]),
-		   room > 0 ? (size_t)room : 0);
-}
-
-static void summary(struct diff *d, const char *pa, const char *pb)
-{
-	const struct pt_diff_side *a = &d->d.s[0], *b = &d->d.s[1];
-	int64_t wa = a->a.t1 - a->a.t0, wb = b->a.t1 - b->a.t0;
-
-	pt_sb_addf(&d->line, "proftrace diff: A = %s, B = %s", pa, pb);
-	emit(d);
-	fputc('\n', stdout);
-	pt_sb_addf(&d->line, "  %-12s %12s %12s %12s", "", "A", "B", "B - A");
-	emit(d);
-	pt_sb_addf(&d->line, "  %-12s %12.3f %12.3f %+12.3f", "wall s",
-		   secs(wa), secs(wb), secs(wb - wa));
-	if (wa > 0)
-		pt_sb_addf(&d->line, "  (%+.1f%%)",
-			   100.0 * (double)(wb - wa) / (double)wa);
-	emit(d);
-	pt_sb_addf(&d->line, "  %-12s %12.3f %12.3f %+12.3f", "cpu s",
-		   (double)a->cpu_us / 1e6, (double)b->cpu_us / 1e6,
-		   (double)(b->cpu_us - a->cpu_us) / 1e6);
-	emit(d);
-	pt_sb_addf(&d->line, "  %-12s %12zu %12zu %+12lld", "executions",
-		   a->m.n, b->m.n, (long long)b->m.n - (long long)a->m.n);
-	emit(d);
-	pt_sb_addf(&d->line, "  %-12s %12zu %12zu %+12lld", "failed",
-		   a->failed, b->failed,
-		   (long long)b->failed - (long long)a->failed);
-	emit(d);
-}
-
-static void changes(struct diff *d)
-{
-	const struct pt_diff *f = &d->d;
-	size_t i;
-
-	printf("\nLargest changes in %s, per %s seen in both runs "
-	       "(%zu of them)\n", pt_diff_weight_name(f->weight),
-	       pt_group_name(&f->group), f->nboth);
-	pt_sb_addf(&d->line, "  %10s %10s %10s %7s %6s %6s  %s", "A s", "B s",
-		   "B - A s", "change", "n A", "n B", pt_group_name(&f->group));
-	emit(d);
-	for (i = 0; i < f->nchanged; i++) {
-		const struct pt_diff_row *r = &f->both[i];
-
-		pt_sb_addf(&d->line, "  %10.3f %10.3f %+10.3f ", secs(r->t[0]),
-			   secs(r->t[1]), secs(r->t[1] - r->t[0]));
-		if (r->t[0] > 0)
-			pt_sb_addf(&d->line, "%+6.0f%%", 100.0 *
-				   (double)(r->t[1] - r->t[0]) /
-				   (double)r->t[0]);
-		else
-			pt_sb_addf(&d->line, "%7s", "new");
-		pt_sb_addf(&d->line, " %6zu %6zu  ", r->n[0], r->n[1]);
-		add_key(d, r->id);
-		emit(d);
-	}
-	if (f->nboth > f->nchanged) {
-		pt_sb_addf(&d->line, "  ... %zu more", f->nboth - f->nchanged);
-		emit(d);
-	}
-}
-
-static void only(struct diff *d, int side)
-{
-	const struct pt_diff *f = &d->d;
-	const struct pt_diff_row *rows = f->only[side];
-	size_t i, n = f->nonly[side];
-
-	printf("\nOnly in %c: %zu %s%s, %zu execution%s, %.3f s of %s\n",
-	       side ? 'B' : 'A', n, pt_group_name(&f->group), n == 1 ? "" : "s",
-	       f->only_runs[side], f->only_runs[side] == 1 ? "" : "s",
-	       secs(f->only_total[side]), pt_diff_weight_name(f->weight));
-	for (i = 0; i < n && i < (size_t)d->top; i++) {
-		pt_sb_addf(&d->line, "  %10.3f %6zu  ", secs(rows[i].t[side]),
-			   rows[i].n[side]);
-		add_key(d, rows[i].id);
-		emit(d);
-	}
-	if (n > (size_t)d->top) {
-		pt_sb_addf(&d->line, "  ... %zu more", n - (size_t)d->top);
-		emit(d);
-	}
-}
 
 static int parse_int(const char *s, int min, int *out)
 {
@@ -481,23 +377,19 @@ static int run(int argc, char **argv)
 		if (rc > 0)
 			status = 1;
 	}
-	pt_sb_init(&d.line);
 	d.d.top = (size_t)d.top;
 	pt_diff_compute(&d.d);
 	if (d.markdown) {
 		pt_diff_md_write(&d.d, argv[optind], argv[optind + 1], stdout);
 	} else {
-		summary(&d, argv[optind], argv[optind + 1]);
-		changes(&d);
-		only(&d, 0);
-		only(&d, 1);
+		pt_diff_text_write(&d.d, argv[optind], argv[optind + 1],
+				   d.width, stdout);
 	}
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		pt_warn("writing standard output failed");
 		status = 1;
 	}
 	pt_diff_free(&d.d, 2);
-	pt_sb_release(&d.line);
 	pt_redact_free(d.red);
 	return status;
 
