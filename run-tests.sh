@@ -9,9 +9,9 @@ if [ ! -f build/build.ninja ]; then   # none yet, or a setup that failed
 fi
 if [ $# -eq 0 ]; then
 	cat >&2 <<'EOF'
-proftrace: the whole suite takes 3 to 6 minutes on two shared cores (the slow,
+proftrace: the whole suite takes 10 to 15 minutes on two shared cores (the slow,
   sanitize and install suites most of it).
-  A quick subset (under a minute):  ./run-tests.sh --suite unit --suite e2e
+  A quick subset (about two minutes):  ./run-tests.sh --suite unit --suite e2e
   Suites: unit e2e probes views reliability sanitize slow bench install;
   one test: ./run-tests.sh NAME (meson test -C build --list names them).
 EOF
