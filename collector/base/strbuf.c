@@ -147,3 +147,17 @@ void pt_sb_add_iso8601(struct pt_sb *sb, int64_t t_ns)
 	strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
 	pt_sb_addf(sb, "%s.%03dZ", buf, (int)ms);
 }
+
+void pt_sb_add_i64(struct pt_sb *sb, int64_t v)
+{
+	char buf[24], *p = buf + sizeof buf;
+	uint64_t u = v < 0 ? -(uint64_t)v : (uint64_t)v;
+
+	do {
+		*--p = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	if (v < 0)
+		*--p = '-';
+	pt_sb_add(sb, p, (size_t)(buf + sizeof buf - p));
+}

@@ -57,6 +57,8 @@ void pt_sb_addstr(struct pt_sb *sb, const char *s);
 void pt_sb_addf(struct pt_sb *sb, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void pt_sb_vaddf(struct pt_sb *sb, const char *fmt, va_list ap);
+/* Append v in decimal, without printf (the views write millions). */
+void pt_sb_add_i64(struct pt_sb *sb, int64_t v);
 /* Drop the contents, keep the memory. */
 void pt_sb_reset(struct pt_sb *sb);
 /* Release the memory and return to the initial state. */

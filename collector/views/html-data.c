@@ -123,19 +123,9 @@ static void json_cstr(struct pt_sb *sb, const char *s)
 	pt_html_json_str(sb, s, strlen(s));
 }
 
-/* A decimal integer, without printf: millions of them. */
 static void num(struct pt_sb *sb, int64_t v)
 {
-	char buf[24], *p = buf + sizeof buf;
-	uint64_t u = v < 0 ? -(uint64_t)v : (uint64_t)v;
-
-	do {
-		*--p = (char)('0' + u % 10);
-		u /= 10;
-	} while (u);
-	if (v < 0)
-		*--p = '-';
-	pt_sb_add(sb, p, (size_t)(buf + sizeof buf - p));
+	pt_sb_add_i64(sb, v);
 }
 
 /* "key": at the start of an object (first) or after a comma. */

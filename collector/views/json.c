@@ -56,16 +56,7 @@ static void lit(struct out *o, const char *s)
 
 static void i64(struct out *o, int64_t v)
 {
-	char buf[24], *p = buf + sizeof buf;
-	uint64_t u = v < 0 ? -(uint64_t)v : (uint64_t)v;
-
-	do {
-		*--p = (char)('0' + u % 10);
-		u /= 10;
-	} while (u);
-	if (v < 0)
-		*--p = '-';
-	pt_sb_add(&o->sb, p, (size_t)(buf + sizeof buf - p));
+	pt_sb_add_i64(&o->sb, v);
 }
 
 /* Start an event: JSON wants commas between, never after the last. */
