@@ -71,6 +71,7 @@ void pt_init_after_fork(uint64_t fork_ns)
 	pt.exit_how = 0;
 	pt.exit_sent = 0;
 	pt.mbox_slot = 0;
+	pt.trace_known = 0;     /* the tool's image is the parent's */
 	pt_defer_forget();
 	pt_conn_after_fork();
 }
@@ -140,6 +141,7 @@ __attribute__((constructor)) static void pt_init(int argc, char **argv,
 	pt_env_setup(envp);
 	pt_conn_start_image(argv, envp);
 	pt_trace_setup(envp);
+	pt_known_setup(argv);
 	if (!pt.off)
 		pt.at_exit = on_exit(pt_on_exit, NULL) == 0;
 	pt.ready = 1;

@@ -95,6 +95,7 @@ struct pt_state {
 	uint16_t env_trace;     /* PROFTRACE_TRACE_DIR=..., maybe a relay */
 	int trace_relay;        /* 1: the trace directory is a relay, sent
 				 * at the end; 2: one this image made */
+	uint16_t trace_known;   /* "TOOL=FILE" a known tool writes, or 0 */
 	uint16_t preload_entry; /* our entry in LD_PRELOAD */
 	uint16_t lib_path;      /* the file it names here ($LIB expanded) */
 	/* Programs of the other ELF class (32-bit ones under a 64-bit
@@ -232,8 +233,16 @@ PT_HIDDEN uint16_t pt_env_pool_entry(const char *name, const char *val);
  */
 PT_HIDDEN void pt_trace_setup(char **envp);
 
-/* Owner, at its end: send the relay directory's files of this pid as
- * TRACE records through ch, and remove them. */
+/*
+ * Constructor: if argv is a known tool's (clang -ftime-trace, coqc
+ * -profile, dune --trace-file), note the file it will write, so that
+ * pt_trace_send() sends it (tracetools.c).
+ */
+PT_HIDDEN void pt_known_setup(char *const *argv);
+
+/* Owner, at its end: send the known tool's file, and the relay
+ * directory's files of this pid (removing these), as TRACE records
+ * through ch. */
 PT_HIDDEN void pt_trace_send(struct pt_chan *ch);
 
 /* ---- records (encode.c) ---- */

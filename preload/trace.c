@@ -28,6 +28,8 @@
 
 #define RELAY_NAME ".proftrace-relay-"
 #define VAR_LEN    (sizeof PT_ENV_TRACE_DIR)        /* "NAME=" */
+/* A file's time is the kernel's coarse clock, a tick behind ours. */
+#define MTIME_SLACK_NS 20000000u
 
 static const char *trace_dir(void)
 {
@@ -138,33 +140,41 @@ static int ours(const char *name, const char *pid)
 	       len >= n + 5 && !pt_strncmp(name + len - 5, ".json", 5);
 }
 
-static void send_file(struct pt_chan *ch, int dfd, const char *name)
+/*
+ * Send the file dfd/name as a TRACE record found by `from`, shown as
+ * path.  fresh: only a file written since this image began (a known
+ * tool's output left from an earlier build is not this run's).
+ */
+static void send_file(struct pt_chan *ch, int dfd, const char *name,
+		      const char *from, const char *path, int fresh)
 {
-	char path[PATH_MAX], size[24];
+	char size[24];
 	const char *note = NULL;
 	struct pt_item it[5];
 	struct pt_body b;
 	struct statx stx;
-	size_t n = 0, dl = pt_strlen(trace_dir()), nl = pt_strlen(name), len = 0;
+	size_t n = 0, len = 0;
 	void *map = MAP_FAILED;
 	int fd;
 
-	if (dl + 1 + nl >= sizeof path)
-		return;
-	pt_memcpy(path, trace_dir(), dl);
-	path[dl] = '/';
-	pt_memcpy(path + dl + 1, name, nl + 1);
-	it[n++] = (struct pt_item){ PT_TAG_TRACE_FROM, "dir", 3 };
-	it[n++] = (struct pt_item){ PT_TAG_PATH, path, dl + 1 + nl };
+	it[n++] = (struct pt_item){ PT_TAG_TRACE_FROM, from, pt_strlen(from) };
+	it[n++] = (struct pt_item){ PT_TAG_PATH, path, pt_strlen(path) };
 	fd = (int)PT_SC5(SYS_openat, dfd, name, O_RDONLY | O_NOFOLLOW |
 			 O_NONBLOCK | O_CLOEXEC | O_NOCTTY, 0, 0);
+	if (fd < 0 && fresh && errno == ENOENT)
+		return;         /* the tool wrote nothing: nothing to say */
 	if (fd < 0) {
 		note = errno == ELOOP ? "refused: a symbolic link (not followed)"
 				      : "refused: cannot be opened";
 	} else if (PT_SC5(SYS_statx, fd, "", AT_EMPTY_PATH,
-			  STATX_TYPE | STATX_SIZE, &stx) < 0 ||
+			  STATX_TYPE | STATX_SIZE | STATX_MTIME, &stx) < 0 ||
 		   !S_ISREG(stx.stx_mode)) {
 		note = "refused: not a regular file";
+	} else if (fresh && (uint64_t)stx.stx_mtime.tv_sec * 1000000000u +
+			    stx.stx_mtime.tv_nsec + MTIME_SLACK_NS <
+			    pt.start_realtime_ns) {
+		pt_sys_close(fd);
+		return;
 	} else {
 		const char *p = put_uint(size + sizeof size,
 					 (unsigned long)stx.stx_size);
@@ -207,7 +217,35 @@ static void send_file(struct pt_chan *ch, int dfd, const char *name)
 		PT_SC2(SYS_munmap, map, len ? len : 1);
 	if (fd >= 0)
 		pt_sys_close(fd);
+}
+
+/* A relay's file: sent under its path in the relay, then removed. */
+static void send_relayed(struct pt_chan *ch, int dfd, const char *name)
+{
+	char path[PATH_MAX];
+	size_t dl = pt_strlen(trace_dir()), nl = pt_strlen(name);
+
+	if (dl + 1 + nl >= sizeof path)
+		return;
+	pt_memcpy(path, trace_dir(), dl);
+	path[dl] = '/';
+	pt_memcpy(path + dl + 1, name, nl + 1);
+	send_file(ch, dfd, name, "dir", path, 0);
 	PT_SC3(SYS_unlinkat, dfd, name, 0);
+}
+
+/* The known tool's file ("TOOL=FILE" in the pool), left in place. */
+static void send_known(struct pt_chan *ch)
+{
+	char from[16];
+	const char *entry = PT_STR(trace_known), *eq = pt_strchr(entry, '=');
+	size_t n = (size_t)(eq - entry);
+
+	if (!eq || n >= sizeof from)
+		return;
+	pt_memcpy(from, entry, n);
+	from[n] = '\0';
+	send_file(ch, AT_FDCWD, eq + 1, from, eq + 1, 1);
 }
 
 void pt_trace_send(struct pt_chan *ch)
@@ -216,6 +254,8 @@ void pt_trace_send(struct pt_chan *ch)
 	long n, off;
 	int dfd, sent = 1, pass;
 
+	if (pt.trace_known)
+		send_known(ch);
 	if (!pt.trace_relay)
 		return;
 	dfd = (int)PT_SC5(SYS_openat, AT_FDCWD, trace_dir(),
@@ -238,7 +278,7 @@ void pt_trace_send(struct pt_chan *ch)
 
 				pt_memcpy(&reclen, buf + off + 16, 2);
 				if (ours(name, pid)) {
-					send_file(ch, dfd, name);
+					send_relayed(ch, dfd, name);
 					sent = 1;
 				}
 				off += reclen;

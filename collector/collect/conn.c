@@ -33,9 +33,8 @@ static void close_conn(struct pt_server *s, struct conn *c)
 		s->st.running--;
 		s->st.finished++;
 		/* Its image ended: what it wrote is complete. */
-		pt_tracefiles_ended(s->traces, c->pid, c->own_pid, c->known);
+		pt_tracefiles_ended(s->traces, c->pid, c->own_pid);
 	}
-	free(c->known);
 	free(c->pend);
 	free(c);
 }
@@ -140,9 +139,11 @@ static int handle_frame(struct pt_server *s, struct conn *c,
 		return -1;
 	}
 	keep = account(s, c, &rec, now);
-	if (rec.hdr.type == PT_REC_HELLO && !c->known &&
-	    rec.u.hello.kind == PT_HELLO_IMAGE && c->own_pid == h->pid)
-		c->known = pt_tracefiles_known(payload, h->raw_length);
+	/* Trace files sent by the images count against the run's budget
+	 * like those the collector takes itself. */
+	if (keep && rec.hdr.type == PT_REC_TRACE)
+		keep = pt_tracefiles_admit(s->traces, h->pid, payload,
+					   h->raw_length);
 	if (keep)
 		pt_watch_frame(s->watch, &rec, (pid_t)c->pid, payload,
 			       h->raw_length);

@@ -52,8 +52,6 @@ struct conn {
 	int said_hello;
 	uint32_t hello_kind;
 	uint32_t own_pid;               /* the HELLO's pid: as it names itself */
-	char *known;                    /* a known tool's trace file
-					 * (collect/tracefile.h), or NULL */
 	unsigned char *pend;            /* bytes of an incomplete frame */
 	size_t pend_len, pend_alloc;
 	struct conn *prev, *next;

@@ -386,7 +386,6 @@ void pt_server_free(struct pt_server *s)
 	for (c = s->conns; c; c = cn) {
 		cn = c->next;
 		close(c->w.fd);
-		free(c->known);
 		free(c->pend);
 		free(c);
 	}

@@ -16,19 +16,9 @@
 #include "base/strbuf.h"
 #include "base/util.h"
 
-/* Files of known tools already taken, so that one read twice (a driver
- * and its compiler process both naming it) is stored once. */
-#define SEEN_SLOTS 1024
-
 struct pending {
 	uint32_t pid;                   /* the pid the name starts with */
 	char *name;
-};
-
-struct seen {
-	dev_t dev;
-	ino_t ino;
-	int64_t mtime_ns, size;
 };
 
 struct pt_tracefiles {
@@ -40,7 +30,6 @@ struct pt_tracefiles {
 	size_t npend, cpend;
 	int overflow;                   /* inotify lost events: look at all */
 	uint64_t bytes;                 /* kept so far in the run */
-	struct seen seen[SEEN_SLOTS];
 	struct pt_sb frame;
 };
 
@@ -190,18 +179,44 @@ static void item_str(struct pt_sb *sb, unsigned tag, const char *s)
 	item(sb, tag, s, strlen(s));
 }
 
-/* Has this file (a known tool's) been taken already?  Notes it if not. */
-static int seen_before(struct pt_tracefiles *t, const struct stat *st)
+/* Start a TRACE frame in t->frame: room for the header, then FROM, PATH. */
+static void frame_begin(struct pt_tracefiles *t, const char *from,
+			size_t from_len, const char *path, size_t path_len)
 {
-	struct seen *s = &t->seen[(st->st_ino ^ st->st_dev) % SEEN_SLOTS];
-	struct seen now = { st->st_dev, st->st_ino,
-			    (int64_t)st->st_mtim.tv_sec * 1000000000 +
-			    st->st_mtim.tv_nsec, (int64_t)st->st_size };
+	struct pt_sb *sb = &t->frame;
 
-	if (!memcmp(s, &now, sizeof now))
-		return 1;
-	*s = now;
-	return 0;
+	pt_sb_reset(sb);
+	pt_sb_grow(sb, PT_FRAME_HDR);
+	sb->len = PT_FRAME_HDR;
+	item(sb, PT_TAG_TRACE_FROM, from, from_len);
+	item(sb, PT_TAG_PATH, path, path_len);
+}
+
+/* Put the frame of t->frame as pid's, stamped now. */
+static void frame_put(struct pt_tracefiles *t, uint32_t pid)
+{
+	struct pt_frame_header h;
+	struct pt_sb *sb = &t->frame;
+
+	memset(&h, 0, sizeof h);
+	h.magic = PT_WIRE_MAGIC;
+	h.version = PT_WIRE_VERSION;
+	h.type = PT_REC_TRACE;
+	h.pid = pid;
+	h.length = h.raw_length = (uint32_t)(sb->len - PT_FRAME_HDR);
+	h.time_ns = pt_mono_ns();
+	pt_wire_put_header((unsigned char *)sb->buf, &h);
+	t->put(t->arg, sb->buf, sb->len);
+	if (sb->alloc > (1u << 20))
+		pt_sb_release(sb);
+}
+
+/* The note of a file refused because the run's budget is spent. */
+static const char *over_budget(char *buf, size_t size)
+{
+	snprintf(buf, size, "refused: the run's %u MiB of trace files were "
+		 "taken", PT_TRACE_RUN_MAX >> 20);
+	return buf;
 }
 
 /*
@@ -210,25 +225,20 @@ static int seen_before(struct pt_tracefiles *t, const struct stat *st)
  * otherwise.
  */
 static int take(struct pt_tracefiles *t, int dirfd, const char *path,
-		const char *from, uint32_t pid, const char *shown, int once)
+		uint32_t pid, const char *shown)
 {
-	struct pt_frame_header h;
 	struct pt_sb *sb = &t->frame;
 	const char *note = NULL;
 	char size[24], notebuf[96];
 	struct stat st;
-	size_t got = 0, hdr, json_at = 0;
+	size_t got = 0, json_at = 0;
 	int fd;
 
 	fd = openat(dirfd, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
 		    O_CLOEXEC | O_NOCTTY);
 	if (fd < 0 && errno == ENOENT)
 		return 0;
-	pt_sb_reset(sb);
-	pt_sb_grow(sb, PT_FRAME_HDR);
-	sb->len = hdr = PT_FRAME_HDR;
-	item_str(sb, PT_TAG_TRACE_FROM, from);
-	item_str(sb, PT_TAG_PATH, shown);
+	frame_begin(t, "dir", 3, shown, strlen(shown));
 	if (fd < 0) {
 		note = errno == ELOOP ? "refused: a symbolic link (not followed)"
 				      : "refused: cannot be opened";
@@ -240,16 +250,11 @@ static int take(struct pt_tracefiles *t, int dirfd, const char *path,
 			 "refused: not a regular file");
 		goto send;
 	}
-	if (once && seen_before(t, &st)) {
-		close(fd);
-		return 1;
-	}
 	snprintf(size, sizeof size, "%lld", (long long)st.st_size);
 	item_str(sb, PT_TAG_TRACE_SIZE, size);
 	if (t->bytes >= PT_TRACE_RUN_MAX) {
-		snprintf(notebuf, sizeof notebuf, "refused: the run's %u MiB "
-			 "of trace files were taken", PT_TRACE_RUN_MAX >> 20);
-		item_str(sb, PT_TAG_TRACE_NOTE, notebuf);
+		item_str(sb, PT_TAG_TRACE_NOTE,
+			 over_budget(notebuf, sizeof notebuf));
 		goto send;
 	}
 	/* Room for the file up to the cap; what the size said may change. */
@@ -297,18 +302,40 @@ static int take(struct pt_tracefiles *t, int dirfd, const char *path,
 send:
 	if (fd >= 0)
 		close(fd);
-	memset(&h, 0, sizeof h);
-	h.magic = PT_WIRE_MAGIC;
-	h.version = PT_WIRE_VERSION;
-	h.type = PT_REC_TRACE;
-	h.pid = pid;
-	h.length = h.raw_length = (uint32_t)(sb->len - hdr);
-	h.time_ns = pt_mono_ns();
-	pt_wire_put_header((unsigned char *)sb->buf, &h);
-	t->put(t->arg, sb->buf, sb->len);
-	if (sb->alloc > (1u << 20))
-		pt_sb_release(sb);
+	frame_put(t, pid);
 	return 1;
+}
+
+int pt_tracefiles_admit(struct pt_tracefiles *t, uint32_t pid,
+			const unsigned char *payload, size_t len)
+{
+	const char *str, *from = "", *path = "";
+	size_t pos = 0, n, from_len = 0, path_len = 0, json = 0;
+	char notebuf[96];
+	unsigned tag;
+
+	if (!t)
+		return 1;
+	while (pt_wire_next_item(payload, len, &pos, &tag, &str, &n) > 0) {
+		if (tag == PT_TAG_TRACE_FROM) {
+			from = str;
+			from_len = n;
+		} else if (tag == PT_TAG_PATH) {
+			path = str;
+			path_len = n;
+		} else if (tag == PT_TAG_TRACE_JSON) {
+			json = n;
+		}
+	}
+	if (t->bytes + json <= PT_TRACE_RUN_MAX) {
+		t->bytes += json;
+		return 1;
+	}
+	frame_begin(t, from, from_len, path, path_len);
+	item_str(&t->frame, PT_TAG_TRACE_NOTE,
+		 over_budget(notebuf, sizeof notebuf));
+	frame_put(t, pid);
+	return 0;
 }
 
 /* Take pending entry i (removing it from the list and the directory). */
@@ -319,23 +346,18 @@ static void take_pending(struct pt_tracefiles *t, size_t i, uint32_t pid)
 
 	t->pend[i] = t->pend[--t->npend];
 	pt_sb_addf(&shown, "%s/%s", t->dir, p.name);
-	if (take(t, t->dirfd, p.name, "dir", pid, shown.buf, 0))
+	if (take(t, t->dirfd, p.name, pid, shown.buf))
 		unlinkat(t->dirfd, p.name, 0);
 	pt_sb_release(&shown);
 	free(p.name);
 }
 
 void pt_tracefiles_ended(struct pt_tracefiles *t, uint32_t pid,
-			 uint32_t own_pid, const char *known)
+			 uint32_t own_pid)
 {
 	size_t i;
 
-	if (!t)
-		return;
-	if (known)
-		take(t, AT_FDCWD, known + strlen(known) + 1, known, pid,
-		     known + strlen(known) + 1, 1);
-	if (t->dirfd < 0)
+	if (!t || t->dirfd < 0)
 		return;
 	/* The writer closed its file before it ended: its event is queued
 	 * by now, if not read. */

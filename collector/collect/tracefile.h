@@ -3,9 +3,9 @@
  * Format JSON), taken into the capture as TRACE frames when their writer
  * ends (include/proftrace/wire.h, doc/manual.md "Traces that programs
  * write"): the files in the run's trace directory ($PROFTRACE_TRACE_DIR,
- * named after the writer's pid), and those known tools write where their
- * command line says (clang -ftime-trace, Rocq -profile, dune
- * --trace-file).
+ * named after the writer's pid).  (The files that known tools write
+ * where their command line says, clang -ftime-trace, Rocq -profile, dune
+ * --trace-file, their images send themselves: preload/tracetools.c.)
  *
  * A file is opened without following a last symbolic link and without
  * blocking, taken only when it is a regular file, and cut at
@@ -26,7 +26,7 @@ typedef void pt_tracefiles_put(void *arg, const void *frame, size_t len);
 
 /*
  * Trace files of a run whose trace directory is dir (created 0700 if
- * missing; NULL: known tools' files only).  Returns NULL with a warning
+ * missing; NULL: none).  Returns NULL with a warning
  * when dir cannot be made or watched: the run goes on without it.
  */
 struct pt_tracefiles *pt_tracefiles_new(const char *dir,
@@ -38,20 +38,22 @@ int pt_tracefiles_fd(const struct pt_tracefiles *t);
 void pt_tracefiles_ready(struct pt_tracefiles *t);
 
 /*
- * The file a known tool will write, from a HELLO's payload (an IMAGE's
- * tail: EXE, ARG..., CWD): a malloc'd "FROM\0PATH" (PATH absolute), or
- * NULL when the command line names none.  Cheap when it names none.
- */
-char *pt_tracefiles_known(const unsigned char *payload, size_t len);
-
-/*
  * The image of process pid (the collector's), which calls itself
- * own_pid, ended: take the directory's files named after own_pid and
- * the known tool's file (from pt_tracefiles_known(), or NULL).  Frames
- * are stamped now.
+ * own_pid, ended: take the directory's files named after own_pid.
+ * Frames are stamped now.
  */
 void pt_tracefiles_ended(struct pt_tracefiles *t, uint32_t pid,
-			 uint32_t own_pid, const char *known);
+			 uint32_t own_pid);
+
+/*
+ * A TRACE record a traced image sent (a relay's or a known tool's file;
+ * payload of len bytes, TRACE has no fixed part): does it fit in the
+ * run's budget?  Counts it and returns 1; past the budget, puts a TRACE
+ * frame of pid saying the file was refused in its stead and returns 0.
+ * t NULL: always 1.
+ */
+int pt_tracefiles_admit(struct pt_tracefiles *t, uint32_t pid,
+			const unsigned char *payload, size_t len);
 
 /* The run is over: take every file left in the directory, by the pid
  * its name starts with. */

@@ -36,6 +36,8 @@ struct tfile {
 	uint64_t mono;                  /* when it was taken */
 	int64_t taken_ns;               /* the same, epoch */
 	const char *from, *path;
+	uint64_t hash;                  /* of its JSON, with its length */
+	size_t jlen;
 	struct pt_chrome_info info;
 	size_t first, n;                /* its events in raw[] */
 };
@@ -116,6 +118,35 @@ static void add_event(void *arg, const struct pt_chrome_event *ev)
 	r->ph = ev->ph;
 }
 
+static uint64_t fnv1a(const char *p, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325u;
+
+	while (n--)
+		h = (h ^ (unsigned char)*p++) * 0x100000001b3u;
+	return h;
+}
+
+/*
+ * Was the same known tool's file sent already, by another process of the
+ * same compile?  (A clang driver and the compiler process it starts both
+ * name the file; they end together, so a look at the last few files of
+ * the capture is enough.)  Paths are interned: equal ones are one pointer.
+ */
+static int sent_twice(const struct pt_subs *s, const struct tfile *f)
+{
+	size_t i, lo = s->nfile - 1 > s->cap_first + 16 ? s->nfile - 17
+							: s->cap_first;
+
+	if (!strcmp(f->from, "dir"))
+		return 0;
+	for (i = s->nfile - 1; i-- > lo;)
+		if (s->file[i].path == f->path && s->file[i].jlen == f->jlen &&
+		    s->file[i].hash == f->hash && s->file[i].from == f->from)
+			return 1;
+	return 0;
+}
+
 void pt_sub_add_file(struct build *b, uint32_t pid, uint64_t t,
 		     const unsigned char *payload, size_t len)
 {
@@ -150,6 +181,14 @@ void pt_sub_add_file(struct build *b, uint32_t pid, uint64_t t,
 			json = str;
 			jlen = n;
 			break;
+		}
+	}
+	if (json) {
+		f->jlen = jlen;
+		f->hash = fnv1a(json, jlen);
+		if (sent_twice(s, f)) {
+			s->nfile--;
+			return;
 		}
 	}
 	s->st.files++;

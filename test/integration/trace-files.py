@@ -16,6 +16,7 @@ import os
 import re
 import shutil
 import subprocess
+import time
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -184,16 +185,14 @@ def test_clang():
     if not shutil.which("clang"):
         raise Failed("clang is not installed (tools/install-deps.sh)")
     d = c_project()
-    # clang's files are removed before the conversion: the capture has
-    # them.  (Not by the build itself: the collector reads a file a
-    # moment after its writer ends, and a removal at once can win that
-    # race, as the manual says.)
+    # The build removes clang's files the moment clang ends: the capture
+    # has them all the same (each clang sends its own file at its end).
     script = ("clang -ftime-trace -ftime-trace-granularity=0 -c one.c "
               "-o one.o && clang -ftime-trace -ftime-trace-granularity=0 "
-              "-c two.c")
+              "-c two.c && rm one.json two.json")
     cap = record("clang", ["sh", "-c", script], cwd=d)
-    for f in ("one.json", "two.json"):
-        os.unlink(os.path.join(d, f))
+    check(not os.path.exists(os.path.join(d, "one.json")),
+          "the build did not remove one.json")
     doc, err = convert(cap)
     check(not err, f"convert said: {err}")
     for src in ("one.c", "two.c"):
@@ -254,6 +253,49 @@ def test_clang():
     srows = [r for r in rows if len(r) == 4 and "Source" in r[2]]
     check(srows and srows[0][3].endswith("/heavy.h</code>") and
           srows[0][1] == "2", f"Markdown report's headers: {srows[:2]}")
+
+
+def test_private_build():
+    """clang in a sandbox with a private tmpfs for its build directory,
+    which no other process can see: its file arrives all the same.  And a
+    stale file of an earlier build, left where a failing compile would
+    have written its own, is not taken for this run's."""
+    if not shutil.which("clang") or not shutil.which("bwrap"):
+        raise Failed("clang or bwrap is not installed (tools/install-deps.sh)")
+    d = c_project()
+    stale = os.path.join(d, "bad.json")
+    with open(stale, "w") as f:
+        json.dump({"traceEvents": [{"name": "stale", "ph": "X", "ts": 0,
+                                    "dur": 1}]}, f)
+    os.utime(stale, (time.time() - 3600, time.time() - 3600))
+    with open(os.path.join(d, "bad.c"), "w") as f:
+        f.write("int bad(void) { return undeclared; }\n")
+    # The sandbox mounts a tmpfs of its own over an empty directory.
+    priv = os.path.join(d, "private")
+    os.makedirs(priv, exist_ok=True)
+    script = ("cp " + d + "/*.c " + d + "/*.h . && clang -ftime-trace "
+              "-ftime-trace-granularity=0 -c one.c -o one.o && ls one.json")
+    cap = record("clang-private",
+                 ["sh", "-c", "bwrap --ro-bind / / --tmpfs " + priv +
+                  " --proc /proc --dev /dev --chdir " + priv + " sh -c '" +
+                  script + "' && clang -ftime-trace -c bad.c; exit 0"],
+                 cwd=d)
+    check(os.listdir(priv) == [], f"{priv} is not empty outside the "
+          "sandbox")
+    doc, err = convert(cap)
+    check(not err, f"convert said: {err}")
+    ex = exec_of(doc, lambda a: a["argv"][0] == "clang" and "one.c" in
+                 a["argv"] and a.get("cwd") == priv, "clang one.c in the sandbox")
+    names = {e["name"] for e in inside(doc, ex)}
+    check({"Frontend", "Source"} <= names, "clang in a private directory: "
+          f"inside its slice {sorted(names)}")
+    bad = exec_of(doc, lambda a: a["argv"][0] == "clang" and "bad.c" in
+                  a["argv"], "clang bad.c")
+    check(bad["args"]["exit_code"] == 1, "clang bad.c: exit "
+          f"{bad['args']['exit_code']}, not 1")
+    names = {e["name"] for e in inside(doc, bad)}
+    check("stale" not in names, "an earlier build's bad.json was taken "
+          "for this run's")
 
 
 def test_dune():
