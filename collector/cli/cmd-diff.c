@@ -21,6 +21,7 @@
 #include "analysis/analysis.h"
 #include "analysis/diff.h"
 #include "cli/cmd.h"
+#include "cli/textopts.h"
 #include "model/load.h"
 #include "model/model.h"
 #include "views/redact.h"
@@ -31,7 +32,6 @@
 #include "analysis/rundiff.h"
 #include "views/rundiff.h"
 
-#define MIN_WIDTH 60
 
 /* A --fail-if-slower limit: the run's wall time (key NULL) or a key's. */
 struct gate {
@@ -41,9 +41,7 @@ struct gate {
 
 struct diff {
 	struct pt_diff d;               /* the figures */
-	struct pt_redact *red;
-	int top, width;
-	int markdown;                   /* --format markdown */
+	struct pt_textopts t;           /* -f -g -n -w --redact */
 	int weight_set, all;
 	struct gate *gates;
 	size_t ngates;
@@ -73,17 +71,6 @@ static const char help_text[] =
 	"                      any argument by *** (may be repeated)\n"
 	"  -h, --help          show this help\n\n"
 	"The full page: man proftrace-diff (proftrace-diff(1)).\n";
-
-static int parse_int(const char *s, int min, int *out)
-{
-	char *end;
-	long v = strtol(s, &end, 10);
-
-	if (!*s || *end || v < min || v > 100000)
-		return -1;
-	*out = (int)v;
-	return 0;
-}
 
 /* Parse [KEY=]PCT into a new gate of d. */
 static int add_gate(struct diff *d, const char *arg)
@@ -183,9 +170,9 @@ static int run_runs(struct diff *d, char **argv, size_t na, size_t n)
 	}
 	if (!d->weight_set)
 		d->d.weight = PT_DIFF_CPU;
-	pt_runs_init(&r, &d->d.group, n);
+	pt_runs_init(&r, &d->t.group, n);
 	for (i = 0; i < n; i++) {
-		rc = pt_runs_add(&r, argv[i], d->red);
+		rc = pt_runs_add(&r, argv[i], d->t.red);
 		if (rc < 0) {
 			pt_runs_free(&r);
 			return 1;
@@ -195,11 +182,11 @@ static int run_runs(struct diff *d, char **argv, size_t na, size_t n)
 	}
 	memset(&f, 0, sizeof f);
 	pt_rdiff_compute(&f, &r, na, d->d.weight);
-	v.top = (size_t)d->top;
+	v.top = (size_t)d->t.top;
 	v.all = d->all;
-	v.width = d->width;
+	v.width = d->t.width;
 	v.brief = 0;
-	if (d->markdown)
+	if (d->t.markdown)
 		rc = pt_rdiff_md_write(&f, &v, stdout);
 	else
 		rc = pt_rdiff_text_write(&f, &v, stdout);
@@ -243,12 +230,8 @@ static int find_separator(int argc, char **argv)
 static int run(int argc, char **argv)
 {
 	static const struct option long_opts[] = {
-		{ "format", required_argument, NULL, 'f' },
-		{ "group-by", required_argument, NULL, 'g' },
+		PT_TEXTOPTS_LONG,
 		{ "weight", required_argument, NULL, 'W' },
-		{ "top", required_argument, NULL, 'n' },
-		{ "width", required_argument, NULL, 'w' },
-		{ "redact", required_argument, NULL, 'R' },
 		{ "all", no_argument, NULL, 'A' },
 		{ "fail-if-slower", required_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
@@ -258,15 +241,20 @@ static int run(int argc, char **argv)
 	int c, status = 0, i, sep, nargs;
 
 	memset(&d, 0, sizeof d);
-	pt_group_parse("command", 1, &d.d.group);
+	pt_textopts_init(&d.t, "command", 20, "command, exe, package, cwd "
+			 "or env:NAME");
 	d.d.weight = PT_DIFF_WALL;
-	d.top = 20;
-	d.red = pt_redact_new();
 	/* Options end at "--"; the captures after it are B. */
 	sep = find_separator(argc, argv);
 	nargs = sep < 0 ? argc : sep;
-	while ((c = getopt_long(nargs, argv, "f:g:n:w:h", long_opts,
+	while ((c = getopt_long(nargs, argv, PT_TEXTOPTS_SHORT "h", long_opts,
 				NULL)) != -1) {
+		switch (pt_textopts_take(&d.t, c, optarg)) {
+		case 1:
+			continue;
+		case -1:
+			goto bad;
+		}
 		switch (c) {
 		case 'A':
 			d.all = 1;
@@ -274,27 +262,6 @@ static int run(int argc, char **argv)
 		case 'F':
 			if (add_gate(&d, optarg) < 0)
 				goto bad;
-			break;
-		case 'R':
-			if (pt_redact_add(d.red, optarg) < 0)
-				goto bad;
-			break;
-		case 'f':
-			if (!strcmp(optarg, "markdown"))
-				d.markdown = 1;
-			else if (strcmp(optarg, "text")) {
-				pt_warn("--format: expected text or markdown, "
-					"not '%s'", optarg);
-				goto bad;
-			}
-			break;
-		case 'g':
-			if (pt_group_parse(optarg, 1, &d.d.group) < 0) {
-				pt_warn("--group-by: expected command, exe, "
-					"package, cwd or env:NAME, not '%s'",
-					optarg);
-				goto bad;
-			}
 			break;
 		case 'W':
 			if (!strcmp(optarg, "wall"))
@@ -310,28 +277,18 @@ static int run(int argc, char **argv)
 			}
 			d.weight_set = 1;
 			break;
-		case 'n':
-			if (parse_int(optarg, 1, &d.top) < 0)
-				goto usage;
-			break;
-		case 'w':
-			if (parse_int(optarg, 1, &d.width) < 0)
-				goto usage;
-			break;
 		case 'h':
 			printf("usage: proftrace diff %s\n\n%s",
 			       pt_cmd_diff.usage, help_text);
-			pt_redact_free(d.red);
+			pt_textopts_free(&d.t);
 			free_gates(&d);
 			return 0;
 		default:
 			goto usage;
 		}
 	}
-	if (!d.width)
-		d.width = pt_term_width();
-	if (d.width < MIN_WIDTH)
-		d.width = MIN_WIDTH;
+	pt_textopts_finish(&d.t);
+	d.d.group = d.t.group;
 	if (sep >= 0 || d.ngates) {
 		/* Several runs a side; or two captures under a gate, which
 		 * needs the verdicts (and says it has none). */
@@ -354,7 +311,7 @@ static int run(int argc, char **argv)
 		       nb * sizeof *caps);
 		status = run_runs(&d, caps, na, na + nb);
 		free(caps);
-		pt_redact_free(d.red);
+		pt_textopts_free(&d.t);
 		free_gates(&d);
 		return status;
 	}
@@ -364,41 +321,41 @@ static int run(int argc, char **argv)
 	for (i = 0; i < 2; i++) {
 		int rc;
 
-		rc = pt_diff_load(&d.d, i, argv[optind + i], d.red);
+		rc = pt_diff_load(&d.d, i, argv[optind + i], d.t.red);
 		if (rc < 0) {
 			if (i)
 				pt_analysis_free(&d.d.s[0].a);
 			pt_model_free(&d.d.s[0].m);
 			if (i)
 				pt_model_free(&d.d.s[1].m);
-			pt_redact_free(d.red);
+			pt_textopts_free(&d.t);
 			return 1;
 		}
 		if (rc > 0)
 			status = 1;
 	}
-	d.d.top = (size_t)d.top;
+	d.d.top = (size_t)d.t.top;
 	pt_diff_compute(&d.d);
-	if (d.markdown) {
+	if (d.t.markdown) {
 		pt_diff_md_write(&d.d, argv[optind], argv[optind + 1], stdout);
 	} else {
 		pt_diff_text_write(&d.d, argv[optind], argv[optind + 1],
-				   d.width, stdout);
+				   d.t.width, stdout);
 	}
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		pt_warn("writing standard output failed");
 		status = 1;
 	}
 	pt_diff_free(&d.d, 2);
-	pt_redact_free(d.red);
+	pt_textopts_free(&d.t);
 	return status;
 
 usage:
-	pt_redact_free(d.red);
+	pt_textopts_free(&d.t);
 	free_gates(&d);
 	return pt_cmd_usage(&pt_cmd_diff);
 bad:
-	pt_redact_free(d.red);
+	pt_textopts_free(&d.t);
 	free_gates(&d);
 	return 2;
 }

@@ -15,6 +15,7 @@
 
 #include "analysis/analysis.h"
 #include "cli/cmd.h"
+#include "cli/textopts.h"
 #include "model/load.h"
 #include "model/model.h"
 #include "views/redact.h"
@@ -26,16 +27,13 @@
 #include "analysis/runsum.h"
 #include "views/runsum.h"
 
-#define MIN_WIDTH 60
 #define MAX_DEPTH 64
 
 enum align { ALIGN_AUTO, ALIGN_START, ALIGN_WALL };
 
 struct opts {
-	struct pt_group_by group;
-	int group_set;
-	int depth, top, width;
-	int markdown;                   /* --format markdown */
+	struct pt_textopts t;           /* -f -g -n -w --redact */
+	int depth;
 	int runs;                       /* --runs */
 	enum align align;
 };
@@ -69,31 +67,19 @@ static const char help_text[] =
 
 /* ---- the command ---- */
 
-static int parse_int(const char *s, int min, int *out)
-{
-	char *end;
-	long v = strtol(s, &end, 10);
-
-	if (!*s || *end || v < min || v > 100000)
-		return -1;
-	*out = (int)v;
-	return 0;
-}
-
 /* report --runs: each capture one run, summarized. */
-static int run_runs(struct opts *o, char **paths, size_t n,
-		    struct pt_redact *red)
+static int run_runs(struct opts *o, char **paths, size_t n)
 {
 	struct pt_runs rs;
 	struct pt_runsum s;
 	size_t i;
 	int status = 0, rc;
 
-	if (!o->group_set)
-		pt_group_parse("command", 1, &o->group);
-	pt_runs_init(&rs, &o->group, n);
+	if (!o->t.group_set)
+		pt_group_parse("command", 1, &o->t.group);
+	pt_runs_init(&rs, &o->t.group, n);
 	for (i = 0; i < n; i++) {
-		rc = pt_runs_add(&rs, paths[i], red);
+		rc = pt_runs_add(&rs, paths[i], o->t.red);
 		if (rc < 0) {
 			pt_runs_free(&rs);
 			return 1;
@@ -102,10 +88,10 @@ static int run_runs(struct opts *o, char **paths, size_t n,
 			status = 1;
 	}
 	pt_runsum_compute(&s, &rs);
-	if (o->markdown)
-		rc = pt_runsum_md_write(&s, (size_t)o->top, stdout);
+	if (o->t.markdown)
+		rc = pt_runsum_md_write(&s, (size_t)o->t.top, stdout);
 	else
-		rc = pt_runsum_text_write(&s, (size_t)o->top, o->width,
+		rc = pt_runsum_text_write(&s, (size_t)o->t.top, o->t.width,
 					  stdout);
 	if (rc < 0) {
 		pt_warn("writing standard output failed");
@@ -171,12 +157,8 @@ static const char *align(struct pt_model *m, enum align how, int64_t *shift,
 static int run(int argc, char **argv)
 {
 	static const struct option long_opts[] = {
-		{ "format", required_argument, NULL, 'f' },
-		{ "group-by", required_argument, NULL, 'g' },
+		PT_TEXTOPTS_LONG,
 		{ "depth", required_argument, NULL, 'd' },
-		{ "top", required_argument, NULL, 'n' },
-		{ "width", required_argument, NULL, 'w' },
-		{ "redact", required_argument, NULL, 'R' },
 		{ "runs", no_argument, NULL, 'U' },
 		{ "align", required_argument, NULL, 'a' },
 		{ "help", no_argument, NULL, 'h' },
@@ -190,44 +172,21 @@ static int run(int argc, char **argv)
 	size_t ci;
 	struct pt_report d;
 	struct pt_model m;
-	struct pt_redact *red;
 	int c, status = 0;
 
 	memset(&o, 0, sizeof o);
-	pt_group_parse("exe", 0, &o.group);
+	pt_textopts_init(&o.t, "exe", 10, "exe, package, cwd, env:NAME or "
+			 "(with --runs) command");
 	o.depth = 6;
-	o.top = 10;
-	o.width = 0;
-	red = pt_redact_new();
-	while ((c = getopt_long(argc, argv, "f:g:d:n:w:h", long_opts,
-				NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, PT_TEXTOPTS_SHORT "d:h",
+				long_opts, NULL)) != -1) {
+		switch (pt_textopts_take(&o.t, c, optarg)) {
+		case 1:
+			continue;
+		case -1:
+			goto bad;
+		}
 		switch (c) {
-		case 'R':
-			if (pt_redact_add(red, optarg) < 0) {
-				pt_redact_free(red);
-				return 2;
-			}
-			break;
-		case 'f':
-			if (!strcmp(optarg, "markdown"))
-				o.markdown = 1;
-			else if (strcmp(optarg, "text")) {
-				pt_warn("--format: expected text or markdown, "
-					"not '%s'", optarg);
-				pt_redact_free(red);
-				return 2;
-			}
-			break;
-		case 'g':
-			if (pt_group_parse(optarg, 1, &o.group) < 0) {
-				pt_warn("--group-by: expected exe, package, "
-					"cwd, env:NAME or (with --runs) "
-					"command, not '%s'", optarg);
-				pt_redact_free(red);
-				return 2;
-			}
-			o.group_set = 1;
-			break;
 		case 'U':
 			o.runs = 1;
 			break;
@@ -239,26 +198,18 @@ static int run(int argc, char **argv)
 			else {
 				pt_warn("--align: expected start or wall, "
 					"not '%s'", optarg);
-				pt_redact_free(red);
-				return 2;
+				goto bad;
 			}
 			break;
 		case 'd':
-			if (parse_int(optarg, 0, &o.depth) < 0)
-				goto usage;
-			break;
-		case 'n':
-			if (parse_int(optarg, 1, &o.top) < 0)
-				goto usage;
-			break;
-		case 'w':
-			if (parse_int(optarg, 1, &o.width) < 0)
-				goto usage;
+			if (pt_textopts_int("--depth", optarg, 0,
+					    &o.depth) < 0)
+				goto bad;
 			break;
 		case 'h':
 			printf("usage: proftrace report %s\n\n%s",
 			       pt_cmd_report.usage, help_text);
-			pt_redact_free(red);
+			pt_textopts_free(&o.t);
 			return 0;
 		default:
 			goto usage;
@@ -266,36 +217,32 @@ static int run(int argc, char **argv)
 	}
 	if (optind >= argc)
 		goto usage;
-	if (!o.width)
-		o.width = pt_term_width();
-	if (o.width < MIN_WIDTH)
-		o.width = MIN_WIDTH;
+	pt_textopts_finish(&o.t);
 	if (o.depth > MAX_DEPTH)
 		o.depth = MAX_DEPTH;
 	if (o.runs) {
-		status = run_runs(&o, argv + optind, (size_t)(argc - optind),
-				  red);
-		pt_redact_free(red);
+		status = run_runs(&o, argv + optind, (size_t)(argc - optind));
+		pt_textopts_free(&o.t);
 		return status;
 	}
-	if (o.group.kind == PT_GROUP_COMMAND) {
+	if (o.t.group.kind == PT_GROUP_COMMAND) {
 		pt_warn("--group-by command: only with --runs");
-		pt_redact_free(red);
-		return 2;
+		goto bad;
 	}
 
-	status = pt_model_load(&m, argv + optind, (size_t)(argc - optind), red);
+	status = pt_model_load(&m, argv + optind, (size_t)(argc - optind),
+			       o.t.red);
 	if (status < 0) {
-		pt_redact_free(red);
+		pt_textopts_free(&o.t);
 		return 1;
 	}
 
 	/* Markdown keeps to its row cap, so its figures do too. */
-	if (o.markdown && o.top > PT_MD_MAX_ROWS)
-		o.top = PT_MD_MAX_ROWS;
+	if (o.t.markdown && o.t.top > PT_MD_MAX_ROWS)
+		o.t.top = PT_MD_MAX_ROWS;
 	shift = pt_xcalloc(m.ncaptures + 1, sizeof *shift);
 	aligned = align(&m, o.align, shift, note, sizeof note);
-	pt_report_compute(&d, &m, &o.group, (size_t)o.top);
+	pt_report_compute(&d, &m, &o.t.group, (size_t)o.t.top);
 	/* The captures' own times, as recorded. */
 	for (ci = 0; ci < m.ncaptures; ci++) {
 		d.caps[ci].first += shift[ci];
@@ -303,15 +250,15 @@ static int run(int argc, char **argv)
 	}
 	free(shift);
 
-	if (o.markdown) {
+	if (o.t.markdown) {
 		pt_report_md_write(&d, stdout);
 		if (aligned)
 			printf("\n*%s.*\n", aligned);
 	} else {
-		to.group = o.group;
+		to.group = o.t.group;
 		to.depth = o.depth;
-		to.top = o.top;
-		to.width = o.width;
+		to.top = o.t.top;
+		to.width = o.t.width;
 		pt_report_text_write(&m, &d, &to, argv + optind,
 				     (size_t)(argc - optind), aligned, stdout);
 	}
@@ -321,12 +268,15 @@ static int run(int argc, char **argv)
 	}
 	pt_report_free(&d);
 	pt_model_free(&m);
-	pt_redact_free(red);
+	pt_textopts_free(&o.t);
 	return status;
 
 usage:
-	pt_redact_free(red);
+	pt_textopts_free(&o.t);
 	return pt_cmd_usage(&pt_cmd_report);
+bad:
+	pt_textopts_free(&o.t);
+	return 2;
 }
 
 const struct pt_cmd pt_cmd_report = {
