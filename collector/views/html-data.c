@@ -10,6 +10,9 @@
  *    "V":[[argument ids of each command line first used here]...],
  *    "c":[[column 0 of this chunk's executions], [column 1], ...]}
  *   ... two lines per CHUNK executions ...
+ *   {"U":{"S":[strings first used by them],"c":{columns}, ...}}
+ *                                     events programs wrote about
+ *                                     themselves (html-subs.h), if any
  *   {"cp":..., "levels":..., ...}     the analyses, last
  *
  * Strings and command lines are numbered in the order they first appear,
@@ -28,6 +31,7 @@
 #include "analysis/report.h"
 #include "base/util.h"
 #include "base/utf8.h"
+#include "views/html-subs.h"
 
 #define CHUNK 65536             /* executions per line of the body */
 #define FLUSH_AT (1u << 20)     /* bytes held before the sink takes them */
@@ -575,6 +579,55 @@ static int executions(struct body *b)
 	return 0;
 }
 
+/* ---- the body: what programs wrote about themselves ---- */
+
+static int64_t sub_str(void *arg, const char *s, size_t len, const void *ref,
+		       int *added)
+{
+	struct body *b = arg;
+
+	if (ref)
+		return str_by_ref(&b->s, &ref, sizeof ref, s, added);
+	return str_by_content(&b->s, s, len, added);
+}
+
+static int sub_events(struct body *b)
+{
+	struct pt_html_subs hs;
+	int c;
+
+	pt_html_subs_columns(&hs, b->r, sub_str, b);
+	if (!hs.total && !hs.counters) {
+		pt_html_subs_free(&hs);
+		return 0;
+	}
+	pt_sb_addstr(b->out, "{\"U\":{\"S\":[");
+	pt_sb_add(b->out, b->s.news.buf, b->s.news.len);
+	pt_sb_reset(&b->s.news);
+	pt_sb_addstr(b->out, "],\"total\":");
+	num(b->out, (int64_t)hs.total);
+	key(b->out, "kept", 0);
+	num(b->out, (int64_t)hs.kept);
+	key(b->out, "counters", 0);
+	num(b->out, (int64_t)hs.counters);
+	key(b->out, "argsOut", 0);
+	num(b->out, (int64_t)hs.args_out);
+	pt_sb_addstr(b->out, ",\"c\":{");
+	for (c = 0; c < U_NCOLS; c++) {
+		key(b->out, pt_html_sub_cols[c], c == 0);
+		pt_sb_addch(b->out, '[');
+		pt_sb_add(b->out, hs.col[c].buf, hs.col[c].len);
+		pt_sb_addch(b->out, ']');
+		if (flush(b, 0) < 0) {
+			pt_html_subs_free(&hs);
+			return -1;
+		}
+	}
+	pt_sb_addstr(b->out, "}}}\n");
+	pt_html_subs_free(&hs);
+	return flush(b, 0);
+}
+
 /* ---- the body: analyses ---- */
 
 static void critical(const struct pt_report *r, struct pt_sb *sb)
@@ -786,6 +839,7 @@ static void analyses(const struct pt_report *r, struct pt_sb *sb)
 	key(sb, "peak", 0);
 	num(sb, r->a.peak);
 	profile(r, sb);
+	pt_html_inside(r, sb);
 	pt_sb_addstr(sb, "}\n");
 }
 
@@ -804,6 +858,8 @@ int pt_html_body(const struct pt_report *r, struct pt_sb *sb,
 	pt_strtab_init(&b.vecs);
 	choose_argv(&b);
 	rc = executions(&b);
+	if (rc == 0)
+		rc = sub_events(&b);
 	if (rc == 0) {
 		analyses(r, sb);
 		rc = flush(&b, 1);

@@ -41,9 +41,11 @@ import sys
 
 FRAME_MAGIC = 0x52544650
 CAP_MAGIC = 0x50414350
-HELLO, EXEC, EXEC_FAILED, SPAWN, FORK, REAP, EXIT = 1, 2, 3, 4, 5, 6, 7
+HELLO, EXEC, EXEC_FAILED, SPAWN, FORK, REAP, EXIT, TRACE = 1, 2, 3, 4, 5, 6, \
+    7, 9
 K_META, K_CONNECT, K_FRAME, K_EOF, K_DROP, K_LOSS = 1, 2, 3, 4, 5, 6
 T_EXE, T_ARG, T_CWD, T_ENV, T_PATH = 1, 2, 3, 4, 5
+T_TRACE_FROM, T_TRACE_SIZE, T_TRACE_JSON = 9, 10, 12
 HELLO_IMAGE, HELLO_FORK = 1, 2
 EXIT_EXIT = 1
 CALL_EXECVE = 1
@@ -143,6 +145,27 @@ class Capture:
                  signal=signal, cpu=cpu, rss=rss, reaped=reaped)
         self.procs[pid] = p
         return p
+
+    def trace(self, pid, events, at=None, source="dir", path=None):
+        """A Chrome trace file that process pid wrote about itself
+        (events: a list, written in the object form; or bytes, as they
+        are), taken at `at` seconds (by default when pid ended) on a
+        connection of its own, as the collector takes a file of
+        $PROFTRACE_TRACE_DIR.  See epoch_us() for the events' ts."""
+        data = events if isinstance(events, bytes) else json.dumps(
+            {"traceEvents": events}, ensure_ascii=False).encode("utf-8")
+        t = self.procs[pid]["end"] if at is None else self.t(at)
+        items = [(T_TRACE_FROM, source),
+                 (T_PATH, path or f"/tmp/trace/{pid}.json"),
+                 (T_TRACE_SIZE, str(len(data))), (T_TRACE_JSON, data)]
+        conn = self._conn()
+        self._rec(t, K_CONNECT, conn, pid)
+        self._rec(t, K_FRAME, conn, pid, frame(TRACE, pid, t, tail(items)))
+
+    def epoch_us(self, seconds):
+        """A time of this capture (seconds from its start) as a trace
+        file's epoch microseconds (exact: whole nanoseconds)."""
+        return (self.real + ns(seconds)) / 1000
 
     def _reaps(self):
         for p in self.procs.values():

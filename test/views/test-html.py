@@ -19,8 +19,13 @@ its parent's band and no two bars overlap; screenshots at 1280x800 and
 1920x1080 are not blank.  Bad input (no execution, one, unfinished ones,
 a 100 KB command line, markup, quotes, newlines, invalid UTF-8) gives a
 page that loads, shows the text as text, runs nothing planted in it and
-says what is missing.  --out keeps the screenshots; --doc-image writes the
-sample build's, shrunk, for doc/views.md.
+says what is missing.  Events that programs wrote about themselves (trace
+files in the capture, built by construction too) are held under the
+execution that wrote them, drawn inside its bar once zoomed in (hovered
+and clicked there, planted markup shown as text), found by the search,
+added up as `proftrace report` adds them, and capped with a word on the
+page.  --out keeps the screenshots; --doc-image writes the sample
+build's, shrunk, for doc/views.md.
 
 Without Chromium the browser tests fail: tools/install-deps.sh installs it.
 The last line counts the results: "N passed, N failed".
@@ -587,6 +592,237 @@ def test_large():
         check(z[1] - z[0] < full[1] - full[0], "zoomed")
         o.shots("large")
         eq(o.problems(), [], "errors after zooming")
+
+
+# ---- events programs wrote about themselves ----
+
+EVIL = "</script><script>window.pwned=1</script> \"dq\" 'sq'\nline2"
+
+
+def subs_run():
+    """make (0-1000 s) runs a cc1 (100-102 s) that wrote a trace of
+    itself, another cc1 that wrote none, and a program (300-302 s) whose
+    events carry markup, quotes and newlines."""
+    c = Capture(command="make")
+    c.process(10, 1, ["make"], start=0, end=1000)
+    c.process(11, 10, [CC1, "-quiet", "a.c"], start=100, end=102)
+    c.process(12, 10, [CC1, "-quiet", "b.c"], start=200, end=201)
+    c.process(13, 10, ["evil"], start=300, end=302)
+
+    def x(name, at, dur, args=None, cat="clang"):
+        e = {"name": name, "cat": cat, "ph": "X", "ts": c.epoch_us(at),
+             "dur": dur * 1e6, "pid": 1, "tid": 1}
+        if args is not None:
+            e["args"] = args
+        return e
+    c.trace(11, [
+        x("Frontend", 100.1, 1.0, {"detail": "a.c"}),
+        x("Source", 100.2, 0.3, {"detail": "include/heavy.h"}),
+        x("ParseClass", 100.25, 0.1, {"detail": "Big<int>", "n": 3}),
+        x("Source", 100.6, 0.2, {"detail": "include/light.h"}),
+        {"name": "mark", "cat": "test", "ph": "i", "ts": c.epoch_us(101.15),
+         "pid": 1, "tid": 1, "s": "t"},
+        {"name": "queue", "ph": "C", "ts": c.epoch_us(101.15), "pid": 1,
+         "args": {"n": 7}},
+        x("Backend", 101.2, 0.7),
+        x("late", 105, 0.1),            # outside its writer: left out
+    ])
+    c.trace(13, [
+        x(EVIL, 300.5, 1.0, {"detail": "</script><script>window.pwned=2"
+                                       "</script>\nx", "q": "\"'"},
+          cat='"c" <i>'),
+        x("Source", 300.6, 0.4, {"detail": "include/heavy.h"}),
+    ])
+    return c
+
+
+# By construction: (writer, start s, dur s, depth, ph, name, cat, args).
+SUBS = [
+    ("a.c", 100.1, 1.0, 0, "X", "Frontend", "clang", {"detail": "a.c"}),
+    ("a.c", 100.2, 0.3, 1, "X", "Source", "clang",
+     {"detail": "include/heavy.h"}),
+    ("a.c", 100.25, 0.1, 2, "X", "ParseClass", "clang",
+     {"detail": "Big<int>", "n": 3}),
+    ("a.c", 100.6, 0.2, 1, "X", "Source", "clang",
+     {"detail": "include/light.h"}),
+    ("a.c", 101.15, 0, 0, "i", "mark", "test", None),
+    ("a.c", 101.2, 0.7, 0, "X", "Backend", "clang", None),
+    ("evil", 300.5, 1.0, 0, "X", EVIL, '"c" <i>',
+     {"detail": "</script><script>window.pwned=2</script>\nx", "q": "\"'"}),
+    ("evil", 300.6, 0.4, 1, "X", "Source", "clang",
+     {"detail": "include/heavy.h"}),
+]
+
+
+def report_inside(cap):
+    """`proftrace report`'s "Inside the programs": its count line and
+    the rows of its two tables, [total, count, event(, subject)]."""
+    text = run("report", "-w", "400", cap).decode()
+    lines = viewlib.section(text, "Inside the programs (events")
+    row = re.compile(r"  +([\d.]+) +(\d+)  (.*)$")
+    names = [list(m.groups()) for m in map(row.match, lines) if m]
+    subj = []
+    for line in viewlib.section(text, "Inside the programs: what",
+                                need=False) or []:
+        m = row.match(line)
+        if m:
+            subj.append([m.group(1), m.group(2),
+                         *m.group(3).split("  ", 1)])
+    return lines[0].strip(), names, subj
+
+
+def table_cells(o, kind):
+    """The page's table of that kind, as shown: rows of cell texts."""
+    o.ev(f"proftrace.table('{kind}')")
+    return o.ev("Array.from(document.querySelectorAll('#table tr'))"
+                ".slice(1).map(function (r) { return Array.from(r.cells)"
+                ".map(function (c) { return c.textContent; }); })")
+
+
+def as_report(s):
+    """A string as the text report prints it: control characters as ?."""
+    return re.sub(r"[\x00-\x1f\x7f]", "?", s)
+
+
+def hover_sub(o, u):
+    """Move the mouse onto event u where the page draws it; the tooltip
+    and the point."""
+    r = o.ev(f"proftrace.subRect({u})")
+    check(r is not None, f"event {u} not drawn")
+    x, y = r["x"] + max(r["w"], 1) / 2, r["y"] + r["h"] / 2
+    o.page.mouse("mouseMoved", x, y)
+    return o.ev("proftrace.tooltip()"), (x, y), r
+
+
+def test_subs():
+    """Events programs wrote: held, drawn, hovered, clicked, searched,
+    added up as the report does; markup in them stays text."""
+    cap = capture("subs", subs_run)
+    path = html(cap, "subs")
+    with browser_pipe.Browser() as b:
+        o = Opened(b, path)
+        eq(o.problems(), [], "errors and requests")
+        eq(o.ev("proftrace.count"), 4, "executions")
+        writer = {"a.c": o.find([CC1, "-quiet", "a.c"]),
+                  "evil": o.find(["evil"])}
+        got = o.ev("proftrace.subs()")
+        eq(len(got), len(SUBS), "events in the page")
+        for g, (ex, st, du, dp, ph, name, cat, args) in zip(got, SUBS):
+            what = f"event {name!r} at {st} s"
+            eq(g["exec"], writer[ex], what + ": its execution")
+            eq((g["depth"], g["ph"], g["name"], g["cat"]),
+               (dp, ph, name, cat), what)
+            # epoch microseconds go through doubles: within 1 µs
+            check(abs(g["start"] - st * 1e6) <= 1, f"{what}: {g['start']}")
+            check(abs(g["dur"] - du * 1e6) <= 1, f"{what}: dur {g['dur']}")
+            eq(None if g["args"] is None else json.loads(g["args"]), args,
+               what + ": args")
+        eq(o.ev("proftrace.subsInfo()"), {"total": 8, "kept": 8,
+                                          "counters": 1, "argsOut": 0},
+           "what the page says it holds")
+
+        # zoomed out, the 2 s compile is a few pixels: nothing drawn
+        eq(o.ev("proftrace.subsDrawn()"), 0, "events drawn zoomed out")
+        o.ev("proftrace.zoom(100000000, 102000000)")
+        eq(o.ev("proftrace.subsDrawn()"), 6, "events drawn zoomed in")
+        left, width = o.ev("(function () { var t = document.getElementById("
+                           "'tl').getBoundingClientRect(); return [t.left, "
+                           "t.width]; })()")
+        for k in (2, 1, 4):         # ParseClass, Source, the instant
+            ex, st, du, dp, ph, name, cat, args = SUBS[k]
+            tip, _, r = hover_sub(o, k)
+            # where the time axis puts it, from the range shown
+            v0, v1 = o.ev("proftrace.visibleRange()")
+            want = left + (st * 1e6 - v0) * width / (v1 - v0)
+            check(abs(r["x"] - want) <= 1.5,
+                  f"{name} drawn at x {r['x']}, the axis puts it at {want}")
+            check(tip is not None, f"no tooltip on {name}")
+            lines = tip.split("\n")
+            eq(lines[0], name, "the tooltip's event")
+            if ph == "X":
+                check(f"duration {du * 1000:.1f} ms, category {cat}"
+                      in lines, f"duration in {lines}")
+            for key, v in (args or {}).items():
+                check(f"  {key}: {v}" in lines, f"args {key} in {lines}")
+        # a click pins the event
+        o.shots("subs")
+        _, (x, y), _ = hover_sub(o, 1)
+        o.page.click(x, y)
+        eq(o.ev("proftrace.selectedSub()"), 1, "the event clicked")
+        d = o.ev("proftrace.details()")
+        check(d.startswith("Source") and "detail: include/heavy.h" in d,
+              f"details: {d}")
+
+        # the planted event: text everywhere, nothing ran
+        o.ev("proftrace.zoom(300000000, 302000000)")
+        tip, (x, y), _ = hover_sub(o, 6)
+        check(tip.startswith(EVIL + "\n") and
+              "detail: </script><script>window.pwned=2</script>\nx" in tip,
+              f"tooltip: {tip!r}")
+        o.page.click(x, y)
+        eq(o.ev("document.querySelector('#details h3').textContent"), EVIL,
+           "the event's name in the details")
+        check(o.ev("typeof window.pwned === 'undefined'"), "planted code ran")
+        eq(o.ev("document.querySelectorAll('script').length"), 3,
+           "script elements")
+
+        # the search finds events by name, and says so
+        r = o.ev("proftrace.search('/^Source$/')")
+        eq((r["count"], r["subs"]), (0, 3), "search for Source")
+        check("; 3 events inside the programs" in
+              o.ev("document.getElementById('matches').textContent"),
+              "the search says it matched events")
+        eq(o.ev("proftrace.search('pwned')")["subs"], 1, "search markup")
+        o.ev("proftrace.search('')")
+
+        # the table is the report's section
+        count, names, subj = report_inside(cap)
+        eq(count, "7 events from 2 executions", "the report's count")
+        check(len(names) == 5 and len(subj) == 5, f"report: {names} {subj}")
+        rows = table_cells(o, "inside")
+        # and what was left out: the one event after its writer ended
+        eq(o.ev("document.getElementById('table-note').textContent"),
+           count + "; 1 event outside its writer's lifetime left out",
+           "the table's count and what was left out")
+        eq([[c[0], c[1], as_report(c[2])] for c in rows], names,
+           "inside the programs: events")
+        check([r for r in rows if r[2] == EVIL], "the name as text")
+        rows = table_cells(o, "inside-subj")
+        eq([[c[0], c[1], as_report(c[2]), as_report(c[3])] for c in rows],
+           subj, "inside the programs: what they were about")
+        eq(o.problems(), [], "errors after the interactions")
+
+
+def test_subs_cap():
+    """More events than a page holds: the longest are kept, and the page
+    says how many were left out."""
+    n, extra = 100_000, 50
+
+    def build():
+        c = Capture(command="big")
+        c.process(10, 1, ["cc1", "big.c"], start=0, end=600)
+        evs, t = [], 1.0
+        for k in range(n + extra):
+            d = 10 * (k % 1000 + 1)         # µs: 101 of them are 10 µs
+            evs.append({"name": f"e{k % 7}", "ph": "X", "ts": c.epoch_us(t),
+                        "dur": d, "pid": 1, "tid": 1})
+            t += d / 1e6
+        c.trace(10, evs)
+        return c
+    cap = capture("subs-cap", build)
+    path = html(cap, "subs-cap")
+    with browser_pipe.Browser() as b:
+        o = Opened(b, path, timeout=600)
+        eq(o.problems(), [], "errors")
+        info = o.ev("proftrace.subsInfo()")
+        eq((info["total"], info["kept"]), (n + extra, n), "events kept")
+        durs = o.ev("proftrace.subs().map(function (s) { return s.dur; })")
+        eq(len(durs), n, "events in the page")
+        # the 50 left out are of the 101 shortest; every longer one is in
+        eq(sum(1 for d in durs if d < 15), 101 - extra, "shortest kept")
+        notes = o.ev("document.getElementById('notes').textContent")
+        check(f"holds the {n} longest of the {n + extra} events" in notes,
+              f"notes: {notes}")
 
 
 def options(ap):

@@ -11,6 +11,10 @@
   const MAX_TL_H = 560;           // px of timeline before it scrolls
   const TIP_ARGV = 4000;          // characters of a command in a tooltip
   const TABLE_ROWS = 200;
+  // Events programs wrote about themselves, inside their execution's bar:
+  // at most SUB_LANES levels of nesting, drawn once the bar is
+  // SUB_MIN_BAR px wide and each event SUB_MIN_PX wide.
+  const SUB_LANES = 4, SUB_MIN_BAR = 12, SUB_MIN_PX = 2;
   const H = JSON.parse($('pt-head').textContent);
   const hook = { ready: false, error: null };
   window.proftrace = hook;
@@ -128,6 +132,10 @@
   }
   let start, end, dur_, parent, pid, ppid, exitc, sig, flags, ut, st, rss, self_, label, prog, pkg, cwd, exe, argv, cap;
   let firstChild, nextSib, depth, row, height, subEnd;
+  // The events (html-subs.h), grouped by execution and by start:
+  // subFirst[i]..subFirst[i + 1] are execution i's.
+  let NS = 0, subExec, subStart, subDur, subDepth, subPh, subName, subCat, subArgs;
+  let subFirst = null, subLanes = null, subInfo = null, subLine = null;
   let nrows = 0, rows = [];        // rows[r]: ids on row r, by start
   let bandTop = [];                // first row of each capture's band
   let xoff = [];                   // per capture: shift on the time axis
@@ -151,6 +159,7 @@
       // The arguments: parsed when a command line is first needed.
       if (line.startsWith('{"A":')) { argLines.push(line); continue; }
       const o = JSON.parse(line);
+      if (o.U) { for (const s of o.U.S) S.push(s); subLine = o.U; continue; }
       if (!o.c) { A = o; continue; }
       for (const s of o.S) S.push(s);
       // An argument id -1 is the next new argument (html-data.c).
@@ -190,6 +199,34 @@
       else if (argv[i] === -2) omitted++;
     }
     cap = col('capture', Int32Array);
+    parseSubs(subLine);
+    subLine = null;
+  }
+
+  function parseSubs(U) {
+    subFirst = new Int32Array(N + 1);
+    subLanes = new Uint8Array(N);
+    if (!U) return;
+    const c = U.c;
+    subInfo = { total: U.total, kept: U.kept, counters: U.counters, argsOut: U.argsOut };
+    NS = c.exec.length;
+    subExec = Int32Array.from(c.exec);
+    for (let u = 1; u < NS; u++) subExec[u] += subExec[u - 1];
+    // Each start counts from the execution's previous event, or its start.
+    subStart = new Float64Array(NS);
+    for (let u = 0; u < NS; u++) {
+      const e = subExec[u];
+      subStart[u] = (u > 0 && subExec[u - 1] === e ? subStart[u - 1] : start[e]) + c.start[u];
+    }
+    subDur = Float64Array.from(c.dur); subDepth = Int32Array.from(c.depth);
+    subPh = Uint8Array.from(c.ph); subName = Int32Array.from(c.name);
+    subCat = Int32Array.from(c.cat); subArgs = Int32Array.from(c.args);
+    for (let u = 0; u < NS; u++) {
+      const e = subExec[u];
+      subFirst[e + 1]++;
+      subLanes[e] = Math.max(subLanes[e], 1, subPh[u] ? 0 : Math.min(SUB_LANES, subDepth[u] + 1));
+    }
+    for (let i = 0; i < N; i++) subFirst[i + 1] += subFirst[i];
   }
 
   const F_UNTRACED = 1, F_END_UNKNOWN = 2, F_KILLED = 4, F_FORK = 32;
@@ -373,9 +410,113 @@
     return lo;
   }
 
+  /* ---- the programs' own events, inside their execution's bar ---- */
+
+  let subsDrawn = 0, selectedSub = -1, subMatch = null;
+  const subHueCache = new Map();
+  function subColour(u) {
+    const s = S[subName[u]];
+    let c = subHueCache.get(s);
+    if (c === undefined) {
+      const h = hash('u' + s);
+      c = 'hsl(' + (h % 360) + ',' + (55 + (h >>> 9) % 25) + '%,' + (40 + (h >>> 17) % 12) + '%)';
+      subHueCache.set(s, c);
+    }
+    return c;
+  }
+  const laneH = (i) => Math.floor((ROW - 4) / Math.max(1, subLanes[i]));
+  // Is execution i's bar, from x0 to x1 on a canvas w wide, wide enough
+  // for its events?
+  function subsShown(i, x0, x1, w) {
+    return subFirst[i + 1] > subFirst[i] && x1 - x0 >= 1 &&
+      Math.min(x1, w + 2) - Math.max(x0, -2) >= SUB_MIN_BAR;
+  }
+  // Where event u is drawn, [x0, x1, y0, h] in canvas pixels (y from the
+  // bar's row), or null when too small to be.
+  function subBox(u, k, w) {
+    const i = subExec[u], x0 = (subStart[u] + xoff[cap[i]] - v0) * k;
+    if (subPh[u]) return x0 < -2 || x0 > w + 2 ? null : [x0, x0 + 1, 1, ROW - 2];
+    const x1 = x0 + subDur[u] * k;
+    if (x1 < -2 || x0 > w + 2 || x1 - x0 < SUB_MIN_PX || subDepth[u] >= subLanes[i]) return null;
+    const lh = laneH(i);
+    return [Math.max(x0, -2), Math.min(x1, w + 2), 2 + subDepth[u] * lh, lh - 1];
+  }
+  function drawSubs(g, i, y, k, w, dim) {
+    g.strokeStyle = 'rgba(0,0,0,.45)'; g.lineWidth = 1;
+    for (let u = subFirst[i]; u < subFirst[i + 1]; u++) {
+      if ((subStart[u] + xoff[cap[i]] - v0) * k > w + 2) break;   // by start
+      const b = subBox(u, k, w);
+      if (!b) continue;
+      const lit = dim && subMatch && subMatch[u];
+      g.globalAlpha = dim && !lit ? 0.25 : 1;
+      g.fillStyle = subPh[u] ? '#222' : lit ? '#d100d1' : subColour(u);
+      g.fillRect(subPh[u] ? Math.floor(b[0]) : b[0], y + b[2], Math.max(1, b[1] - b[0] - 0.5), b[3]);
+      // An edge, so that an event of its execution's colour still shows.
+      if (b[1] - b[0] >= 4 && b[3] >= 3) g.strokeRect(b[0] + 0.5, y + b[2] + 0.5, b[1] - b[0] - 1.5, b[3] - 1);
+      subsDrawn++;
+    }
+  }
+  // The event of execution i under the pointer (cx, cy), or -1.
+  function subAt(i, cx, cy) {
+    if (i < 0 || !NS) return -1;
+    const rect = tl.getBoundingClientRect(), w = rect.width, k = w / (v1 - v0);
+    if (!subsShown(i, (sx(i) - v0) * k, (ex(i) - v0) * k, w)) return -1;
+    const x = cx - rect.left, y = cy - rect.top + wrap.scrollTop - row[i] * ROW;
+    let best = -1;
+    for (let u = subFirst[i]; u < subFirst[i + 1]; u++) {
+      if ((subStart[u] + xoff[cap[i]] - v0) * k > x + 2) break;
+      const b = subBox(u, k, w);
+      if (!b) continue;
+      if (subPh[u]) { if (Math.abs(x - b[0]) <= 2) return u; continue; }
+      if (x >= b[0] && x <= b[1] && y >= b[2] && y < b[2] + b[3] + 1) best = u;
+    }
+    return best;
+  }
+  function subArgLines(u) {
+    const id = subArgs[u];
+    if (id === -2) return ['  (left out of this page to keep it small)'];
+    if (id < 0) return [];
+    try {
+      const o = JSON.parse(S[id]);
+      if (o && typeof o === 'object' && !Array.isArray(o))
+        return Object.keys(o).map((key) => '  ' + key + ': ' + (typeof o[key] === 'string' ? o[key] : JSON.stringify(o[key])));
+    } catch (e) { /* cut to its bound: shown as it is */ }
+    return ['  ' + S[id]];
+  }
+  function subLines(u) {
+    const i = subExec[u], cat = S[subCat[u]];
+    const lines = [(subPh[u] ? 'instant' : 'duration ' + dur(subDur[u])) + (cat ? ', category ' + cat : ''),
+      'at ' + secs(subStart[u]) + ' s, ' + dur(subStart[u] - start[i]) + ' into ' + S[label[i]] + ' (pid ' + pid[i] + ')'];
+    const a = subArgLines(u);
+    if (a.length) lines.push('args', ...a);
+    return lines;
+  }
+  function showSubTip(u, cx, cy) {
+    tip.textContent = '';
+    tip.appendChild(el('b', S[subName[u]]));
+    tip.appendChild(document.createTextNode('\n' + subLines(u).join('\n')));
+    tip.hidden = false;
+    const w = tip.offsetWidth, h = tip.offsetHeight;
+    tip.style.left = Math.max(0, Math.min(cx + 14, window.innerWidth - w - 4)) + 'px';
+    tip.style.top = (cy + 16 + h > window.innerHeight ? Math.max(0, cy - h - 8) : cy + 16) + 'px';
+  }
+  function selectSub(u) {
+    selected = subExec[u];
+    selectedSub = u;
+    const d = $('details');
+    d.textContent = '';
+    d.appendChild(el('h3', S[subName[u]]));
+    d.appendChild(el('div', subLines(u).join('\n'), 'mono'));
+    const p = el('p', 'An event ' + S[label[selected]] + ' wrote about itself; the execution: ');
+    p.appendChild(link(S[label[selected]], selected));
+    d.appendChild(p);
+    draw();
+  }
+
   let frameMs = 0;
   function drawTimeline() {
     const t0 = performance.now();
+    subsDrawn = 0;
     const viewH = Math.min(MAX_TL_H, Math.max(nrows, 3) * ROW + 20);
     wrap.style.height = viewH + 'px';
     $('tl-space').style.height = Math.max(0, nrows * ROW + 20 - viewH) + 'px';
@@ -411,6 +552,7 @@
           g.fillStyle = 'rgba(255,255,255,.55)';
           for (let hx = Math.ceil(bx / 8) * 8; hx < bx + bw; hx += 8) g.fillRect(hx, y + 1, 3, ROW - 2);
         }
+        if (NS && subsShown(i, x0, x1, w)) { drawSubs(g, i, y, k, w, dim); g.globalAlpha = dim && !match[i] ? 0.25 : 1; }
         if (dim && match[i]) { g.strokeStyle = '#d100d1'; g.lineWidth = 2; g.strokeRect(bx + 1, y + 2, bw - 2, ROW - 4); }
         if (bw > 24) {
           g.fillStyle = '#111';
@@ -442,6 +584,8 @@
       const y = row[selected] * ROW - top, x0 = (sx(selected) - v0) * k, x1 = (ex(selected) - v0) * k;
       g.strokeStyle = '#0645ad'; g.lineWidth = 3;
       g.strokeRect(Math.max(x0, -3), y, Math.max(2, Math.min(x1, w + 3) - Math.max(x0, -3)), ROW);
+      const b = selectedSub >= 0 && subsShown(selected, x0, x1, w) ? subBox(selectedSub, k, w) : null;
+      if (b) { g.lineWidth = 2; g.strokeRect(b[0], y + b[2], Math.max(2, b[1] - b[0]), b[3]); }
     }
     if (H.captures.length > 1) {
       g.fillStyle = '#333'; g.font = 'bold 11px system-ui, sans-serif';
@@ -577,6 +721,7 @@
   }
   function select(i) {
     selected = i;
+    selectedSub = -1;
     const d = $('details');
     d.textContent = '';
     if (i < 0) { d.appendChild(el('p', 'Click an execution to pin its details here.', 'hint')); draw(); return; }
@@ -637,7 +782,8 @@
         draw();
         return;
       }
-      showTip(hit(ev.clientX, ev.clientY), ev.clientX, ev.clientY);
+      const i = hit(ev.clientX, ev.clientY), u = subAt(i, ev.clientX, ev.clientY);
+      if (u >= 0) showSubTip(u, ev.clientX, ev.clientY); else showTip(i, ev.clientX, ev.clientY);
     });
     tl.addEventListener('mouseleave', () => { tip.hidden = true; });
     tl.addEventListener('mousedown', (ev) => {
@@ -652,7 +798,10 @@
       const d = drag;
       drag = null;
       if (!d.moved) {
-        if (ev.target === tl) { const i = hit(ev.clientX, ev.clientY); select(i); }
+        if (ev.target === tl) {
+          const i = hit(ev.clientX, ev.clientY), u = subAt(i, ev.clientX, ev.clientY);
+          if (u >= 0) selectSub(u); else select(i);
+        }
         return;
       }
       if (!d.pan) {
@@ -692,14 +841,14 @@
 
   function search(q) {
     $('search').value = q;
-    if (!q) { match = null; nmatch = 0; $('matches').textContent = ''; draw(); return { count: 0, ids: [] }; }
+    if (!q) { match = null; subMatch = null; nmatch = 0; $('matches').textContent = ''; draw(); return { count: 0, ids: [] }; }
     let test;
     const m = /^\/(.*)\/([a-z]*)$/s.exec(q);
     if (m) {
       let re;
       try { re = new RegExp(m[1], m[2]); } catch (e) {
         $('matches').textContent = 'not a regular expression: ' + e.message;
-        match = null; draw(); return { count: 0, ids: [], error: e.message };
+        match = null; subMatch = null; draw(); return { count: 0, ids: [], error: e.message };
       }
       test = (s) => { re.lastIndex = 0; return re.test(s); };
     } else {
@@ -721,10 +870,20 @@
       cover = b;
     }
     nmatch = ids.length;
+    // The events programs wrote about themselves match by their name.
+    let nsub = 0;
+    subMatch = NS ? new Uint8Array(NS) : null;
+    const byName = new Map();
+    for (let u = 0; u < NS; u++) {
+      let t = byName.get(subName[u]);
+      if (t === undefined) { t = test(S[subName[u]]); byName.set(subName[u], t); }
+      if (t) { subMatch[u] = 1; nsub++; }
+    }
     $('matches').textContent = nmatch + (nmatch === 1 ? ' match, ' : ' matches, ') + secs(sum) +
-      ' s in all, ' + secs(covered) + ' s of wall time (' + pct(covered, H.wall) + ' %)';
+      ' s in all, ' + secs(covered) + ' s of wall time (' + pct(covered, H.wall) + ' %)' +
+      (NS ? '; ' + nsub + (nsub === 1 ? ' event' : ' events') + ' inside the programs by name' : '');
     draw();
-    return { count: nmatch, ids, total: sum, covered };
+    return { count: nmatch, ids, total: sum, covered, subs: nsub };
   }
 
   /* ---- critical path, parallelism tables ---- */
@@ -818,6 +977,7 @@
       row: (g) => [g.key, g.n, secs(g.self), pct(g.self * 1000, A.wallNs) + '%', secs(g.total), secs(g.cpu)],
       sort: 2,
     });
+    if (tableKind === 'inside' || tableKind === 'inside-subj') return insideData(tableKind === 'inside-subj');
     if (tableKind === 'prog') return grp('program', (i) => S[prog[i]]);
     if (tableKind === 'pkg') return grp('package', (i) => (pkg[i] >= 0 ? S[pkg[i]] : '(none)'));
     if (tableKind === 'cwd') return grp('directory', (i) => (cwd[i] >= 0 ? S[cwd[i]] : '(unknown)'));
@@ -826,8 +986,26 @@
     return { head: execHead, items: ids, keys: execKeys, row: execRow, text: ['l', 0, 0, 't', 0, 'l'],
              sort: tableKind === 'failed' ? -1 : 1 };
   }
+  // `proftrace report`'s "Inside the programs" (analysis/inside.c), its
+  // rows in its order: the kinds of event, or what the costliest were about.
+  function insideData(subj) {
+    const I = A.inside || { events: 0, execs: 0, kinds: 0, byName: [], bySubject: [] };
+    const items = subj ? I.bySubject.map(([n, d, t, c, l]) => ({ n, d, t, c, l }))
+      : I.byName.map(([n, t, c, l]) => ({ n, d: '', t, c, l }));
+    const head = ['total s', 'count', 'event', ...(subj ? ['subject'] : []), 'longest in'];
+    const keys = [(x) => x.t, (x) => x.c, (x) => x.n, ...(subj ? [(x) => x.d] : []), (x) => S[label[x.l]]];
+    return {
+      head, items, keys, sort: -1,
+      row: (x) => [secsNs(x.t), x.c, x.n, ...(subj ? [x.d] : []), link(S[label[x.l]], x.l)],
+      text: [0, 0, 'l', 'l', 'l'],
+      more: !subj && I.kinds > I.byName.length ? '... ' + (I.kinds - I.byName.length) + ' more' : null,
+      note: I.events + ' events from ' + I.execs + ' executions' + (I.note ? '; ' + I.note : ''),
+      empty: 'No program wrote events about itself (clang -ftime-trace, dune --trace-file, $PROFTRACE_TRACE_DIR).',
+    };
+  }
   function drawTable() {
     const t = $('table'), d = tableData();
+    $('table-note').textContent = d.note || '';
     let items = d.items;
     const col = sortCol >= 0 ? sortCol : d.sort;
     if (col >= 0) {
@@ -836,11 +1014,11 @@
       items = keyed.map((x) => x[1]);
     }
     table(t, d.head, items.slice(0, TABLE_ROWS).map(d.row), { text: d.text });
-    if (items.length > TABLE_ROWS) {
-      const r = el('tr'), c = el('td', '... ' + (items.length - TABLE_ROWS) + ' more rows');
+    if (items.length > TABLE_ROWS || d.more) {
+      const r = el('tr'), c = el('td', d.more || '... ' + (items.length - TABLE_ROWS) + ' more rows');
       c.colSpan = d.head.length; r.appendChild(c); t.appendChild(r);
     }
-    if (!items.length) t.appendChild(el('tr')).appendChild(el('td', tableKind === 'failed' ? 'No execution failed.' : 'Nothing to show.'));
+    if (!items.length) t.appendChild(el('tr')).appendChild(el('td', tableKind === 'failed' ? 'No execution failed.' : d.empty || 'Nothing to show.'));
     t.querySelectorAll('th').forEach((th, k) => th.addEventListener('click', () => {
       if (sortCol === k) sortDesc = !sortDesc; else { sortCol = k; sortDesc = k !== 0; }
       drawTable();
@@ -1003,6 +1181,22 @@
     },
     flameInfo: () => $('flame-info').textContent,
     profile: () => A.profile || null,
+    // The events programs wrote about themselves, as the page holds them
+    // (times in µs from the run's start).
+    subs: () => Array.from({ length: NS }, (_, u) => ({
+      exec: subExec[u], start: subStart[u], dur: subDur[u], depth: subDepth[u], ph: subPh[u] ? 'i' : 'X',
+      name: S[subName[u]], cat: S[subCat[u]], args: subArgs[u] >= 0 ? S[subArgs[u]] : null })),
+    subsInfo: () => subInfo,
+    subsDrawn: () => subsDrawn,
+    selectedSub: () => selectedSub,
+    // Where event u is drawn, in the page's CSS pixels (its execution
+    // scrolled into view), or null when it is too small to be.
+    subRect: (u) => {
+      const i = subExec[u], r0 = hook.barRect(i), r = tl.getBoundingClientRect(), w = r.width, k = w / (v1 - v0);
+      if (!subsShown(i, (sx(i) - v0) * k, (ex(i) - v0) * k, w)) return null;
+      const b = subBox(u, k, w);
+      return b ? { x: r.left + b[0], y: r0.y + b[2], w: b[1] - b[0], h: b[3] } : null;
+    },
   });
 
   async function main() {
@@ -1017,6 +1211,13 @@
       mark('parsed');
       if (N !== H.n) throw new Error('the data holds ' + N + ' executions, the header says ' + H.n);
       atAGlance();
+      if (subInfo && subInfo.total) {
+        fact($('facts'), 'inside the programs', subInfo.total + ' events they wrote about themselves, drawn inside their bars when zoomed in' +
+             ' (the search matches them by name)');
+        if (subInfo.kept < subInfo.total)
+          note('The page holds the ' + subInfo.kept + ' longest of the ' + subInfo.total + ' events programs wrote about themselves, to stay small; proftrace convert -f json has them all.');
+        if (subInfo.argsOut) note('The args of ' + subInfo.argsOut + ' events are left out to keep the page small.');
+      }
       if (omitted) note('The command lines of ' + omitted + ' short executions are left out to keep the page small (their labels stay); proftrace convert -f csv has them all.');
       fullHiRun = H.wall;
       hook.count = N;
