@@ -79,7 +79,10 @@ def tree_cpu(root):
         except OSError:
             continue
         parent[int(d)] = int(st[1])
-        cpu[int(d)] = (int(st[11]) + int(st[12])) / os.sysconf("SC_CLK_TCK")
+        # utime, stime, and cutime and cstime: what the children it has
+        # reaped spent (Chromium's renderers come and go between rounds)
+        cpu[int(d)] = sum(int(x) for x in st[11:15]) / \
+            os.sysconf("SC_CLK_TCK")
     total = 0.0
     for p in cpu:
         q = p

@@ -11,6 +11,11 @@ bubblewrap nodejs perl golang-go busybox-static pandoc man-db debhelper dpkg-dev
 # The tests of traces that programs write: clang -ftime-trace, dune
 # --trace-file (which needs an OCaml compiler to start).
 pkgs="$pkgs clang ocaml-dune ocaml-nox"
+# and clang 16's -ftime-trace=PATH, where the default clang is older.
+case "$(clang --version 2>/dev/null)" in
+*"clang version "1[6-9]*|*"clang version "[2-9][0-9]*) ;;
+*) apt-cache show clang-16 >/dev/null 2>&1 && pkgs="$pkgs clang-16" ;;
+esac
 # The tests of the SVG, Markdown and Perfetto views: a browser, ImageMagick
 # to look at its screenshots, a CommonMark parser with GitHub's tables,
 # protoc to decode protobuf traces.

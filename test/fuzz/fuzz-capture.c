@@ -30,32 +30,14 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static char dir[64], file[96], spooldir[96], spoolfile[128];
 static FILE *devnull;
-
-static void cleanup(void)
-{
-	unlink(file);
-	unlink(spoolfile);
-	rmdir(spooldir);
-	rmdir(dir);
-}
 
 static void setup(void)
 {
-	strcpy(dir, "/tmp/pt-fuzz-XXXXXX");
-	if (!mkdtemp(dir))
-		abort();
-	snprintf(file, sizeof file, "%s/capture", dir);
-	snprintf(spooldir, sizeof spooldir, "%s/spool", dir);
-	snprintf(spoolfile, sizeof spoolfile,
-		 "%s/proftrace-1-1.ptspool", spooldir);
-	if (mkdir(spooldir, 0700) < 0)
-		abort();
+	fuzz_setup();
 	devnull = fopen("/dev/null", "w");
 	if (!devnull)
 		abort();
-	atexit(cleanup);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -72,11 +54,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	mode = data[0];
 	data++;
 	size--;
-	path = mode & 2 ? spoolfile : file;
+	path = fuzz_written(mode);
 	if (write_input(path, data, size, mode & 1) < 0)
 		return 0;
 	pt_model_init(&m);
-	if (pt_model_add_capture(&m, mode & 2 ? spooldir : file) >= 0) {
+	if (pt_model_add_capture(&m, fuzz_opened(mode)) >= 0) {
 		pt_model_finish(&m);
 		if (mode & 4) {
 			red = pt_redact_new();

@@ -24,30 +24,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static char dir[64], file[96], spooldir[96], spoolfile[128];
 static volatile size_t sink;
-
-static void cleanup(void)
-{
-	unlink(file);
-	unlink(spoolfile);
-	rmdir(spooldir);
-	rmdir(dir);
-}
-
-static void setup(void)
-{
-	strcpy(dir, "/tmp/pt-fuzz-XXXXXX");
-	if (!mkdtemp(dir))
-		abort();
-	snprintf(file, sizeof file, "%s/capture", dir);
-	snprintf(spooldir, sizeof spooldir, "%s/spool", dir);
-	snprintf(spoolfile, sizeof spoolfile,
-		 "%s/proftrace-1-1.ptspool", spooldir);
-	if (mkdir(spooldir, 0700) < 0)
-		abort();
-	atexit(cleanup);
-}
 
 static void touch(const char *s)
 {
@@ -63,15 +40,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	unsigned mode;
 	size_t i;
 
-	if (!dir[0])
-		setup();
+	fuzz_setup();
 	if (!size)
 		return 0;
 	mode = data[0];
-	path = mode & 2 ? spoolfile : file;
+	path = fuzz_written(mode);
 	if (write_input(path, data + 1, size - 1, mode & 1) < 0)
 		return 0;
-	r = pt_reader_open(mode & 2 ? spooldir : file);
+	r = pt_reader_open(fuzz_opened(mode));
 	if (r) {
 		while (pt_reader_next(r, &ev) > 0) {
 			if (ev.hdr.length)

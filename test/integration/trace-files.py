@@ -6,8 +6,10 @@ Each test records real programs under `proftrace record` and reads the
 trace JSON back through validate-trace.py's rules (those of Perfetto,
 chrome://tracing and speedscope), comparing with what the programs
 wrote: trace-writer.py's own record of its events, clang's -ftime-trace
-files, dune's --trace-file.  -k NAME picks tests: dir, sandbox, clang,
-dune, bad.
+files, dune's --trace-file, and stand-ins for the known tools newer
+than Debian 12 ships (Rocq's coqc -profile, dune 3).  -k NAME picks
+tests: dir, sandbox, clang, ftime_trace_path, private, dune,
+build_tool_pids, rocq, budget, bad.
 """
 
 import gzip
@@ -326,6 +328,165 @@ def test_dune():
               f"{evs!r}")
 
 
+
+def newer_clang():
+    """A clang of version 16 or later (-ftime-trace=PATH), or None."""
+    for name in ["clang"] + [f"clang-{v}" for v in range(30, 15, -1)]:
+        path = shutil.which(name)
+        if not path:
+            continue
+        out = subprocess.run([path, "--version"], capture_output=True,
+                             text=True).stdout
+        m = re.search(r"clang version (\d+)", out)
+        if m and int(m.group(1)) >= 16:
+            return path
+    return None
+
+
+def test_ftime_trace_path():
+    """clang 16's -ftime-trace=PATH, as a file and as a directory, and
+    with cc1 in a process of its own: each compile's events once, in its
+    own slice, though the build removes every file at once."""
+    cc = newer_clang()
+    if not cc:
+        raise Failed("no clang 16 or later is installed "
+                     "(tools/install-deps.sh installs clang-16)")
+    d = c_project()
+    with open(os.path.join(d, "three.c"), "w") as f:
+        f.write('#include "heavy.h"\nint three(int x) { return f2(x); }\n')
+    os.makedirs(os.path.join(d, "tr"), exist_ok=True)
+    g = "-ftime-trace-granularity=0"
+    files = {"one.c": "tr/one.json", "two.c": "two-trace.json",
+             "three.c": "tr/three.json"}
+    script = (f"{cc} -ftime-trace=tr {g} -c one.c && "
+              f"{cc} -ftime-trace=two-trace.json {g} -c two.c -o two.o && "
+              f"{cc} -fno-integrated-cc1 -ftime-trace=tr {g} -c three.c && "
+              "mkdir -p kept && cp tr/*.json two-trace.json kept/ && "
+              "rm tr/one.json two-trace.json tr/three.json")
+    cap = record("clang16", ["sh", "-c", script], cwd=d)
+    doc, err = convert(cap)
+    check(not err, f"convert said: {err}")
+    base = os.path.basename(cc)
+    for src, out in files.items():
+        with open(os.path.join(d, "kept", os.path.basename(out))) as f:
+            wrote = [e["name"] for e in json.load(f)["traceEvents"]
+                     if e.get("ph") == "X" and
+                     not e["name"].startswith("Total ")]
+        # the driver's execution (cc1, where it has one, is its child)
+        ex = exec_of(doc, lambda a: os.path.basename(a["argv"][0]) == base
+                     and src in a["argv"] and "-cc1" not in a["argv"],
+                     f"{base} {src}")
+        evs = inside(doc, ex) + [e for c in execs(doc)
+                                 if c["args"].get("ppid") == ex["args"]["pid"]
+                                 for e in inside(doc, c)]
+        names = [e["name"] for e in evs if e["ph"] == "X"]
+        for want in ("Frontend", "Backend", "Source"):
+            check(names.count(want) == wrote.count(want) > 0,
+                  f"{base} {src}: {want} {names.count(want)} times in the "
+                  f"trace, {wrote.count(want)} in its file")
+        check(len(names) == len(wrote), f"{base} {src}: {len(names)} "
+              f"events in the trace, {len(wrote)} in its file")
+        heads = {os.path.basename(e["args"]["detail"]) for e in evs
+                 if e["name"] == "Source"}
+        check("heavy.h" in heads, f"{base} {src}: Source events name "
+              f"{sorted(heads)}")
+
+
+def rocq_run(name, runs, env=None):
+    """coqc (the stand-in) -profile, run `runs` times one after the
+    other by a build that keeps a copy of each file and removes it."""
+    d = os.path.join(viewlib.TMP, name)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "x.v"), "w") as f:
+        f.write("Lemma one : True. Proof. exact I. Qed.\n")
+    script = "; ".join(f"{viewlib.ARGS.coqc} -R . T -profile p{i}.json x.v "
+                       f"&& cp p{i}.json kept{i}.json && rm p{i}.json"
+                       for i in range(runs))
+    old = dict(os.environ)
+    os.environ.update(env or {})
+    try:
+        cap = record(name, ["sh", "-c", script], cwd=d, timeout=600)
+    finally:
+        os.environ.clear()
+        os.environ.update(old)
+    return d, cap
+
+
+def test_rocq():
+    """coqc -profile FILE (a stand-in: Debian 12's Coq is older than
+    -profile): its events, in epoch microseconds, inside its slice at the
+    times it wrote, though the build removes the file at once."""
+    if not viewlib.ARGS.coqc:
+        raise Failed("--coqc is needed")
+    d, cap = rocq_run("rocq", 1)
+    doc, err = convert(cap)
+    check(not err, f"convert said: {err}")
+    with open(os.path.join(d, "kept0.json")) as f:
+        truth = json.load(f)["traceEvents"]
+    ex = exec_of(doc, lambda a: os.path.basename(a["argv"][0]) == "coqc",
+                 "coqc")
+    origin = doc["metadata"]["time_origin_unix_ns"] // 1000
+    evs = inside(doc, ex)
+    for t in truth:
+        got = only(evs, t["name"], "X")
+        near(got["ts"], t["ts"] - origin, f"{t['name']}'s start")
+        near(got["ts"] + got["dur"], t["ts"] + t["dur"] - origin,
+             f"{t['name']}'s end")
+        check(got["args"] == t["args"], f"{t['name']}'s args: "
+              f"{got['args']!r}")
+
+
+def test_budget():
+    """Files that known tools send themselves count against the run's
+    256 MiB like those the collector reads: 18 files of 15 MiB, the
+    last refused and said, the others whole, the build unharmed."""
+    if not viewlib.ARGS.coqc:
+        raise Failed("--coqc is needed")
+    runs = 18
+    d, cap = rocq_run("budget", runs, {"PROFILE_PAD_MB": "15"})
+    size = os.path.getsize(os.path.join(d, "kept0.json"))
+    check(17 * size <= 256 << 20 < 18 * size, f"a file of {size} bytes "
+          "does not put the 18th beyond the budget")
+    doc, err = convert(cap)
+    check("1 trace file refused" in err and "256 MiB" in err,
+          f"convert does not say the budget refused one file: {err!r}")
+    execs_ = sorted((e for e in execs(doc)
+                     if os.path.basename(e["args"]["argv"][0]) == "coqc"),
+                    key=lambda e: e["ts"])
+    check(len(execs_) == runs, f"{len(execs_)} coqc executions")
+    for i, ex in enumerate(execs_):
+        has = any(e["name"] == "Qed" for e in inside(doc, ex))
+        check(has == (i < runs - 1), f"coqc run {i + 1}: its events are "
+              f"{'in' if has else 'not in'} the trace")
+        check(ex["args"]["exit_code"] == 0, f"coqc run {i + 1}: exit "
+              f"{ex['args']['exit_code']}")
+
+
+def test_build_tool_pids():
+    """dune 3's --trace-file names the pid of each process it ran (a
+    stand-in writes dune 3's form: Debian 12 ships dune 2): two runs of
+    the same command at once, each event on the process of its pid."""
+    if not viewlib.ARGS.dune3:
+        raise Failed("--dune3 is needed")
+    d = os.path.join(viewlib.TMP, "dune3")
+    os.makedirs(d, exist_ok=True)
+    cap = record("dune3", ["sh", "-c", f"{viewlib.ARGS.dune3} build "
+                           "--trace-file tr.json && cp tr.json kept.json "
+                           "&& rm tr.json"], cwd=d)
+    doc, err = convert(cap)
+    check(not err, f"convert said: {err}")
+    with open(os.path.join(d, "kept.json")) as f:
+        truth = json.load(f)
+    check(len(truth) == 2 and truth[0]["args"]["pid"] !=
+          truth[1]["args"]["pid"], f"the stand-in wrote {truth!r}")
+    for t in truth:
+        pid = t["args"]["pid"]
+        ex = exec_of(doc, lambda a: a["pid"] == pid and
+                     a["argv"] == ["sh", "-c", "sleep 0.1"], f"sh {pid}")
+        evs = [e for e in inside(doc, ex) if e.get("cat") == "process"]
+        check(len(evs) == 1 and evs[0]["args"]["pid"] == pid,
+              f"sh {pid}: dune's events inside its slice: {evs!r}")
+
 # ---- a sandbox ----
 
 def test_sandbox():
@@ -413,5 +574,10 @@ def test_bad_files():
     check(len(data) < 40 << 20, f"the capture holds {len(data)} bytes")
 
 
+def options(ap):
+    ap.add_argument("--coqc", help="the stand-in for Rocq's coqc")
+    ap.add_argument("--dune3", help="the stand-in for dune 3")
+
+
 if __name__ == "__main__":
-    sys.exit(viewlib.main(globals()))
+    sys.exit(viewlib.main(globals(), options))

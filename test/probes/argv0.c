@@ -37,17 +37,6 @@ static void cleanup(void)
 	rmdir(dir);
 }
 
-static void run(const char *path, char *const argv[], int code, const char *what)
-{
-	pid_t pid = xfork(what);
-
-	if (pid == 0) {
-		execv(path, argv);
-		child_fail(what, errno, 127);
-	}
-	reap_expect(pid, code, what);
-}
-
 int main(int argc, char **argv)
 {
 	const char *self = self_exe();
@@ -73,21 +62,21 @@ int main(int argc, char **argv)
 		fail("symlink: %s", strerror(errno));
 	atexit(cleanup);
 
-	run("/bin/sh", (char *[]){ "my-custom-name", "-c", "exit 0", NULL }, 0,
+	run_expect("/bin/sh", (char *[]){ "my-custom-name", "-c", "exit 0", NULL }, 0,
 	    "sh with argv[0] my-custom-name");
-	run("/bin/sh", (char *[]){ "my-custom-name", "-c",
+	run_expect("/bin/sh", (char *[]){ "my-custom-name", "-c",
 				   "[ \"$0\" = my-custom-name ]", NULL }, 0,
 	    "sh checking its $0");
-	run(self, (char *[]){ "custom-self-name", "argv0-check", "custom-self-name",
+	run_expect(self, (char *[]){ "custom-self-name", "argv0-check", "custom-self-name",
 			      NULL }, 0, "self with a custom argv[0]");
-	run(self, (char *[]){ "", "argv0-check", "", NULL }, 0,
+	run_expect(self, (char *[]){ "", "argv0-check", "", NULL }, 0,
 	    "self with an empty argv[0]");
-	run("/bin/true", (char *[]){ "/bin/false", NULL }, 0,
+	run_expect("/bin/true", (char *[]){ "/bin/false", NULL }, 0,
 	    "/bin/true with argv[0] /bin/false");
-	run("/proc/self/exe", (char *[]){ "via-proc-self-exe", "argv0-check",
+	run_expect("/proc/self/exe", (char *[]){ "via-proc-self-exe", "argv0-check",
 					  "via-proc-self-exe", NULL }, 0,
 	    "/proc/self/exe");
-	run(link_path, (char *[]){ "probe-link-name", "argv0-check",
+	run_expect(link_path, (char *[]){ "probe-link-name", "argv0-check",
 				   "probe-link-name", NULL }, 0, "through a symlink");
 
 	rc = posix_spawn(&pid, "/bin/sh", NULL, NULL,
@@ -103,7 +92,7 @@ int main(int argc, char **argv)
 		child_fail("execvp sh", errno, 127);
 	}
 	reap_expect(pid, 4, "execvp(\"sh\") with argv[0] other-name");
-	run("/bin/true", (char *[]){ NULL }, 0, "/bin/true with an empty argv");
+	run_expect("/bin/true", (char *[]){ NULL }, 0, "/bin/true with an empty argv");
 
 	return probe_ok();
 }

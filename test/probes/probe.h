@@ -134,6 +134,19 @@ static inline void reap_expect(pid_t pid, int code, const char *what)
 	expect_exit(wait_child(pid, what), code, what);
 }
 
+/* Fork, execv(path, argv) in the child, and expect it to exit with code. */
+static inline void run_expect(const char *path, char *const argv[], int code,
+			      const char *what)
+{
+	pid_t pid = xfork(what);
+
+	if (pid == 0) {
+		execv(path, argv);
+		child_fail(what, errno, 127);
+	}
+	reap_expect(pid, code, what);
+}
+
 /* Absolute path of this executable (from /proc/self/exe). */
 static inline const char *self_exe(void)
 {

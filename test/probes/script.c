@@ -64,17 +64,6 @@ static void make_script(const char *name, const char *content)
 	close(fd);
 }
 
-static void run(const char *path, char *const argv[], int code, const char *what)
-{
-	pid_t pid = xfork(what);
-
-	if (pid == 0) {
-		execv(path, argv);
-		child_fail(what, errno, 127);
-	}
-	reap_expect(pid, code, what);
-}
-
 int main(void)
 {
 	char buf[PATH_MAX + 64];
@@ -95,9 +84,10 @@ int main(void)
 	if (setenv("PATH", buf, 1) < 0)
 		fail("setenv: %s", strerror(errno));
 
-	run(in_dir("s1"), (char *[]){ "s1-argv0", "a b", NULL }, 31, "#!/bin/sh script");
-	run(in_dir("s2"), (char *[]){ "s2", NULL }, 32, "#!/bin/sh -e script");
-	run(in_dir("s3"), (char *[]){ "s3", NULL }, 33, "script whose interpreter is a script");
+	run_expect(in_dir("s1"), (char *[]){ "s1-argv0", "a b", NULL }, 31, "#!/bin/sh script");
+	run_expect(in_dir("s2"), (char *[]){ "s2", NULL }, 32, "#!/bin/sh -e script");
+	run_expect(in_dir("s3"), (char *[]){ "s3", NULL }, 33,
+		   "script whose interpreter is a script");
 
 	if ((pid = xfork("execvp script")) == 0) {
 		execvp("probe-script-s4", (char *[]){ "probe-script-s4", NULL });
@@ -105,7 +95,7 @@ int main(void)
 	}
 	reap_expect(pid, 34, "script found through PATH");
 
-	run(in_dir("s5"), (char *[]){ "s5", NULL }, 35, "#!/usr/bin/env sh script");
+	run_expect(in_dir("s5"), (char *[]){ "s5", NULL }, 35, "#!/usr/bin/env sh script");
 
 	rc = posix_spawn(&pid, in_dir("s1"), NULL, NULL,
 			 (char *[]){ "s1", "a b", NULL }, environ);

@@ -2,7 +2,7 @@
 """`proftrace report --format markdown`, read by a CommonMark parser.
 
     test-md.py --proftrace BIN [--gencapture BIN] [--lib LIBPROFTRACE]
-               [--sample DIR] [-k NAME]
+               [--sample DIR] [--out DIR] [--doc-image PNG] [-k NAME]
 
 The Markdown goes through cmark-gfm (GitHub's parser, with its table
 extension; tools/install-deps.sh installs it) as XML: each table must
@@ -13,7 +13,10 @@ every table are compared with those of the text report of the same
 capture, parsed from its columns; the command cells of failed executions
 give back their exact argv through shlex.  A 100,000-execution synthetic
 capture (bench/gencapture) and a capture of long, failing, piped command
-lines stay under 1 MiB with every table at its largest.
+lines stay under 1 MiB with every table at its largest.  The sample
+build's summary, rendered, is drawn by headless Chromium as a step
+summary shows it: its tables hold the parser's cells (--doc-image keeps
+the screenshot for doc/views.md).
 
 The last line counts the results: "N passed, N failed".
 """
@@ -27,6 +30,7 @@ import xml.etree.ElementTree as ET
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "tools"))
+import browser_pipe  # noqa: E402
 from mkcapture import Capture  # noqa: E402
 from viewlib import (Failed, capture, check, eq, host_a, host_b,  # noqa: E402
                      make_like, random_run, rows, run, sample_capture,
@@ -363,6 +367,68 @@ def test_sample_build():
     compare(cap, args=["--group-by", "cwd", "--top", "3"])
 
 
+# What a step summary shows: GitHub's own page style is not ours to
+# copy; this is enough to see the tables as tables.
+PAGE = """<!DOCTYPE html><html><head><meta charset="utf-8"><style>
+body { font: 14px sans-serif; margin: 16px; max-width: 960px; }
+table { border-collapse: collapse; margin: 8px 0; }
+th, td { border: 1px solid #d0d7de; padding: 3px 10px; }
+th { background: #f6f8fa; } code { font-size: 12px; }
+</style></head><body>%s</body></html>"""
+
+
+def cell_text(cell):
+    """A table cell's text as the parser read it: its text and code
+    nodes, without the XML's indentation."""
+    return "".join(n.text or "" for n in cell.iter()
+                   if n.tag in (f"{CM}text", f"{CM}code"))
+
+
+def test_rendered():
+    """The sample build's summary, rendered by cmark-gfm and drawn by
+    Chromium as a step summary is: the page's tables hold, cell by cell,
+    the text the parser found in the Markdown, with no console error and
+    a screenshot that is not blank (--doc-image keeps it for
+    doc/views.md)."""
+    cap = sample_capture("./configure && make -j2 && make check")
+    md = run("report", "--format", "markdown", "--top", "8", cap)
+    html = subprocess.run(["cmark-gfm", "-e", "table"], input=md,
+                          capture_output=True, check=True).stdout
+    xml = subprocess.run(["cmark-gfm", "-e", "table", "--to", "xml"],
+                         input=md, capture_output=True, check=True).stdout
+    tables = ET.fromstring(xml).findall(f".//{CM}table")
+    path = os.path.join(TMP, "summary.html")
+    with open(path, "wb") as f:
+        f.write((PAGE % html.decode("utf-8")).encode("utf-8"))
+    shot = os.path.join(ARGS.out or TMP, "summary.png")
+    with browser_pipe.Browser() as b:
+        page = b.open("file://" + path)
+        eq(page.errors, [], "console errors")
+        cells = page.eval(
+            "Array.from(document.querySelectorAll('table')).map(function"
+            " (t) { return Array.from(t.rows).map(function (r) { return"
+            " Array.from(r.cells).map(function (c) { return c.textContent"
+            "; }); }); })")
+        want = [[[cell_text(c) for c in r.findall(f"{CM}table_cell")]
+                 for r in t if r.tag in (f"{CM}table_header",
+                                         f"{CM}table_row")]
+                for t in tables]
+        eq(len(cells), len(want), "tables drawn")
+        eq(cells, want, "the cells drawn")
+        drawn = page.eval("Array.from(document.querySelectorAll('h3'))"
+                          ".map(function (h) { return h.textContent; })")
+        check(any(h.startswith("Failed executions") for h in drawn),
+              f"headings drawn: {drawn}")
+        page.screenshot(shot, 1000, 1400)
+    out = subprocess.run(["convert", shot, "-format", "%k", "info:"],
+                         capture_output=True, text=True, check=True)
+    check(int(out.stdout) >= 8, f"{shot} is blank")
+    if ARGS.doc_image:
+        subprocess.run(["convert", shot, "-crop", "985x640+0+0", "-trim",
+                        "-colors", "16", "-strip", ARGS.doc_image],
+                       check=True)
+
+
 def test_size():
     """Every table at its largest, on runs far larger than its caps."""
     big = synthetic_capture()
@@ -391,5 +457,10 @@ def test_size():
           md_text(md, "Failed executions"), "rows left out")
 
 
+def options(ap):
+    ap.add_argument("--out", help="keep the screenshot here")
+    ap.add_argument("--doc-image", help="write the doc's screenshot here")
+
+
 if __name__ == "__main__":
-    sys.exit(viewlib.main(globals()))
+    sys.exit(viewlib.main(globals(), options))

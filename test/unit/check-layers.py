@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""The preload library's files call one another in the direction that
+doc/design.md draws, and in no other.
+
+    check-layers.py OBJECT_DIR DESIGN_MD
+
+doc/design.md ("Its files, and the direction of their calls") has one
+line of the form
+
+    hooks, fd → init → defer, mailbox → conn → ... → state
+
+Each group may call any group to its right, never one to its left or its
+own members.  The calls are read from the objects (a symbol one object
+leaves undefined and another defines), so a new call that goes up, or a
+file the line does not name, fails here, and the drawing cannot drift
+from the code.
+"""
+
+import glob
+import os
+import re
+import subprocess
+import sys
+
+
+def symbols(obj):
+    out = subprocess.run(["nm", obj], capture_output=True, text=True,
+                         check=True).stdout
+    defined, undefined = set(), set()
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) == 3 and f[1] in "TDBRCV":
+            defined.add(f[2])
+        elif len(f) == 2 and f[0] == "U":
+            undefined.add(f[1])
+    return defined, undefined
+
+
+def chain(design):
+    for line in open(design):
+        if "→" in line and line.lstrip().startswith("hooks"):
+            groups = [g.split(";")[0] for g in line.split("→")]
+            return [[n.strip() for n in g.split(",") if n.strip()]
+                    for g in groups]
+    sys.exit("check-layers: no 'hooks → ... → state' line in " + design)
+
+
+def main():
+    objdir, design = sys.argv[1], sys.argv[2]
+    objs = {os.path.basename(o).split(".")[0]: o
+            for o in glob.glob(os.path.join(objdir, "*.o"))}
+    if not objs:
+        sys.exit("check-layers: no objects in " + objdir)
+    groups = chain(design)
+    rank = {}
+    for i, g in enumerate(groups):
+        for name in g:
+            rank[name] = i
+    bad = []
+    for name in sorted(set(objs) - set(rank)):
+        bad.append("%s.c is not in doc/design.md's line of calls" % name)
+    for name in sorted(set(rank) - set(objs)):
+        bad.append("doc/design.md names %s, which is not a file" % name)
+    syms = {n: symbols(o) for n, o in objs.items()}
+    for a in sorted(objs):
+        for b in sorted(objs):
+            if a == b or a not in rank or b not in rank:
+                continue
+            used = sorted(syms[a][1] & syms[b][0])
+            if used and rank[b] <= rank[a]:
+                bad.append("%s.c calls %s.c (%s), against the direction"
+                           % (a, b, ", ".join(used[:3])))
+    for line in bad:
+        print("FAIL:", line)
+    print("%d files, %d groups, %d problems" % (len(objs), len(groups),
+                                                len(bad)))
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
