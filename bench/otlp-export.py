@@ -12,7 +12,8 @@ it costs), the export with its default --otlp-max-spans, every execution
 as a span (--otlp-max-spans 0) in protobuf, and the same in JSON.  Prints
 a Markdown table (medians of wall and CPU seconds, the largest peak RSS,
 as wait4 reports it; requests and bytes the receiver took in the last
-round) for doc/performance.md.
+round) for doc/performance.md, and the 1-minute load average seen before
+each command (on a shared machine the wall times depend on it).
 """
 
 import argparse
@@ -89,10 +90,12 @@ def main():
     ]
     res = {name: [] for name, _ in runs}
     sent = {}
+    loads = []
     for r in range(a.rounds):
         order = runs if r % 2 == 0 else runs[::-1]
         for name, cmd in order:
             Sink.requests = Sink.body_bytes = 0
+            loads.append(os.getloadavg()[0])
             res[name].append(measured(cmd))
             sent[name] = (Sink.requests, Sink.body_bytes)
             print(f"round {r + 1}: {name}: {res[name][-1][:3]}",
@@ -108,6 +111,8 @@ def main():
         sent_s = f"{q:,} | {b / 1e6:.1f}" if q else "– | –"
         print(f"| {name} | {w:.2f} | {c:.2f} | {m:.0f} | {sent_s} |")
     print()
+    print(f"load average (1 min) before each command: "
+          f"{min(loads):.1f}-{max(loads):.1f} on {os.cpu_count()} CPUs")
     print(res[runs[2][0]][-1][3].strip())
     srv.shutdown()
     if not a.capture:
