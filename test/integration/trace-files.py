@@ -6,7 +6,7 @@ Each test records real programs under `proftrace record` and reads the
 trace JSON back through validate-trace.py's rules (those of Perfetto,
 chrome://tracing and speedscope), comparing with what the programs
 wrote: trace-writer.py's own record of its events, clang's -ftime-trace
-files, dune's --trace-file, and stand-ins for the known tools newer
+files (also in the HTML report, zoomed into one compile in Chromium), dune's --trace-file, and stand-ins for the known tools newer
 than Debian 12 ships (Rocq's coqc -profile, dune 3).  -k NAME picks
 tests: dir, sandbox, clang, ftime_trace_path, private, dune,
 build_tool_pids, rocq, budget, bad.
@@ -23,6 +23,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tools"))
+import browser_pipe  # noqa: E402
 import viewlib  # noqa: E402
 from viewlib import Failed, check  # noqa: E402
 from importlib import import_module  # noqa: E402
@@ -209,6 +210,7 @@ def test_clang():
                  if e["name"] == "Source"}
         check({"heavy.h", "light.h"} <= heads,
               f"clang {src}: Source events name {sorted(heads)}")
+    check_html_zoom(cap)
     # Perfetto's protobuf trace, decoded by protoc and checked by
     # TrackEvent's rules: clang's phases nest in its execution's slice,
     # on its track.
@@ -255,6 +257,39 @@ def test_clang():
     srows = [r for r in rows if len(r) == 4 and "Source" in r[2]]
     check(srows and srows[0][3].endswith("/heavy.h</code>") and
           srows[0][1] == "2", f"Markdown report's headers: {srows[:2]}")
+
+
+def check_html_zoom(cap):
+    """The HTML report, in headless Chromium, as a user reads it: zoomed
+    from the whole build into the compile of one.c, clang's events are
+    drawn inside its bar, and the Source event of heavy.h is among them
+    with the header's name."""
+    page_path = cap + ".html"
+    subprocess.run([viewlib.ARGS.proftrace, "convert", "-f", "html", "-o",
+                    page_path, "--force", cap], check=True,
+                   capture_output=True)
+    ready = ("new Promise(function (ok) { (function w() {"
+             " if (window.proftrace && window.proftrace.ready) ok(true);"
+             " else setTimeout(w, 20); })(); })")
+    with browser_pipe.Browser() as b:
+        page = b.open("file://" + page_path, network=True)
+        page.call("Runtime.evaluate", {"expression": ready,
+                                       "awaitPromise": True}, timeout=120)
+        check(page.errors == [], f"html: console errors {page.errors}")
+        n = page.eval("proftrace.count")
+        one = [i for i in range(n) if page.eval(f"proftrace.argvOf({i})")
+               [:1] == ["clang"] and "one.c" in
+               page.eval(f"proftrace.argvOf({i})")]
+        check(len(one) == 1, f"html: {len(one)} executions of clang one.c")
+        bar = page.eval(f"proftrace.bars()[{one[0]}]")
+        page.eval("proftrace.zoom(%r, %r)" % (bar[1], bar[2]))
+        check(page.eval("proftrace.subsDrawn()") > 0,
+              "html: zoomed into clang one.c, none of its events drawn")
+        heads = page.eval(
+            "proftrace.subs().filter(function (s) { return s.exec === %d &&"
+            " s.name === 'Source' && s.args && s.args.indexOf('heavy.h')"
+            " >= 0; }).length" % one[0])
+        check(heads >= 1, "html: no Source event of heavy.h in clang one.c")
 
 
 def test_private_build():
