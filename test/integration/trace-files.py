@@ -6,10 +6,11 @@ Each test records real programs under `proftrace record` and reads the
 trace JSON back through validate-trace.py's rules (those of Perfetto,
 chrome://tracing and speedscope), comparing with what the programs
 wrote: trace-writer.py's own record of its events, clang's -ftime-trace
-files (also in the HTML report, zoomed into one compile in Chromium), dune's --trace-file, and stand-ins for the known tools newer
-than Debian 12 ships (Rocq's coqc -profile, dune 3).  -k NAME picks
-tests: dir, sandbox, clang, ftime_trace_path, private, dune,
-build_tool_pids, rocq, budget, bad.
+files (also in the HTML report, zoomed into one compile in Chromium),
+dune's --trace-file, and stand-ins for the known tools newer than
+Debian 12 ships (Rocq's coqc -profile, dune 3).  -k NAME picks tests:
+dir, sandbox, clang, ftime_trace_path, private, dune, build_tool_pids,
+rocq, budget, bad.
 """
 
 import gzip
