@@ -17,18 +17,25 @@ load average, for doc/performance.md.
 """
 
 import argparse
+import importlib.util
 import os
 import random
-import resource
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 SRC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(SRC, "test", "tools"))
 import browser_pipe  # noqa: E402
+# bench/html.py's timing of `convert -f html` (a file name the standard
+# library's html package would shadow as a module name)
+_spec = importlib.util.spec_from_file_location(
+    "html_bench", os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                               "html.py"))
+html_bench = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(html_bench)
+convert = html_bench.convert
 from mkcapture import Capture  # noqa: E402
 
 READY = ("new Promise(function (ok) { (function w() {"
@@ -96,22 +103,6 @@ def build(compiles, events, traces):
                          0.15 / nopt, f"_ZN2ns4funcEi{k}"))
         c.trace(pid, evs)
     return c
-
-
-def cpu_children():
-    r = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return r.ru_utime + r.ru_stime
-
-
-def convert(pt, cap, out, rounds):
-    walls, cpus = [], []
-    for _ in range(rounds):
-        c0, t0 = cpu_children(), time.monotonic()
-        subprocess.run([pt, "convert", "-f", "html", "--force", "-o", out,
-                        cap], check=True)
-        walls.append(time.monotonic() - t0)
-        cpus.append(cpu_children() - c0)
-    return statistics.median(walls), statistics.median(cpus)
 
 
 def main():

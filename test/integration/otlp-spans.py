@@ -17,13 +17,9 @@ captures in one command must give one trace each.
 The last line counts the results: "N passed, N failed".
 """
 
-import argparse
 import signal as sig
 import os
-import shutil
 import sys
-import tempfile
-import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tools"))
@@ -282,36 +278,5 @@ def t_several():
 TESTS = [t_every, t_min_duration, t_max_spans, t_several]
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--proftrace", required=True)
-    ap.add_argument("--receiver", default=os.path.join(HERE, "otlp"))
-    ap.add_argument("-k")
-    otlp.ARGS = ap.parse_args()
-    otlp.ARGS.proftrace = os.path.abspath(otlp.ARGS.proftrace)
-    if not os.path.isdir(os.path.join(otlp.ARGS.receiver, "node_modules")):
-        print(f"{otlp.ARGS.receiver}/node_modules is missing: run "
-              "tools/install-deps.sh (npm ci in test/integration/otlp)")
-        return 1
-    otlp.TMP = tempfile.mkdtemp(prefix="pt-otlp-spans-")
-    passed = failed = 0
-    try:
-        for t in TESTS:
-            if otlp.ARGS.k and otlp.ARGS.k not in t.__name__:
-                continue
-            try:
-                t()
-                print(f"ok   {t.__name__}: {t.__doc__.splitlines()[0]}")
-                passed += 1
-            except Exception:
-                print(f"FAIL {t.__name__}")
-                traceback.print_exc(file=sys.stdout)
-                failed += 1
-    finally:
-        shutil.rmtree(otlp.TMP, ignore_errors=True)
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(otlp.main(TESTS, "pt-otlp-spans-"))

@@ -631,7 +631,9 @@ TESTS = [t_tree, t_ci_trace, t_github, t_idempotent, t_traceparent,
          t_close, t_hang, t_refused, t_tls, t_record, t_record_hang, t_daemon]
 
 
-def main():
+def main(tests=None, prefix="pt-otlp-"):
+    """Parse the arguments, run tests (default: TESTS) with -k's filter
+    in a temporary directory named by prefix; the exit status."""
     global ARGS, TMP
     ap = argparse.ArgumentParser()
     ap.add_argument("--proftrace", required=True)
@@ -646,10 +648,10 @@ def main():
         return 1
     if ARGS.lib:
         os.environ["PROFTRACE_LIB"] = ARGS.lib
-    TMP = tempfile.mkdtemp(prefix="pt-otlp-")
+    TMP = tempfile.mkdtemp(prefix=prefix)
     passed = failed = 0
     try:
-        for t in TESTS:
+        for t in tests or TESTS:
             if ARGS.k and ARGS.k not in t.__name__:
                 continue
             try:
