@@ -141,19 +141,7 @@ static void find_preload_entry(const char *preload)
 						   NULL, NULL, PATH_MAX) : 0;
 }
 
-/*
- * The other ELF class's loader on this machine, if it has one: 32-bit
- * programs can run beside a 64-bit library.
- */
-#if defined(__x86_64__)
-#define FOREIGN_LOADER "/lib/ld-linux.so.2"
-#define NATIVE_LOADER "/lib64/ld-linux-x86-64.so.2"
-#elif defined(__i386__)
-#define FOREIGN_LOADER "/lib64/ld-linux-x86-64.so.2"
-#define NATIVE_LOADER "/lib/ld-linux.so.2"
-#endif
-
-#ifdef FOREIGN_LOADER
+#ifdef PT_FOREIGN_LOADER
 /*
  * Into buf (cap bytes): what the ld.so at loader expands $LIB to, "lib32"
  * or "lib/i386-linux-gnu": the directory of its own file, less "/" or
@@ -207,13 +195,23 @@ static int loader_lib(const char *loader, char *buf, size_t cap)
  */
 static void note_foreign(void)
 {
-#ifdef FOREIGN_LOADER
+#ifdef PT_FOREIGN_LOADER
 	char flib[PATH_MAX], path[PATH_MAX];
 	const char *e = PT_STR(preload_entry), *d;
 	size_t fl, at = 0;
 	int ok = 0, saved = errno;
 
-	if (!*e || !loader_lib(FOREIGN_LOADER, flib, sizeof flib))
+	if (!*e)
+		goto out;
+	if (pt_strchr(e, '/') && !pt_strchr(e, '$')) {
+		/* A path names one build, never one for the other class.
+		 * Whether such programs can run here at all is asked at the
+		 * first exec that needs it (target.c): an image that never
+		 * execs, most of a build's, is spared the loader's links. */
+		pt.foreign_missing = PT_FOREIGN_UNKNOWN;
+		goto out;
+	}
+	if (!loader_lib(PT_FOREIGN_LOADER, flib, sizeof flib))
 		goto out;
 	fl = pt_strlen(flib);
 	if ((d = pt_strchr(e, '$'))) {
@@ -238,7 +236,7 @@ static void note_foreign(void)
 					     pt_strlen(roots[2]));
 
 		/* lib_path is PREFIX/<our $LIB>/NAME: keep "PREFIX/" */
-		if (our && loader_lib(NATIVE_LOADER, path, sizeof path) &&
+		if (our && loader_lib(PT_NATIVE_LOADER, path, sizeof path) &&
 		    (ol = pt_strlen(path)) < (size_t)(our - roots[2]) &&
 		    !pt_strncmp(our - ol, path, ol) && our[-(long)ol - 1] == '/')
 			rl[2] = (size_t)(our - roots[2]) - ol;

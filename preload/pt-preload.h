@@ -39,6 +39,19 @@
 #define PT_MBOX_SLOTS 16        /* fork children's EXECs kept (mailbox.c) */
 #define PT_MBOX_BYTES 4096      /* a slot; a larger EXEC goes at once */
 
+/*
+ * The other ELF class's loader on this machine, if it has one: 32-bit
+ * programs can run beside a 64-bit library (env.c, target.c).
+ */
+#if defined(__x86_64__)
+#define PT_FOREIGN_LOADER "/lib/ld-linux.so.2"
+#define PT_NATIVE_LOADER "/lib64/ld-linux-x86-64.so.2"
+#elif defined(__i386__)
+#define PT_FOREIGN_LOADER "/lib64/ld-linux-x86-64.so.2"
+#define PT_NATIVE_LOADER "/lib/ld-linux.so.2"
+#endif
+#define PT_FOREIGN_UNKNOWN (-1)  /* pt.foreign_missing not yet asked */
+
 /* Connection to the collector (or spool file) a hook sends through. */
 struct pt_chan {
 	int fd;                 /* -1: nothing to send to */
@@ -101,7 +114,8 @@ struct pt_state {
 	/* Programs of the other ELF class (32-bit ones under a 64-bit
 	 * library) can run here, and our entry names no build of the
 	 * library for them: ld.so would print "wrong ELF class" or "cannot
-	 * be preloaded" into theirs (env.c, target.c). */
+	 * be preloaded" into theirs (env.c, target.c).  PT_FOREIGN_UNKNOWN
+	 * until an exec asks, when our entry is a path. */
 	int foreign_missing;
 	size_t pool_used;
 	/* defer.c's slots, here because every process reads them (at exec,

@@ -211,8 +211,17 @@ int pt_target_foreign(const char *file, int search)
 {
 	int saved = errno, r;
 
-	if (!pt.foreign_missing || !file || !*file)
+#ifdef PT_FOREIGN_LOADER
+	/* Our entry is a path (env.c): it matters if such programs can run
+	 * here, which the loader's presence says.  Once per process; a
+	 * vfork child's answer is its parent's too, and as true. */
+	if (pt.foreign_missing == PT_FOREIGN_UNKNOWN)
+		pt.foreign_missing = pt_sys_readable(PT_FOREIGN_LOADER) == 0;
+#endif
+	if (!pt.foreign_missing || !file || !*file) {
+		errno = saved;
 		return 0;
+	}
 	if (search && !pt_strchr(file, '/'))
 		r = searched(file, foreign);
 	else
