@@ -492,13 +492,7 @@
     return lines;
   }
   function showSubTip(u, cx, cy) {
-    tip.textContent = '';
-    tip.appendChild(el('b', S[subName[u]]));
-    tip.appendChild(document.createTextNode('\n' + subLines(u).join('\n')));
-    tip.hidden = false;
-    const w = tip.offsetWidth, h = tip.offsetHeight;
-    tip.style.left = Math.max(0, Math.min(cx + 14, window.innerWidth - w - 4)) + 'px';
-    tip.style.top = (cy + 16 + h > window.innerHeight ? Math.max(0, cy - h - 8) : cy + 16) + 'px';
+    placeTip(S[subName[u]], subLines(u), cx, cy);
   }
   function selectSub(u) {
     selected = subExec[u];
@@ -703,15 +697,20 @@
     if (pkg[i] >= 0) lines.push('package ' + S[pkg[i]]);
     return lines;
   }
-  function showTip(i, cx, cy) {
-    if (i < 0) { tip.hidden = true; return; }
+  // The tooltip: a bold title over lines of text, beside the pointer and
+  // inside the window.
+  function placeTip(title, lines, cx, cy) {
     tip.textContent = '';
-    tip.appendChild(el('b', S[label[i]]));
-    tip.appendChild(document.createTextNode('\n' + tipText(i).join('\n')));
+    tip.appendChild(el('b', title));
+    tip.appendChild(document.createTextNode('\n' + lines.join('\n')));
     tip.hidden = false;
     const w = tip.offsetWidth, h = tip.offsetHeight;
     tip.style.left = Math.max(0, Math.min(cx + 14, window.innerWidth - w - 4)) + 'px';
     tip.style.top = (cy + 16 + h > window.innerHeight ? Math.max(0, cy - h - 8) : cy + 16) + 'px';
+  }
+  function showTip(i, cx, cy) {
+    if (i < 0) { tip.hidden = true; return; }
+    placeTip(S[label[i]], tipText(i), cx, cy);
   }
 
   function link(text, i) {
