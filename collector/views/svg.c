@@ -147,6 +147,12 @@ static void frame(struct svg *s, uint32_t id, size_t chars)
 	double pct = s->grand > 0 ? 100.0 * (double)v / (double)s->grand : 0;
 	int y = s->height - BOTTOM - (int)(d + 1) * FRAME_H;
 	size_t fit = w > 6 ? (size_t)((w - 6) / CHAR_W) : 0;
+	char wtext[32];
+
+	/* The width as written decides the tooltip: a frame of 0.9996 px
+	 * is written "1.000", and gets one like any other 1 px frame. */
+	snprintf(wtext, sizeof wtext, "%.3f", w);
+	w = strtod(wtext, NULL);
 
 	fprintf(s->f, "<g class=\"f\" id=\"f%u\"", id == NONE ? 0 : id + 1);
 	if (id != NONE)
@@ -164,8 +170,8 @@ static void frame(struct svg *s, uint32_t id, size_t chars)
 		xml_text(s->f, s->text.buf, s->text.len);
 		fprintf(s->f, "\n%.3f s, %.1f %%</title>", secs(v), pct);
 	}
-	fprintf(s->f, "<rect x=\"%.3f\" y=\"%d\" width=\"%.3f\" "
-		"height=\"%d\" fill=\"", x, y, w, FRAME_H - 1);
+	fprintf(s->f, "<rect x=\"%.3f\" y=\"%d\" width=\"%s\" "
+		"height=\"%d\" fill=\"", x, y, wtext, FRAME_H - 1);
 	if (id == NONE)
 		fputs("rgb(200,200,200)", s->f);
 	else
