@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Real repeated runs: the sample project built under `proftrace record`
 three times as it is, three times with one source made slower on purpose,
-and three more times as it is; what `diff A... -- B...` makes of them.
+and three more times as it is, the three kinds interleaved; what
+`diff A... -- B...` makes of them.
 
     runs-sample.py --proftrace BIN --sample DIR
 
@@ -101,13 +102,14 @@ def main():
     with tempfile.TemporaryDirectory(prefix="pt-runs-") as TMP:
         keep = os.path.join(TMP, "kept", "build")
         plain, slow, plain2, logs = [], [], [], []
+        # Interleaved, so that the load of a shared machine, which moves
+        # over a minute, falls on every group alike and is not read as a
+        # change between them.
         for i in range(3):
             cap, log = build(f"plain{i}", 2 + i % 2, keep=keep)
             plain.append(cap)
             logs.append(log)
-        for i in range(3):
             slow.append(build(f"slow{i}", 3 - i % 2, slow=True)[0])
-        for i in range(3):
             plain2.append(build(f"again{i}", 3 - i % 2)[0])
         kept = sorted(os.path.join(keep, f) for f in os.listdir(keep))
 
