@@ -18,6 +18,24 @@ import ptrel
 from ptrel import check, log
 
 
+def without_pidfd_open_warning(text):
+    """text without valgrind's warning that it does not know pidfd_open
+    (434; Debian 12's valgrind 3.19 fails it with ENOSYS).  `record`
+    watches its root command until the root says HELLO, through a pidfd
+    where it can have one and /proc where not (collect/watch.h): on a
+    loaded machine the root's children come first and get one.  Every
+    other line stays."""
+    lines, out, skip = text.split("\n"), [], 0
+    for line in lines:
+        if "WARNING: unhandled amd64-linux syscall: 434" in line:
+            skip = 4                # the four lines of advice after it
+        elif skip:
+            skip -= 1
+        else:
+            out.append(line)
+    return "\n".join(out)
+
+
 def main():
     vg = sys.argv.pop(1)
     a = ptrel.args(__doc__)
@@ -74,7 +92,7 @@ def main():
     log("daemon fed malformed frames: clean")
     logs = [f for f in os.listdir(d) if f.startswith("valgrind.")]
     for f in logs:
-        text = open(os.path.join(d, f)).read()
+        text = without_pidfd_open_warning(open(os.path.join(d, f)).read())
         check(not text.strip(), "valgrind reported:\n" + text)
     log("PASS (%d valgrind logs, all empty)" % len(logs))
 
