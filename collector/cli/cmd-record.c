@@ -215,9 +215,24 @@ static void reap(struct record *r, struct pt_server *s)
 }
 
 /*
+ * Signals whose default action would end `record` and leave the command
+ * running on, untraced and orphaned: they are the command's.  SIGINT and
+ * SIGQUIT typed at the terminal already reached the command (same
+ * process group), so only those sent by a process are passed on; the
+ * rest always are.  Within the signal-set size, one list for the mask
+ * and the handler.
+ */
+static const int forwarded[] = {
+	SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, SIGALRM,
+};
+
+static int from_terminal_too(int sig)
+{
+	return sig == SIGINT || sig == SIGQUIT;
+}
+
+/*
  * Read the pending signals.  s is NULL once the collector has stopped.
- * A ^C typed at the terminal already reached the command (same process
- * group), so only signals sent by a process are passed on to it.
  */
 static void handle_signals(struct record *r, struct pt_server *s)
 {
@@ -235,12 +250,14 @@ static void handle_signals(struct record *r, struct pt_server *s)
 			continue;
 		}
 		if (r->child_done) {
-			/* Impatient during the grace period: stop now. */
-			if (s)
+			/* Impatient during the grace period: stop now.  (A
+			 * SIGUSR1 meant for the command has nobody to go to.) */
+			if (s && (sig == SIGTERM || sig == SIGHUP ||
+				  from_terminal_too(sig)))
 				pt_server_stop(s);
 			continue;
 		}
-		if (sig == SIGTERM || sig == SIGHUP || si.ssi_code <= 0)
+		if (!from_terminal_too(sig) || si.ssi_code <= 0)
 			kill(r->child, sig);
 	}
 }
@@ -395,6 +412,7 @@ static int run(int argc, char **argv)
 	struct pt_server_stats st;
 	struct inherited in;
 	sigset_t set;
+	size_t i;
 	int ok = 1, code;
 
 	/* Before the collector raises the open-file limit. */
@@ -420,10 +438,8 @@ static int run(int argc, char **argv)
 	/* Signals arrive through the loop, not as interruptions. */
 	sigemptyset(&set);
 	sigaddset(&set, SIGCHLD);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGQUIT);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGHUP);
+	for (i = 0; i < sizeof forwarded / sizeof forwarded[0]; i++)
+		sigaddset(&set, forwarded[i]);
 	sigprocmask(SIG_BLOCK, &set, &in.mask);
 	r.sig_fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (r.sig_fd < 0 || pt_server_watch(u.s, r.sig_fd, on_signal, &r) < 0) {
