@@ -39,6 +39,20 @@ static int num_of(const struct pt_jnode *n, double *v)
 	return 1;
 }
 
+/*
+ * n as a whole id (pid, tid), when it is a number an int64_t holds:
+ * converting a larger double is undefined, and a file may say 1e300.
+ */
+static int id_of(const struct pt_jnode *n, int64_t *v)
+{
+	double d;
+
+	if (!num_of(n, &d) || !(d > -9.2e18 && d < 9.2e18))
+		return 0;
+	*v = (int64_t)d;
+	return 1;
+}
+
 /* Is n an object of at least one member, all of them numbers? */
 static int all_numbers(const struct pt_jp *jp, const struct pt_jnode *n)
 {
@@ -90,10 +104,8 @@ static void one_event(struct parse *ps, uint32_t v)
 		ps->info->skipped++;
 		return;
 	}
-	if (num_of(pt_jp_get(jp, v, "pid"), &d))
-		ev.pid = (int64_t)d;
-	if (num_of(pt_jp_get(jp, v, "tid"), &d))
-		ev.tid = (int64_t)d;
+	id_of(pt_jp_get(jp, v, "pid"), &ev.pid);
+	id_of(pt_jp_get(jp, v, "tid"), &ev.tid);
 	if (ev.ph == 'b' || ev.ph == 'e') {
 		/* Async: paired by category and id, not by thread. */
 		n = pt_jp_get(jp, v, "id");
