@@ -38,18 +38,6 @@
 
 #define PT_SEND_TIMEOUT_MS 250
 #define PT_SMALL_FRAME 4096             /* stack buffer, hence the size */
-/*
- * Where the connection's fd goes: above the fds programs open first and
- * use by number (0-2, make's jobserver, a shell's 3-9 and 10+), but below
- * 64, the table the kernel embeds in every process.  An fd at 900 made
- * each traced process allocate a 1024-slot table, and each fork or
- * posix_spawn of a traced process copy it.  The hooks in fd.c move it
- * out of the way of dup2/dup3/fcntl and leave it out of close, close_range
- * and closefrom; a program that replaces it by a raw system call is
- * noticed by owned_fd_valid() before any send.
- */
-#define PT_HIGH_FD 56
-#define PT_TABLE_FDS 64
 
 /* Is pt.fd still the file we opened?  Programs close and reuse fds. */
 static int owned_fd_valid(void)
@@ -86,6 +74,7 @@ static int dup_above_limit(int fd, const struct pt_nofile *l)
 		return -1;
 	hi = pt_sys_fcntl(fd, F_DUPFD_CLOEXEC, (long)l->cur);
 	pt_sys_set_nofile(l);
+	pt.fd_at_limit = hi;
 	return hi;
 }
 

@@ -387,10 +387,42 @@ size_t pt_env_count(char *const *envp)
 }
 
 /*
+ * Would ld.so, in an image exec'd now, find every descriptor below the
+ * soft limit taken?  Only where our own descriptor takes no slot the exec
+ * frees (it sits at the limit, or there is none): one prlimit64 and at
+ * most PT_TABLE_FDS fcntl calls then, none in the usual case.  Leaves
+ * errno to the caller.
+ */
+static int loader_starved(void)
+{
+	struct pt_nofile l;
+	int starved = 1;
+	long fd;
+
+	/* Placed from PT_HIGH_FD up, below the soft limit of the time:
+	 * close-on-exec, its slot is free again in the new image.  (Under
+	 * a soft limit of exactly PT_HIGH_FD, it sits at the limit there.) */
+	if ((pt.fd >= PT_HIGH_FD && pt.fd != pt.fd_at_limit) ||
+	    pt_sys_get_nofile(&l) < 0)
+		return 0;
+	if ((pt.fd >= 0 && (unsigned long long)pt.fd < l.cur) ||
+	    l.cur > PT_TABLE_FDS)
+		return 0;
+	for (fd = 0; starved && fd < (long)l.cur; fd++) {
+		int r = pt_sys_fcntl((int)fd, F_GETFD, 0);
+
+		starved = r >= 0 && !(r & FD_CLOEXEC);
+	}
+	return starved;
+}
+
+/*
  * Would ld.so in an image exec'd now fail to open the library (and say
  * so on the program's stderr)?  One system call per exec: the only test
  * that sees every way the library can vanish from view (chroot, a change
  * of user, bwrap's pivot_root through raw system calls, a deleted file).
+ * Or it would find no descriptor to open it with: then the program's
+ * own libraries cannot be loaded either, and ld.so is to say only that.
  */
 static int lib_hidden(void)
 {
@@ -399,6 +431,7 @@ static int lib_hidden(void)
 	if (pt.lib_path && pt_sys_readable(PT_STR(lib_path)) < 0)
 		hidden = errno == ENOENT || errno == EACCES ||
 			 errno == ENOTDIR || errno == ELOOP;
+	hidden = hidden || loader_starved();
 	errno = saved;
 	return hidden;
 }

@@ -52,6 +52,19 @@
 #endif
 #define PT_FOREIGN_UNKNOWN (-1)  /* pt.foreign_missing not yet asked */
 
+/*
+ * Where the connection's fd goes: above the fds programs open first and
+ * use by number (0-2, make's jobserver, a shell's 3-9 and 10+), but below
+ * 64, the table the kernel embeds in every process.  An fd at 900 made
+ * each traced process allocate a 1024-slot table, and each fork or
+ * posix_spawn of a traced process copy it.  The hooks in fd.c move it
+ * out of the way of dup2/dup3/fcntl and leave it out of close, close_range
+ * and closefrom; a program that replaces it by a raw system call is
+ * noticed by conn.c's owned_fd_valid() before any send.
+ */
+#define PT_HIGH_FD 56
+#define PT_TABLE_FDS 64
+
 /* Connection to the collector (or spool file) a hook sends through. */
 struct pt_chan {
 	int fd;                 /* -1: nothing to send to */
@@ -75,6 +88,8 @@ struct pt_state {
 	int fd;                 /* connection or spool file, -1 if none */
 	int spool;
 	int transient;          /* no room for fd: a connection per event */
+	int fd_at_limit;        /* the fd last put at the soft limit (conn.c),
+				 * which PT_HIGH_FD itself may be */
 	dev_t fd_dev;           /* identity of fd, checked before each use */
 	ino_t fd_ino;           /* because programs close and reuse fds */
 	int fork_pending;       /* fork child still on its parent's fd */

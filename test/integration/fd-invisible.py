@@ -176,6 +176,18 @@ def main():
                   "count under ulimit %s %d: traced %r, untraced %r"
                   % (opt, lim, t[:3], u[:3]))
 
+        # Every descriptor taken: the shell system() starts cannot load
+        # libc, and ld.so says only that, as untraced, under a soft limit
+        # where the library's descriptor takes no slot of the program's.
+        # (Above 56 it takes one, which the shell gets back at its exec:
+        # doc/reliability.md, "Descriptors".)
+        for limit in ("-Sn 20", "-Sn 56", "-n 20"):
+            u = same(run, sh("ulimit %s; exec %s full-system"
+                             % (limit, fdview)),
+                     "system() with no descriptor left, ulimit %s" % limit)
+            check(u[1] == "system 32512\n" and "libc.so.6" in u[2],
+                  "system() with no descriptor left, untraced: %r" % (u,))
+
         # A closed standard descriptor stays closed.
         u = same(run, sh("/bin/echo hello >&-"), "/bin/echo hello >&-")
         check(u[0] != 0 and "Bad file descriptor" in u[2],

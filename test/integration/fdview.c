@@ -18,6 +18,9 @@
  *   fdview closefrom     the same with closefrom(3)
  *   fdview close-all     close() every fd 3-1023, printing how many
  *                        succeeded; then as close-range
+ *   fdview full-system   open() until EMFILE, then system("exit 4") and
+ *                        print the status it returned: with no descriptor
+ *                        left for ld.so, the shell cannot load libc
  */
 #define _GNU_SOURCE 1
 #include <dirent.h>
@@ -27,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -122,8 +126,12 @@ int main(int argc, char **argv)
 			ok += close(fd) == 0;
 		printf("closed %d\n", ok);
 		burn_and_exit();
+	} else if (!strcmp(mode, "full-system")) {
+		while (open("/dev/null", O_RDONLY) >= 0)
+			;
+		printf("system %d\n", system("exit 4"));
 	} else {
-		fprintf(stderr, "usage: fdview list|count|dup2 N|dupfd N|close-range|closefrom|close-all\n");
+		fprintf(stderr, "usage: fdview list|count|dup2 N|dupfd N|close-range|closefrom|close-all|full-system\n");
 		return 2;
 	}
 	return 0;
