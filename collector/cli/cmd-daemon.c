@@ -41,7 +41,7 @@ static const char help_tail[] =
 	"                        print shell code for eval that sets\n"
 	"                        PROFTRACE_SOCKET, LD_PRELOAD, PROFTRACE_TRACE_DIR\n"
 	"                        and PROFTRACE_PID\n"
-	"  --force               overwrite CAPTURE if it exists\n"
+	"  --force               overwrite CAPTURE, --csv and --html files\n"
 	"  --redact REGEX        replace what REGEX (POSIX extended) matches in\n"
 	"                        command lines by *** in the CSV (repeatable;\n"
 	"                        the capture keeps them whole)\n"
@@ -180,6 +180,7 @@ static int run(int argc, char **argv)
 	char *output = NULL, *sock = NULL, *lib = NULL;
 	char *userdir = NULL, *visible = NULL, *preload = NULL;
 	char *log_path = NULL;
+	int log_made = 0;
 	int sig_fd = -1, log_fd = -1, status = 1, started = 0;
 	struct stat sb;
 	sigset_t set;
@@ -203,6 +204,7 @@ static int run(int argc, char **argv)
 		goto out;
 	preload = pt_rundir_preload_value(getenv("LD_PRELOAD"), visible);
 	sock = o.socket ? pt_rundir_absolute(o.socket) : pt_rundir_socket(1);
+	o.fin.force = o.force;
 	if (!sock || pt_finish_open(&o.fin) < 0)
 		goto out;
 	if (o.detach) {
@@ -210,8 +212,13 @@ static int run(int argc, char **argv)
 
 		pt_sb_addf(&lp, "%s.log", output);
 		log_path = pt_sb_detach(&lp, NULL);
-		log_fd = open(log_path, O_WRONLY | O_CREAT | O_TRUNC |
-			      O_CLOEXEC | O_NOFOLLOW, 0644);
+		/* Appended to: an earlier daemon's log is not lost. */
+		log_fd = open(log_path, O_WRONLY | O_CREAT | O_EXCL |
+			      O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
+		log_made = log_fd >= 0;
+		if (log_fd < 0 && errno == EEXIST)
+			log_fd = open(log_path, O_WRONLY | O_APPEND |
+				      O_CLOEXEC | O_NOFOLLOW);
 		if (log_fd < 0) {
 			pt_warn("cannot create %s: %s", log_path,
 				strerror(errno));
@@ -293,7 +300,7 @@ out:
 		close(log_fd);
 	if (!started) {
 		/* Nothing ran: leave no log or CSV of it behind. */
-		if (log_path)
+		if (log_made)
 			unlink(log_path);
 		pt_finish_abandon(&o.fin);
 		if (o.detach)

@@ -77,7 +77,7 @@ static const char help_head[] =
 static const char help_tail[] =
 	"  -q, --quiet           once COMMAND runs, print nothing: no status\n"
 	"                        line, summary or collector messages\n"
-	"  --force               overwrite CAPTURE if it exists\n"
+	"  --force               overwrite CAPTURE, --csv and --html files\n"
 	"  --redact REGEX        replace what REGEX (POSIX extended) matches in\n"
 	"                        command lines by *** in the CSV and summary\n"
 	"                        (repeatable; the capture keeps them whole)\n"
@@ -374,6 +374,7 @@ static int set_up(struct setup *u, struct record_opts *o)
 	sprintf(u->sock, "%s/%s", u->rundir, PT_SOCKET_NAME);
 	u->traces = pt_xmalloc(strlen(u->rundir) + sizeof "/trace");
 	sprintf(u->traces, "%s/trace", u->rundir);
+	o->fin.force = o->force;
 	if (pt_finish_open(&o->fin) < 0)
 		return -1;
 	if (!(u->s = pt_server_new(u->sock)) ||

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/strbuf.h"
@@ -98,6 +99,13 @@ int pt_finish_getopt(struct pt_finish *fin, int argc, char **argv,
 		if (!arg && outputs[i].has_arg == optional_argument &&
 		    optind < argc && is_url(argv[optind]))
 			arg = argv[optind++];
+		if (arg && !*arg) {
+			pt_warn("--%s: an empty %s", outputs[i].name,
+				outputs[i].to_file ? "file name" :
+				!strcmp(outputs[i].meta, "DIR") ?
+				"directory name" : "argument");
+			return '?';
+		}
 		fin->asked[i] = 1;
 		fin->arg[i] = arg;
 	}
@@ -133,6 +141,8 @@ static int is_stdout(const struct pt_finish *fin, size_t i)
 
 int pt_finish_open(struct pt_finish *fin)
 {
+	struct stat st;
+
 	for (size_t i = 0; i < PT_FINISH_N; i++) {
 		if (!fin->asked[i])
 			continue;
@@ -150,6 +160,17 @@ int pt_finish_open(struct pt_finish *fin)
 		fin->path[i] = fin->flags & PT_FINISH_ABSOLUTE ?
 			pt_rundir_absolute(fin->arg[i]) :
 			pt_xstrdup(fin->arg[i]);
+		/* As for the capture: a file already there may be the only
+		 * copy of something (a device or a FIFO is written to). */
+		if (lstat(fin->path[i], &st) < 0) {
+			fin->created[i] = 1;
+		} else if (!fin->force && S_ISREG(st.st_mode)) {
+			pt_warn("%s already exists (--force overwrites it)",
+				fin->arg[i]);
+			free(fin->path[i]);
+			fin->path[i] = NULL;
+			return -1;
+		}
 		fin->f[i] = fopen(fin->path[i], "we");
 		if (!fin->f[i]) {
 			pt_warn("cannot create %s: %s", fin->arg[i],
@@ -218,7 +239,10 @@ void pt_finish_abandon(struct pt_finish *fin)
 			continue;
 		fclose(fin->f[i]);
 		fin->f[i] = NULL;
-		unlink(fin->path[i]);
+		/* Only what this run made: never /dev/null, a FIFO, or a
+		 * file --force was to replace but has not yet. */
+		if (fin->created[i])
+			unlink(fin->path[i]);
 	}
 }
 

@@ -85,7 +85,9 @@ struct pt_finish {
 	const char *arg[PT_FINISH_N];   /* the argument as given, or NULL */
 	char *path[PT_FINISH_N];        /* what is opened or passed on */
 	FILE *f[PT_FINISH_N];
+	int created[PT_FINISH_N];       /* made by pt_finish_open() */
 	int keep_last;                  /* --keep-last N */
+	int force;                      /* --force: files may be replaced */
 	/* While pt_finish_write() runs: its arguments. */
 	const char *capture;
 	FILE *summary;

@@ -28,6 +28,24 @@ static int cmp_str(const void *x, const void *y)
 	return strcmp(*(char *const *)x, *(char *const *)y);
 }
 
+/*
+ * Is name one --keep made, YYYYmmddTHHMMSSZ-PID.ptcap?  Only those are
+ * compared and pruned: the directory may hold anything else.
+ */
+static int kept_name(const char *name)
+{
+	static const char form[] = "99999999T999999Z-";
+	size_t i, digits = 0;
+
+	for (i = 0; form[i]; i++)
+		if (form[i] == '9' ? (unsigned)(name[i] - '0') > 9 :
+				     name[i] != form[i])
+			return 0;
+	while ((unsigned)(name[i + digits] - '0') <= 9)
+		digits++;
+	return digits > 0 && !strcmp(name + i + digits, ".ptcap");
+}
+
 /* The kept captures' paths in time order (oldest first); *n of them. */
 static char **list_kept(const char *dir, size_t *n)
 {
@@ -40,11 +58,9 @@ static char **list_kept(const char *dir, size_t *n)
 	if (!d)
 		return NULL;
 	while ((de = readdir(d)) != NULL) {
-		size_t len = strlen(de->d_name);
 		struct pt_sb sb = PT_SB_INIT;
 
-		if (de->d_name[0] == '.' || len < 7 ||
-		    strcmp(de->d_name + len - 6, ".ptcap"))
+		if (!kept_name(de->d_name))
 			continue;
 		if (*n == cap) {
 			cap = cap ? 2 * cap : 16;
@@ -69,9 +85,14 @@ static void free_list(char **names, size_t n)
 /* mkdir -p: 0 or -1 with errno. */
 static int make_dirs(const char *dir)
 {
-	char *p = pt_xstrdup(dir), *s = p;
+	char *p, *s;
 	int rc = 0;
 
+	if (!*dir) {
+		errno = ENOENT;
+		return -1;
+	}
+	p = s = pt_xstrdup(dir);
 	while (rc == 0) {
 		s = strchr(s + 1, '/');
 		if (s)

@@ -4,7 +4,10 @@ record's summary keeps one line per command; counts of one are singular;
 convert -o does not replace an existing file without --force; record of a
 command that does not exist says why; report and convert read a
 directory of captures as those captures; a daemon --detach that cannot
-start makes the shell's eval fail and leaves no log or CSV behind."""
+start makes the shell's eval fail and leaves no log or CSV behind, and
+keeps an earlier log; record's --csv and --html refuse an existing file
+without --force, and a failed start never removes a device; --keep
+prunes only the captures it named itself."""
 import argparse
 import csv
 import io
@@ -107,5 +110,57 @@ with tempfile.TemporaryDirectory() as tmp:
     left = sorted(f for f in os.listdir(".") if f.startswith("d2"))
     check("failed daemon --detach: no log, CSV or capture left", not left, left)
     run(pt, "stop", "--socket", sock)
+
+    # An earlier daemon's log is appended to, failed start or not.
+    with open("d3.ptcap.log", "w") as f:
+        f.write("earlier\n")
+    run("sh", "-c", f'"{pt}" daemon -o d3.ptcap --socket {sock} --detach')
+    run(pt, "stop", "--socket", sock)
+    with open("d3.ptcap.log") as f:
+        log = f.read()
+    check("daemon --detach: an earlier CAPTURE.log is kept",
+          log.startswith("earlier\n"), log)
+
+    # record --csv/--html: an existing file is refused as -o's is, before
+    # the command runs; a device is written to and never removed.
+    for opt in ("--csv", "--html"):
+        with open("victim", "w") as f:
+            f.write("keep\n")
+        r = run(pt, "record", "-q", "-o", "v%s.ptcap" % opt, opt, "victim",
+                "--", "touch", "ran" + opt)
+        with open("victim") as f:
+            kept = f.read()
+        check(f"record {opt} FILE: existing file refused, command not run",
+              r.returncode == 1 and kept == "keep\n" and
+              "already exists" in r.stderr and
+              not os.path.exists("ran" + opt),
+              (r.returncode, r.stderr, kept))
+    null = os.stat("/dev/null")
+    r = run(pt, "record", "-q", "-o", "n.ptcap", "--csv", "/dev/null",
+            "--html", os.path.join(tmp, "no", "such", "dir.html"), "--",
+            "true")
+    check("record --csv /dev/null with a failing --html: /dev/null stays",
+          r.returncode == 1 and os.path.exists("/dev/null") and
+          os.stat("/dev/null").st_rdev == null.st_rdev, r.stderr)
+
+    # --keep DIR --keep-last 1: other files of DIR are left alone, and
+    # the run just kept is the one that stays.
+    os.mkdir("kept")
+    for name in ("release-1.0-baseline.ptcap", "zzz.ptcap", "notes.txt"):
+        with open(os.path.join("kept", name), "w") as f:
+            f.write("mine\n")
+    for i in range(2):
+        r = run(pt, "record", "-q", "--force", "-o", "k.ptcap", "--keep",
+                "kept", "--keep-last", "1", "--", "true")
+    names = sorted(os.listdir("kept"))
+    ours = [n for n in names if n not in
+            ("release-1.0-baseline.ptcap", "zzz.ptcap", "notes.txt")]
+    check("--keep-last 1: others' files kept, one run of ours",
+          r.returncode == 0 and len(names) == 4 and len(ours) == 1 and
+          ours[0].endswith(".ptcap"), (r.returncode, r.stderr, names))
+    r = run(pt, "record", "-q", "--force", "-o", "k.ptcap", "--keep", "",
+            "--", "true")
+    check("--keep '': refused with a reason, exit 2", r.returncode == 2 and
+          r.stderr.startswith("proftrace: --keep: "), (r.returncode, r.stderr))
 
 sys.exit(1 if failures else 0)
