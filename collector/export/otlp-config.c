@@ -3,6 +3,7 @@
  * environment variables, read the way the SDKs read them, so that a CI
  * job that already sets them for its other exporters needs nothing more.
  */
+#include <errno.h>
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -202,6 +203,38 @@ static int kv_var(const char *name, const char *v, struct pt_otlp_kv **out,
 	return 0;
 }
 
+/*
+ * Headers go onto the request as "name: value" lines: a name that is not
+ * an HTTP token, or a control character in a value (a CR LF decoded from
+ * %0d%0a), would add lines of its own.  The value is never printed: it
+ * is typically a key.
+ */
+static int headers_ok(const struct pt_otlp_kv *kv, size_t n)
+{
+	static const char *const seps = "()<>@,;:\\\"/[]?={} \t";
+
+	for (size_t i = 0; i < n; i++) {
+		const unsigned char *c;
+
+		for (c = (const unsigned char *)kv[i].key; *c; c++)
+			if (*c <= 32 || *c >= 127 || strchr(seps, *c))
+				break;
+		if (*c || !*kv[i].key) {
+			pt_warn("OTEL_EXPORTER_OTLP_HEADERS: a header name that "
+				"is not an HTTP token");
+			return 0;
+		}
+		for (c = (const unsigned char *)kv[i].value; *c; c++)
+			if ((*c < 32 && *c != '\t') || *c == 127) {
+				pt_warn("OTEL_EXPORTER_OTLP_HEADERS: the value of "
+					"%s holds a control character",
+					kv[i].key);
+				return 0;
+			}
+	}
+	return 1;
+}
+
 int pt_otlp_config_env(struct pt_otlp_opts *o, const char *url)
 {
 	const char *v;
@@ -213,7 +246,8 @@ int pt_otlp_config_env(struct pt_otlp_opts *o, const char *url)
 		return -1;
 	}
 	if (kv_var("OTEL_EXPORTER_OTLP_HEADERS", pt_otlp_env("HEADERS"),
-		   &o->headers, &o->nheaders) < 0)
+		   &o->headers, &o->nheaders) < 0 ||
+	    !headers_ok(o->headers, o->nheaders))
 		return -1;
 	v = pt_otlp_env("TIMEOUT");
 	if (v && parse_pos("OTEL_EXPORTER_OTLP_TIMEOUT", v,
@@ -293,15 +327,19 @@ static const char *long_value(int argc, char **argv, int *i,
 	return argv[++*i];
 }
 
+/* A whole number of [min, max]: the bound keeps the unit's conversion
+ * (ms to ns, s to ms) within its type. */
 static int whole(const char *name, const char *v, long long min,
-		 long long *out)
+		 long long max, long long *out)
 {
 	char *end;
-	long long n = strtoll(v, &end, 10);
+	long long n;
 
-	if (end == v || *end || n < min) {
-		pt_warn("%s: '%s' is not a whole number of at least %lld",
-			name, v, min);
+	errno = 0;
+	n = strtoll(v, &end, 10);
+	if (end == v || *end || errno || n < min || n > max) {
+		pt_warn("%s: '%s' is not a whole number from %lld to %lld",
+			name, v, min, max);
 		return -1;
 	}
 	*out = n;
@@ -334,13 +372,13 @@ int pt_otlp_cli_option(struct pt_otlp_opts *o, int argc, char **argv,
 	}
 	if (!bad && (v = long_value(argc, argv, i, "--otlp-min-duration",
 				    &bad))) {
-		if (whole("--otlp-min-duration", v, 0, &n) < 0)
+		if (whole("--otlp-min-duration", v, 0, 1000000000, &n) < 0)
 			return -1;
 		o->min_duration_ns = (int64_t)n * 1000000;
 		return 1;
 	}
 	if (!bad && (v = long_value(argc, argv, i, "--otlp-max-spans", &bad))) {
-		if (whole("--otlp-max-spans", v, 0, &n) < 0)
+		if (whole("--otlp-max-spans", v, 0, 1000000000000, &n) < 0)
 			return -1;
 		if (n == 1) {
 			pt_warn("--otlp-max-spans: at least 2 (the run's own "
@@ -351,7 +389,7 @@ int pt_otlp_cli_option(struct pt_otlp_opts *o, int argc, char **argv,
 		return 1;
 	}
 	if (!bad && (v = long_value(argc, argv, i, "--otlp-deadline", &bad))) {
-		if (whole("--otlp-deadline", v, 1, &n) < 0)
+		if (whole("--otlp-deadline", v, 1, 1000000, &n) < 0)
 			return -1;
 		o->deadline_ms = (long)n * 1000;
 		return 1;

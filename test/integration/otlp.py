@@ -473,6 +473,26 @@ def t_env_config():
         export(None, cap, env={
             "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": rx.url + "/custom/path"})
         eq(rx.requests()[0]["path"], "/custom/path", "TRACES_ENDPOINT as is")
+    # A line break in a header (raw or percent-encoded) would put a header
+    # line of its own onto the request: refused, nothing sent, the value
+    # not printed.
+    # Numbers whose conversion to the unit would overflow.
+    for opt in ("--otlp-deadline=99999999999999999999",
+                "--otlp-min-duration=9223372036855",
+                "--otlp-deadline=1000001"):
+        with Receiver() as rx:
+            p = export(rx.url, cap, extra=[opt], ok=False)
+            eq((p.returncode, len(rx.requests()), p.stderr.count("\n")),
+               (2, 0, 1), f"{opt}: {p.stderr!r}")
+    for bad in ("k=a%0d%0aInjected:%201", "k=a\r\nInjected: 1",
+                "bad name=v"):
+        with Receiver() as rx:
+            p = export(rx.url, cap, ok=False,
+                       env={"OTEL_EXPORTER_OTLP_HEADERS": bad})
+            eq((p.returncode, len(rx.requests())), (2, 0),
+               f"headers {bad!r}: {p.stderr!r}")
+        check(p.stderr.count("\n") == 1 and "Injected" not in p.stderr,
+              f"headers {bad!r}: one line, value not printed: {p.stderr!r}")
 
 
 def t_503():
