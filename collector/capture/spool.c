@@ -49,7 +49,8 @@ int pt_reader_open_spool(struct pt_reader *r)
 	}
 	closedir(d);
 	/* Sorted, so that the same directory always converts the same. */
-	qsort(r->files, r->nfiles, sizeof *r->files, cmp_names);
+	if (r->nfiles)          /* (files is NULL then: qsort's is nonnull) */
+		qsort(r->files, r->nfiles, sizeof *r->files, cmp_names);
 	r->is_dir = 1;
 	return 0;
 }
