@@ -17,6 +17,7 @@
 #include "cli/cmd.h"
 #include "views/json.h"
 #include "base/strbuf.h"
+#include "base/util.h"
 
 static const char help_text[] =
 	"Print what CAPTURE records about its run: host, kernel, CPU count and\n"
@@ -238,6 +239,10 @@ static int run(int argc, char **argv)
 	else
 		print_text(&in, argv[optind]);
 	pt_reader_close(in.r);
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		pt_warn("writing standard output failed");
+		return 1;
+	}
 	return in.damaged ? 1 : 0;
 }
 
