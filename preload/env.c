@@ -388,10 +388,11 @@ size_t pt_env_count(char *const *envp)
 
 /*
  * Would ld.so, in an image exec'd now, find every descriptor below the
- * soft limit taken?  Only where our own descriptor takes no slot the exec
- * frees (it sits at the limit, or there is none): one prlimit64 and at
- * most PT_TABLE_FDS fcntl calls then, none in the usual case.  Leaves
- * errno to the caller.
+ * soft limit taken?  Asked only where our own descriptor takes no slot
+ * that the exec frees: it sits at the limit (pt.fd_at_limit), or there
+ * is none under a low hard limit (pt.transient).  Then one prlimit64 and
+ * at most PT_TABLE_FDS fcntl calls; no system call otherwise, a missing
+ * collector included.  Leaves errno to the caller.
  */
 static int loader_starved(void)
 {
@@ -399,14 +400,11 @@ static int loader_starved(void)
 	int starved = 1;
 	long fd;
 
-	/* Placed from PT_HIGH_FD up, below the soft limit of the time:
-	 * close-on-exec, its slot is free again in the new image.  (Under
-	 * a soft limit of exactly PT_HIGH_FD, it sits at the limit there.) */
-	if ((pt.fd >= PT_HIGH_FD && pt.fd != pt.fd_at_limit) ||
-	    pt_sys_get_nofile(&l) < 0)
+	if (!pt.transient && (pt.fd < 0 || pt.fd != pt.fd_at_limit))
 		return 0;
-	if ((pt.fd >= 0 && (unsigned long long)pt.fd < l.cur) ||
-	    l.cur > PT_TABLE_FDS)
+	/* Not if the program raised its limit over our descriptor since. */
+	if (pt_sys_get_nofile(&l) < 0 || l.cur > PT_TABLE_FDS ||
+	    (pt.fd >= 0 && (unsigned long long)pt.fd < l.cur))
 		return 0;
 	for (fd = 0; starved && fd < (long)l.cur; fd++) {
 		int r = pt_sys_fcntl((int)fd, F_GETFD, 0);

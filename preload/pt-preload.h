@@ -88,8 +88,9 @@ struct pt_state {
 	int fd;                 /* connection or spool file, -1 if none */
 	int spool;
 	int transient;          /* no room for fd: a connection per event */
-	int fd_at_limit;        /* the fd last put at the soft limit (conn.c),
-				 * which PT_HIGH_FD itself may be */
+	int fd_at_limit;        /* the fd last put at the soft limit (conn.c):
+				 * where fd is, it takes no slot of the
+				 * program's (PT_HIGH_FD itself may be one) */
 	dev_t fd_dev;           /* identity of fd, checked before each use */
 	ino_t fd_ino;           /* because programs close and reuse fds */
 	int fork_pending;       /* fork child still on its parent's fd */

@@ -219,8 +219,7 @@ static void reap(struct record *r, struct pt_server *s)
  * running on, untraced and orphaned: they are the command's.  SIGINT and
  * SIGQUIT typed at the terminal already reached the command (same
  * process group), so only those sent by a process are passed on; the
- * rest always are.  Within the signal-set size, one list for the mask
- * and the handler.
+ * rest always are.  The one list is both the mask and what is handled.
  */
 static const int forwarded[] = {
 	SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, SIGALRM,
