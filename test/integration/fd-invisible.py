@@ -153,7 +153,8 @@ def main():
         child = ("import os, subprocess\n"
                  "if os.fork() == 0:\n"
                  "    subprocess.run(['/bin/true'])\n"
-                 "    print(' '.join(sorted(os.listdir('/proc/self/fd'))))\n"
+                 "    print(' '.join(sorted(os.listdir('/proc/self/fd'))),\n"
+                 "          flush=True)\n"
                  "    os._exit(0)\n"
                  "os.wait()\n")
         u = run.run([py, "-c", child], False)
