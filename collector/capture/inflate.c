@@ -1,6 +1,6 @@
 /*
  * Inflating a capture ahead of its parser: a thread of the reader's own
- * runs gzread into a ring of chunks, so that inflating and parsing share
+ * inflates the file into a ring of chunks, so that inflating and parsing share
  * the two CPUs; the parser takes whole chunks and asks for more bytes
  * only at a chunk's end.
  */
@@ -24,7 +24,7 @@ static void *inflater_main(void *arg)
 {
 	struct pt_reader *r = arg;
 	struct inflater *in = r->inf;
-	int n, err;
+	size_t n;
 
 	pt_worker_lock(&in->w);
 	for (;;) {
@@ -36,16 +36,13 @@ static void *inflater_main(void *arg)
 			break;
 		slot = (in->head + in->count) % RING;
 		pt_worker_unlock(&in->w);
-		n = gzread(r->gz, in->chunk[slot], READ_CHUNK);
+		n = pt_gunzip_read(r->gz, in->chunk[slot], READ_CHUNK);
 		pt_worker_lock(&in->w);
 		if (n > 0) {
-			in->len[slot] = (size_t)n;
+			in->len[slot] = n;
 			in->count++;
 		} else {
-			in->gz_msg = gzerror(r->gz, &err);
-			in->gz_err = err;
-			if (err == Z_ERRNO)
-				in->gz_msg = strerror(errno);
+			in->gz_err = pt_gunzip_error(r->gz, &in->gz_msg);
 			in->done = 1;
 		}
 		pt_worker_wake(&in->w);
@@ -138,8 +135,7 @@ int pt_reader_fill(struct pt_reader *r, size_t need)
 		r->buf = pt_xrealloc(r->buf, r->cap);
 	}
 	while (r->end < need && !r->at_eof) {
-		size_t want = r->cap - r->end;
-		int n, err;
+		size_t want = r->cap - r->end, n;
 
 		if (r->inf) {
 			take_chunk(r);
@@ -147,16 +143,13 @@ int pt_reader_fill(struct pt_reader *r, size_t need)
 		}
 		if (want > READ_CHUNK)
 			want = READ_CHUNK;
-		n = gzread(r->gz, r->buf + r->end, (unsigned)want);
+		n = pt_gunzip_read(r->gz, r->buf + r->end, want);
 		if (n > 0) {
-			r->end += (size_t)n;
+			r->end += n;
 			continue;
 		}
 		r->at_eof = 1;
-		r->gz_msg = gzerror(r->gz, &err);
-		r->gz_err = err;
-		if (err == Z_ERRNO)
-			r->gz_msg = strerror(errno);
+		r->gz_err = pt_gunzip_error(r->gz, &r->gz_msg);
 	}
 	return r->end - r->pos >= need;
 }

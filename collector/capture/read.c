@@ -2,7 +2,7 @@
  * Reading captures and spool directories; see capture-read.h.
  *
  * The input goes through one buffer that records are parsed from in
- * place: a capture holds millions of small records, and a gzread() per
+ * place: a capture holds millions of small records, and a read call per
  * field would cost more than the inflating.  Offsets in messages count
  * uncompressed bytes, the only positions a reader of a damaged gzip stream
  * can know.
@@ -119,10 +119,10 @@ static int open_capture(struct pt_reader *r)
 	have = r->end - r->pos;
 	if (have < 16) {
 		/* A capture cut before its first flush still starts with the
-		 * magic (or is an empty gzip stream): it is a damaged capture,
-		 * not some other file. */
+		 * magic (or is a gzip stream cut or damaged before its first
+		 * byte): it is a damaged capture, not some other file. */
 		if ((have && !memcmp(r->buf, magic, have < 8 ? have : 8)) ||
-		    (!have && r->gz_err == Z_BUF_ERROR && !gzdirect(r->gz))) {
+		    (!have && r->gz_err != Z_OK && !pt_gunzip_direct(r->gz))) {
 			r->state = RS_DAMAGED;
 			pt_reader_damaged(r, r->path, "records", NULL);
 			return 0;
@@ -286,15 +286,14 @@ struct pt_reader *pt_reader_open(const char *path)
 		return r;
 	}
 	fd = open(path, O_RDONLY | O_CLOEXEC);
-	r->gz = fd < 0 ? NULL : gzdopen(fd, "rb");
+	r->gz = fd < 0 ? NULL : pt_gunzip_open(fd);
 	if (!r->gz) {
 		pt_warn("%s: %s", path, fd < 0 ? strerror(errno)
-						 : "cannot read");
+						 : "out of memory");
 		if (fd >= 0)
 			close(fd);
 		goto fail;
 	}
-	gzbuffer(r->gz, 128u << 10);
 	pt_reader_inflater_start(r);
 	if (open_capture(r) < 0)
 		goto fail;
@@ -354,8 +353,7 @@ void pt_reader_close(struct pt_reader *r)
 		return;
 	pt_reader_release_event(r);
 	pt_reader_inflater_stop(r);
-	if (r->gz)
-		gzclose(r->gz);
+	pt_gunzip_close(r->gz);
 	for (i = 0; i < r->nfiles; i++)
 		free(r->files[i]);
 	free(r->files);

@@ -16,12 +16,13 @@
 #include <stdio.h>
 #include <zlib.h>
 
+#include "capture/gunzip.h"
 #include "capture/read.h"
 #include "capture/v3.h"
 #include "base/strbuf.h"
 #include "base/worker.h"
 
-#define READ_CHUNK (64u << 10)  /* small: a corrupt gzip block loses it all */
+#define READ_CHUNK (64u << 10)  /* bytes inflated ahead at once */
 #define RING       32           /* chunks inflated ahead of the parsing */
 
 enum rstate {
@@ -38,9 +39,10 @@ enum spool_state {
 };
 
 /*
- * The thread that calls gzread(): each chunk is what one call returned.
- * After the last one it sets done, with what gzerror() said; the reader
- * touches the gzFile again only after it saw done (or stopped the thread).
+ * The thread that inflates: each chunk is what one pt_gunzip_read()
+ * returned.  After the last one it sets done, with how the stream ended;
+ * the reader touches the stream again only after it saw done (or stopped
+ * the thread).
  */
 struct inflater {
 	struct pt_worker w;
@@ -54,12 +56,12 @@ struct inflater {
 
 struct pt_reader {
 	char *path;
-	gzFile gz;
-	struct inflater *inf;   /* NULL: gzread() in fill() */
+	struct pt_gunzip *gz;
+	struct inflater *inf;   /* NULL: fill() inflates */
 	unsigned char *buf;
 	size_t cap, pos, end;
 	uint64_t off;           /* stream offset of buf[pos] */
-	int at_eof;             /* gzread has nothing more */
+	int at_eof;             /* the stream has nothing more */
 	int gz_err;             /* zlib error seen at the end, or Z_OK */
 	const char *gz_msg;
 	uint64_t nrec;          /* records (frames, in a spool) delivered */

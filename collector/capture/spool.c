@@ -84,8 +84,7 @@ static int spool_frame(struct pt_reader *r)
 
 static void spool_close_file(struct pt_reader *r)
 {
-	if (r->gz)
-		gzclose(r->gz);
+	pt_gunzip_close(r->gz);
 	r->gz = NULL;
 	r->pos = r->end = 0;
 	r->off = 0;
@@ -135,7 +134,7 @@ int pt_reader_next_spool(struct pt_reader *r, struct pt_cap_event *ev)
 			 * SO_PEERCRED would have given. */
 			r->sp_uid = fd >= 0 && fstat(fd, &st) == 0 ?
 				    (uint32_t)st.st_uid : 0;
-			r->gz = fd < 0 ? NULL : gzdopen(fd, "rb");
+			r->gz = fd < 0 ? NULL : pt_gunzip_open(fd);
 			if (!r->gz) {
 				if (fd >= 0)
 					close(fd);
