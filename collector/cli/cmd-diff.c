@@ -62,7 +62,7 @@ static const char help_text[] =
 	"  --all               A... -- B...: list the changes within noise too\n"
 	"  --fail-if-slower [KEY=]PCT\n"
 	"                      exit 1 if the run's wall time (or KEY's time,\n"
-	"                      a command or its short label) is PCT %% slower\n"
+	"                      a command or its short label) is PCT % slower\n"
 	"                      or more and beyond noise (may be repeated)\n"
 	"  -n, --top N         lines per table (default 20)\n"
 	"  -w, --width N       line width (default: the terminal's, else\n"
@@ -81,7 +81,9 @@ static int add_gate(struct diff *d, const char *arg)
 	double pct = strtod(num, &end);
 	struct gate *g;
 
-	if (!*num || *end || !(pct >= 0) || pct > 1e6 || (eq && eq == arg)) {
+	/* Digits and a point: strtod would take hex, "inf" and exponents. */
+	if (!*num || *end || num[strspn(num, "0123456789.")] ||
+	    !(pct >= 0) || pct > 1e6 || (eq && eq == arg)) {
 		pt_warn("--fail-if-slower: expected PCT or KEY=PCT, not '%s'",
 			arg);
 		return -1;

@@ -111,6 +111,7 @@ static int run(int argc, char **argv)
 	};
 	char *sock = NULL, *end;
 	int timeout = DEFAULT_TIMEOUT, c, fd;
+	long n;
 
 	while ((c = getopt_long(argc, argv, "s:t:h", opts, NULL)) != -1) {
 		switch (c) {
@@ -119,9 +120,16 @@ static int run(int argc, char **argv)
 			sock = pt_xstrdup(optarg);
 			break;
 		case 't':
-			timeout = (int)strtol(optarg, &end, 10);
-			if (*end || timeout <= 0)
-				return pt_cmd_usage(&pt_cmd_stop);
+			errno = 0;
+			n = strtol(optarg, &end, 10);
+			if (end == optarg || *end || errno || n <= 0 ||
+			    n > 86400) {
+				pt_warn("--timeout: expected seconds from 1 to "
+					"86400, not '%s'", optarg);
+				free(sock);
+				return 2;
+			}
+			timeout = (int)n;
 			break;
 		case 'h':
 			printf("usage: proftrace stop %s\n\n%s",

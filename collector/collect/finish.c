@@ -99,6 +99,12 @@ int pt_finish_getopt(struct pt_finish *fin, int argc, char **argv,
 		if (!arg && outputs[i].has_arg == optional_argument &&
 		    optind < argc && is_url(argv[optind]))
 			arg = argv[optind++];
+		if (arg && *arg && !strcmp(outputs[i].meta, "[URL]") &&
+		    !is_url(arg)) {
+			pt_warn("--%s: '%s' is not an http:// or https:// URL",
+				outputs[i].name, arg);
+			return '?';
+		}
 		if (arg && !*arg) {
 			pt_warn("--%s: an empty %s", outputs[i].name,
 				outputs[i].to_file ? "file name" :
@@ -146,6 +152,13 @@ int pt_finish_open(struct pt_finish *fin)
 	for (size_t i = 0; i < PT_FINISH_N; i++) {
 		if (!fin->asked[i])
 			continue;
+		if (i == PT_FINISH_otlp && pt_otlp_config_check(fin->arg[i]) < 0) {
+			/* The environment's OTEL_ variables, which the CI set
+			 * for every job: the run goes on, unexported. */
+			pt_warn("--otlp: the run will not be exported");
+			fin->asked[i] = 0;
+			continue;
+		}
 		if (!outputs[i].to_file) {
 			/* A directory named, used at the end (not a URL). */
 			if (fin->arg[i] && fin->flags & PT_FINISH_ABSOLUTE &&

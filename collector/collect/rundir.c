@@ -3,6 +3,8 @@
 
 #include <dirent.h>
 #include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -152,10 +154,89 @@ static int running_from_build_tree(void)
 	return inside;
 }
 
+/*
+ * The ELF header's identity, type and machine: 20 bytes into out, or -1.
+ * (e_type and e_machine sit at the same place in both classes.)
+ */
+static int elf_head(const char *path, unsigned char out[20])
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), ok;
+
+	if (fd < 0)
+		return -1;
+	ok = pread(fd, out, 20, 0) == 20 && !memcmp(out, ELFMAG, SELFMAG);
+	close(fd);
+	return ok ? 0 : -1;
+}
+
+/*
+ * Whether the ELF file at path, of this program's class and byte order, is
+ * a position-independent executable (DF_1_PIE): ld.so refuses to preload
+ * one, though its type is ET_DYN as a library's.
+ */
+static int is_pie(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), pie = 0;
+	ElfW(Ehdr) eh;
+	ElfW(Phdr) ph;
+	ElfW(Dyn) dyn;
+	size_t i, k;
+
+	if (fd < 0)
+		return 0;
+	if (pread(fd, &eh, sizeof eh, 0) != sizeof eh ||
+	    eh.e_phentsize != sizeof ph)
+		goto out;
+	for (i = 0; i < eh.e_phnum && i < 4096; i++) {
+		if (pread(fd, &ph, sizeof ph, (off_t)(eh.e_phoff +
+						      i * sizeof ph)) !=
+		    sizeof ph)
+			goto out;
+		if (ph.p_type != PT_DYNAMIC)
+			continue;
+		for (k = 0; k < ph.p_filesz / sizeof dyn && k < 4096; k++) {
+			if (pread(fd, &dyn, sizeof dyn, (off_t)(ph.p_offset +
+							k * sizeof dyn)) !=
+			    sizeof dyn || dyn.d_tag == DT_NULL)
+				break;
+			if (dyn.d_tag == DT_FLAGS_1 && dyn.d_un.d_val & DF_1_PIE)
+				pie = 1;
+		}
+		break;
+	}
+out:
+	close(fd);
+	return pie;
+}
+
+/*
+ * Whether path is a shared object that this program's processes can load:
+ * anything else would be preloaded all the same, and ld.so would print
+ * its complaint in every process of the command.
+ */
+static const char *not_loadable(const char *path)
+{
+	unsigned char lib[20], self[20];
+	uint16_t type;
+
+	if (elf_head(path, lib) < 0)
+		return "not an ELF file";
+	if (elf_head("/proc/self/exe", self) < 0)
+		return NULL;            /* no /proc: ld.so will tell */
+	if (lib[EI_CLASS] != self[EI_CLASS] || lib[EI_DATA] != self[EI_DATA] ||
+	    memcmp(lib + 18, self + 18, 2))
+		return "built for another architecture";
+	/* In this program's byte order, as the identity matched. */
+	memcpy(&type, lib + 16, sizeof type);
+	if (type != ET_DYN || is_pie(path))
+		return "not a shared object";
+	return NULL;
+}
+
 char *pt_rundir_find_lib(void)
 {
 	const char *env = getenv("PROFTRACE_LIB");
-	const char *cand;
+	const char *cand, *why;
 	char *abs;
 
 	if (env && *env)
@@ -171,6 +252,11 @@ char *pt_rundir_find_lib(void)
 		pt_warn("cannot use the preload library %s: %s%s", cand,
 			strerror(errno),
 			env && *env ? "" : " (set PROFTRACE_LIB to its path)");
+		free(abs);
+		return NULL;
+	}
+	if ((why = not_loadable(abs))) {
+		pt_warn("cannot use the preload library %s: %s", abs, why);
 		free(abs);
 		return NULL;
 	}

@@ -163,9 +163,19 @@ struct pt_server *pt_server_new(const char *path)
 	pt_server_raise_fd_limit();
 	s->last_activity = pt_mono_ns();
 	s->watch_tick_ns = WATCH_TICK_NS;
-	if ((ms = getenv("PROFTRACE_WATCH_MS")) && atoi(ms) >= 1 &&
-	    atoi(ms) <= 1000)
-		s->watch_tick_ns = (uint64_t)atoi(ms) * 1000000;
+	if ((ms = getenv("PROFTRACE_WATCH_MS")) && *ms) {
+		char *end;
+		long v;
+
+		errno = 0;
+		v = strtol(ms, &end, 10);
+		if (*end || errno || v < 1 || v > 1000)
+			pt_warn("PROFTRACE_WATCH_MS: expected 1 to 1000, not "
+				"'%s'; looking every %llu ms", ms,
+				(unsigned long long)(WATCH_TICK_NS / 1000000));
+		else
+			s->watch_tick_ns = (uint64_t)v * 1000000;
+	}
 	s->watch = pt_watch_new(&(struct pt_watch_ops){
 		.put = synth_put, .watch = synth_watch, .arg = s });
 	return s;

@@ -395,6 +395,10 @@ int pt_otlp_cli_option(struct pt_otlp_opts *o, int argc, char **argv,
 		return 1;
 	}
 	if (!bad && (v = long_value(argc, argv, i, "--trace-id", &bad))) {
+		if (!*v) {
+			pt_warn("--trace-id: empty");
+			return -1;
+		}
 		o->trace_id = v;
 		return 1;
 	}

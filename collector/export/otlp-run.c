@@ -49,6 +49,17 @@ void pt_otlp_print_summary(const struct pt_otlp_opts *o, const char *name,
 	pt_sb_release(&fold);
 }
 
+int pt_otlp_config_check(const char *url)
+{
+	struct pt_otlp_opts o;
+	int rc;
+
+	pt_otlp_opts_init(&o);
+	rc = pt_otlp_config_env(&o, url);
+	pt_otlp_opts_free(&o);
+	return rc;
+}
+
 int pt_otlp_finish(const struct pt_model *m, const char *url)
 {
 	struct pt_otlp_opts o;

@@ -259,4 +259,10 @@ void pt_otlp_print_summary(const struct pt_otlp_opts *o, const char *name,
  */
 int pt_otlp_finish(const struct pt_model *m, const char *url);
 
+/*
+ * What pt_otlp_finish(m, url) will find of its configuration, checked
+ * before the run: 0, or -1 after the one-line error it would give.
+ */
+int pt_otlp_config_check(const char *url);
+
 #endif

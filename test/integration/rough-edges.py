@@ -7,7 +7,8 @@ directory of captures as those captures; a daemon --detach that cannot
 start makes the shell's eval fail and leaves no log or CSV behind, and
 keeps an earlier log; record's --csv and --html refuse an existing file
 without --force, and a failed start never removes a device; --keep
-prunes only the captures it named itself."""
+prunes only the captures it named itself; bad options and settings are
+refused before the command runs, in one line that names them."""
 import argparse
 import csv
 import io
@@ -162,5 +163,60 @@ with tempfile.TemporaryDirectory() as tmp:
             "--", "true")
     check("--keep '': refused with a reason, exit 2", r.returncode == 2 and
           r.stderr.startswith("proftrace: --keep: "), (r.returncode, r.stderr))
+
+    # Settings refused before the command runs, each in one line that
+    # names it, rather than after the run or never.
+    for argv, what, want in (
+            (["record", "--otlp=garbage", "--", "touch", "ran"],
+             "record --otlp=garbage", "proftrace: --otlp: 'garbage' is not"),
+            (["stop", "--timeout", "abc"], "stop --timeout abc",
+             "proftrace: --timeout: "),
+            (["export", "--otlp=http://127.0.0.1:9", "--trace-id", "",
+              "one.ptcap"], "export --trace-id ''",
+             "proftrace: --trace-id: empty"),
+            (["diff", "--fail-if-slower", "0x10", "one.ptcap", "one.ptcap"],
+             "diff --fail-if-slower 0x10",
+             "proftrace: --fail-if-slower: expected PCT"),
+            (["record", "--bogus", "--", "touch", "ran"], "record --bogus",
+             "proftrace record: unrecognized option '--bogus'"),
+            (["help", "bogus"], "help bogus", "proftrace: 'bogus' is not")):
+        r = run(pt, *argv)
+        check("%s: exit 2, '%s'" % (what, want),
+              r.returncode == 2 and r.stderr.startswith(want) and
+              not os.path.exists("ran"), (r.returncode, r.stderr))
+    r = run(pt, "help", "diff")
+    d = run(pt, "diff", "--help")
+    check("help diff is diff --help, and its PCT reads '%'",
+          r.returncode == 0 and r.stdout == d.stdout and
+          "usage: proftrace diff" in r.stdout and "%%" not in r.stdout,
+          r.stdout[:300])
+
+    # A configuration the run cannot use, known before it starts: a
+    # preload library that is no shared object (ld.so would complain in
+    # every process), the watch interval out of range, OTEL_ variables
+    # that make no endpoint (the run goes on, unexported).
+    for lib in ("/etc/passwd", os.path.realpath("/bin/true")):
+        r = run(pt, "record", "-q", "--force", "-o", "l.ptcap", "--",
+                "touch", "ran", env={"PROFTRACE_LIB": lib})
+        check("PROFTRACE_LIB=%s: refused before the run" % lib,
+              r.returncode == 1 and not os.path.exists("ran") and
+              "cannot use the preload library" in r.stderr and
+              "ld.so" not in r.stderr, (r.returncode, r.stderr))
+    r = run(pt, "record", "-q", "--force", "-o", "w.ptcap", "--", "sh", "-c",
+            "echo out; exit 3", env={"PROFTRACE_WATCH_MS": "5000"})
+    check("PROFTRACE_WATCH_MS=5000: said, and the run goes on",
+          r.returncode == 3 and r.stdout == "out\n" and
+          r.stderr.startswith("proftrace: PROFTRACE_WATCH_MS: expected 1 "
+                              "to 1000, not '5000'"), (r.returncode, r.stderr))
+    r = run(pt, "record", "-q", "--force", "--otlp", "-o", "o.ptcap", "--",
+            "sh", "-c", "echo out; exit 3",
+            env={"OTEL_EXPORTER_OTLP_ENDPOINT": "garbage"})
+    err = r.stderr.splitlines()
+    check("record --otlp with OTEL_EXPORTER_OTLP_ENDPOINT=garbage: said "
+          "before the run, which goes on",
+          r.returncode == 3 and r.stdout == "out\n" and len(err) == 2 and
+          "is not an http:// or https:// URL" in err[0] and
+          err[1] == "proftrace: --otlp: the run will not be exported",
+          (r.returncode, r.stderr))
 
 sys.exit(1 if failures else 0)
