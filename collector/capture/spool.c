@@ -51,6 +51,11 @@ int pt_reader_open_spool(struct pt_reader *r)
 	/* Sorted, so that the same directory always converts the same. */
 	if (r->nfiles)          /* (files is NULL then: qsort's is nonnull) */
 		qsort(r->files, r->nfiles, sizeof *r->files, cmp_names);
+	else
+		/* A spool nothing wrote to, or not the directory meant: an
+		 * empty result is worth a word either way. */
+		pt_warn("%s: no captures (*.ptcap) and no spool files in this "
+			"directory", r->path);
 	r->is_dir = 1;
 	return 0;
 }

@@ -184,6 +184,12 @@ with tempfile.TemporaryDirectory() as tmp:
         check("%s: exit 2, '%s'" % (what, want),
               r.returncode == 2 and r.stderr.startswith(want) and
               not os.path.exists("ran"), (r.returncode, r.stderr))
+    os.mkdir("empty")
+    r = run(pt, "convert", "empty")
+    check("convert of an empty directory: said, the CSV header alone",
+          r.returncode == 0 and len(r.stdout.splitlines()) == 1 and
+          r.stderr == "proftrace: empty: no captures (*.ptcap) and no spool "
+          "files in this directory\n", (r.returncode, r.stderr, r.stdout))
     r = run(pt, "help", "diff")
     d = run(pt, "diff", "--help")
     check("help diff is diff --help, and its PCT reads '%'",
