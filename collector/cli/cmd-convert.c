@@ -246,6 +246,12 @@ static int run(int argc, char **argv)
 		pt_redact_free(red);
 		return pt_cmd_usage(&pt_cmd_convert);
 	}
+	if (out && !*out) {
+		pt_warn("-o: an empty file name");
+		free(inputs);
+		pt_redact_free(red);
+		return 2;
+	}
 	fmt = find_format(fmt_name);
 	if (!fmt) {
 		unknown_format(fmt_name);

@@ -74,6 +74,10 @@ int pt_finish_getopt(struct pt_finish *fin, int argc, char **argv,
 		const char *arg = optarg;
 		size_t i = (size_t)(c - OPT_OUTPUT);
 
+		if (c == 'o' && !*arg) {
+			pt_warn("-o: an empty file name");
+			return '?';
+		}
 		if (c == OPT_REDACT) {
 			if (pt_redact_add(fin->redact, arg) < 0)
 				return '?';

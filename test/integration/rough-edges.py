@@ -179,7 +179,13 @@ with tempfile.TemporaryDirectory() as tmp:
              "proftrace: --fail-if-slower: expected PCT"),
             (["record", "--bogus", "--", "touch", "ran"], "record --bogus",
              "proftrace record: unrecognized option '--bogus'"),
-            (["help", "bogus"], "help bogus", "proftrace: 'bogus' is not")):
+            (["help", "bogus"], "help bogus", "proftrace: 'bogus' is not"),
+            (["record", "-o", "", "--", "touch", "ran"], "record -o ''",
+             "proftrace: -o: an empty file name"),
+            (["daemon", "-o", ""], "daemon -o ''",
+             "proftrace: -o: an empty file name"),
+            (["convert", "-o", "", "one.ptcap"], "convert -o ''",
+             "proftrace: -o: an empty file name")):
         r = run(pt, *argv)
         check("%s: exit 2, '%s'" % (what, want),
               r.returncode == 2 and r.stderr.startswith(want) and
