@@ -16,6 +16,9 @@
  * frame larger than the staging buffer.  Then every prefix of the
  * uncompressed stream, and every byte of it damaged: the reader delivers
  * exactly the intact records before the damage and then says where.
+ * Below that, the gzip reader (gunzip.c) against zlib itself: members in
+ * a row, trailing bytes, plain and empty files, and on a cut or flipped
+ * file every byte zlib inflates before it stops.
  */
 #include <endian.h>
 #include <fcntl.h>
@@ -25,6 +28,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "capture/gunzip.h"
 #include "capture/read.h"
 #include "capture/v3.h"
 #include "capture/write.h"
@@ -741,6 +745,147 @@ static int roundtrip_file(const char *path, const char *out)
 	return failures ? 1 : 0;
 }
 
+/* ---- the gzip reader (capture/gunzip.c) ---- */
+
+/* gzip members of p[0..n) at level 6, appended to out. */
+static size_t gz_member(unsigned char *out, const unsigned char *p, size_t n)
+{
+	z_stream z;
+	size_t len;
+
+	memset(&z, 0, sizeof z);
+	deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
+	z.next_in = (unsigned char *)(uintptr_t)p;
+	z.avail_in = (uInt)n;
+	z.next_out = out;
+	z.avail_out = (uInt)deflateBound(&z, n);
+	deflate(&z, Z_FINISH);
+	len = z.total_out;
+	deflateEnd(&z);
+	return len;
+}
+
+/*
+ * What zlib inflates from gz[0..n) before it stops, asking one byte of
+ * output at a time (so that nothing it produced is lost with an error):
+ * the length, and the error (Z_OK at the clean end of one member).
+ */
+static size_t inflate_ref(const unsigned char *gz, size_t n, unsigned char *out,
+			  size_t cap, int *err)
+{
+	z_stream z;
+	size_t got = 0;
+	int rc = Z_OK;
+
+	memset(&z, 0, sizeof z);
+	inflateInit2(&z, 15 + 16);
+	z.next_in = (unsigned char *)(uintptr_t)gz;
+	z.avail_in = (uInt)n;
+	while (got < cap) {
+		z.next_out = out + got;
+		z.avail_out = 1;
+		rc = inflate(&z, Z_NO_FLUSH);
+		got += 1 - z.avail_out;
+		if (rc != Z_OK)
+			break;
+	}
+	inflateEnd(&z);
+	*err = rc == Z_STREAM_END ? Z_OK : rc == Z_BUF_ERROR ? Z_BUF_ERROR
+								: Z_DATA_ERROR;
+	return got;
+}
+
+/* Read the file holding p[0..n) through pt_gunzip, `chunk` at a time. */
+static size_t gunzip_via(const unsigned char *p, size_t n, size_t chunk,
+			 unsigned char *out, size_t cap, int *err, int *direct)
+{
+	char path[128];
+	struct pt_gunzip *g;
+	const char *msg;
+	size_t got = 0, k;
+	int fd;
+
+	snprintf(path, sizeof path, "%s/gunzip.bin", dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	CHECK(fd >= 0 && write(fd, p, n) == (ssize_t)n);
+	close(fd);
+	g = pt_gunzip_open(open(path, O_RDONLY));
+	while (got < cap &&
+	       (k = pt_gunzip_read(g, out + got, cap - got < chunk ?
+						 cap - got : chunk)) > 0)
+		got += k;
+	*err = pt_gunzip_error(g, &msg);
+	CHECK((*err == Z_OK) == (msg == NULL));
+	*direct = pt_gunzip_direct(g);
+	pt_gunzip_close(g);
+	return got;
+}
+
+static void gunzip(void)
+{
+	size_t n = 300000, cap = 4 * n, len, len2, got, want, i;
+	unsigned char *data = malloc(n), *gz = malloc(2 * n + 4096);
+	unsigned char *out = malloc(cap), *ref = malloc(cap);
+	unsigned x = 1;
+	int err, rerr, direct;
+
+	/* Half text-like, half noise: both kinds of deflate block. */
+	for (i = 0; i < n; i++) {
+		x = x * 1103515245u + 12345u;
+		data[i] = i < n / 2 ? (unsigned char)"gcc -c -O2 x.c\n"[i % 15]
+				    : (unsigned char)(x >> 16);
+	}
+	len = gz_member(gz, data, n);
+
+	/* Whole, in odd pieces. */
+	got = gunzip_via(gz, len, 1000, out, cap, &err, &direct);
+	CHECK(got == n && !memcmp(out, data, n) && err == Z_OK && !direct);
+
+	/* Two members in a row, then bytes that are no member. */
+	len2 = len + gz_member(gz + len, data, 1000);
+	memcpy(gz + len2, "xyz", 3);
+	got = gunzip_via(gz, len2 + 3, 65536, out, cap, &err, &direct);
+	CHECK(got == n + 1000 && !memcmp(out, data, n) &&
+	      !memcmp(out + n, data, 1000) && err == Z_OK);
+
+	/* Not gzip: as it is.  Empty: nothing, cleanly. */
+	got = gunzip_via((const unsigned char *)"PFTRCAP", 7, 3, out, cap,
+			 &err, &direct);
+	CHECK(got == 7 && !memcmp(out, "PFTRCAP", 7) && err == Z_OK && direct);
+	got = gunzip_via(gz, 0, 3, out, cap, &err, &direct);
+	CHECK(got == 0 && err == Z_OK);
+
+	/* Cut anywhere after the magic (one byte of it is no gzip file):
+	 * what zlib makes of the prefix, then "cut short". */
+	for (i = 2; i < len; i += 1499) {
+		got = gunzip_via(gz, i, 65536, out, cap, &err, &direct);
+		want = inflate_ref(gz, i, ref, cap, &rerr);
+		CHECK(got == want && !memcmp(out, ref, got) &&
+		      err == Z_BUF_ERROR);
+	}
+
+	/* A bit flipped anywhere after the header: every byte zlib produced
+	 * before it stopped, then the error; in the trailer's CRC-32 or
+	 * length, all of the data, then the error. */
+	for (i = 10; i < len; i += 1409) {
+		gz[i] ^= 0x10;
+		got = gunzip_via(gz, len, 65536, out, cap, &err, &direct);
+		want = inflate_ref(gz, len, ref, cap, &rerr);
+		CHECK(got == want && !memcmp(out, ref, got) && err == rerr);
+		gz[i] ^= 0x10;
+	}
+	for (i = len - 8; i < len; i++) {
+		gz[i] ^= 0x10;
+		got = gunzip_via(gz, len, 65536, out, cap, &err, &direct);
+		CHECK(got == n && !memcmp(out, data, n) && err == Z_DATA_ERROR);
+		gz[i] ^= 0x10;
+	}
+	free(data);
+	free(gz);
+	free(out);
+	free(ref);
+}
+
 int main(int argc, char **argv)
 {
 	char cmd[128];
@@ -759,6 +904,7 @@ int main(int argc, char **argv)
 		levels();
 		level_at_close();
 		damage();
+		gunzip();
 		recv_microseconds();
 		rc = failures ? 1 : 0;
 	}
