@@ -39,6 +39,25 @@ def key(r):
     return (r["pid"], r["command"])
 
 
+def check_from_capture(rows, full, what):
+    """Every execution converted from a damaged capture is one of the
+    undamaged capture's executions `full`.  A forked child whose exec lies
+    past the damage is, as far as the intact part knows, a fork that never
+    exec'd: in the whole capture that fork phase is folded into the program
+    it exec'd.  One whose parent's HELLO lies past it (the collector reads
+    the connections of a round in any order) has no program to inherit: it
+    comes out with an empty command."""
+    fullkeys = {key(x) for x in full}
+    exec_pids = {x["pid"] for x in full if x["type"] == "exec"}
+    fork_pids = {x["pid"] for x in full if x["type"] == "fork"}
+    extra = [x for x in rows if key(x) not in fullkeys and
+             not (x["type"] == "fork" and x["pid"] in exec_pids) and
+             not (x["type"] == "fork" and x["command"] == "''" and
+                  x["pid"] in fork_pids)]
+    check(not extra, "%s: executions not in the capture: %s"
+          % (what, extra[:2]))
+
+
 def conv(a, path):
     rc, out, err = ptrel.convert(a, path)
     check(rc in (0, 1), "convert crashed or failed oddly (%d) on %s: %s"
@@ -61,8 +80,6 @@ def main():
     rc, full, err = conv(a, cap)
     check(rc == 0, "the undamaged capture does not convert: " + err)
     fullkeys = {key(x) for x in full}
-    exec_pids = {x["pid"] for x in full if x["type"] == "exec"}
-    fork_pids = {x["pid"] for x in full if x["type"] == "fork"}
     log("capture: %d bytes gzip, %d uncompressed, %d records, %d executions"
         % (len(data), len(raw), len(recs), len(full)))
 
@@ -87,18 +104,7 @@ def main():
                   "cut at %d: convert says byte %d after %d records; the "
                   "intact prefix ends at byte %d after %d records"
                   % (cut, off, n, want_off, len(want_recs)))
-        # A forked child whose exec lies past the damage is, as far as the
-        # intact part knows, a fork that never exec'd: in the whole capture
-        # that fork phase is folded into the program it exec'd.  One whose
-        # parent's HELLO lies past it (the collector reads the connections
-        # of a round in any order) has no program to inherit: it comes out
-        # with an empty command.
-        extra = [x for x in rows if key(x) not in fullkeys and
-                 not (x["type"] == "fork" and x["pid"] in exec_pids) and
-                 not (x["type"] == "fork" and x["command"] == "''" and
-                      x["pid"] in fork_pids)]
-        check(not extra, "cut at %d: executions not in the capture: %s"
-              % (cut, extra[:2]))
+        check_from_capture(rows, full, "cut at %d" % cut)
         if cut >= len(data) - 8:
             check({key(x) for x in rows} == fullkeys,
                   "cut at %d (only the gzip trailer lost): executions lost"
@@ -208,12 +214,7 @@ def main():
               "damage" % (pos, n, intact))
         if same_len < len(prefix):
             continue
-        extra = [x for x in rows if key(x) not in fullkeys and
-                 not (x["type"] == "fork" and x["pid"] in exec_pids) and
-                 not (x["type"] == "fork" and x["command"] == "''" and
-                      x["pid"] in fork_pids)]
-        check(not extra, "flip at %d: executions not in the capture: %s"
-              % (pos, extra[:2]))
+        check_from_capture(rows, full, "flip at %d" % pos)
     log("%d single-bit flips in the gzip file: %d reported (exit 1) with "
         "every record before the damage delivered, %d harmless (gzip "
         "header fields; output unchanged)" % (len(positions), caught, same))
