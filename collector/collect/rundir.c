@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,82 +156,68 @@ static int running_from_build_tree(void)
 }
 
 /*
- * The ELF header's identity, type and machine: 20 bytes into out, or -1.
- * (e_type and e_machine sit at the same place in both classes.)
+ * Whether the ELF file open at fd, of this program's class and byte order,
+ * is a position-independent executable (DF_1_PIE): ld.so refuses to
+ * preload one, though its type is ET_DYN as a library's.
  */
-static int elf_head(const char *path, unsigned char out[20])
+static int is_pie(int fd, const ElfW(Ehdr) *eh)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC), ok;
-
-	if (fd < 0)
-		return -1;
-	ok = pread(fd, out, 20, 0) == 20 && !memcmp(out, ELFMAG, SELFMAG);
-	close(fd);
-	return ok ? 0 : -1;
-}
-
-/*
- * Whether the ELF file at path, of this program's class and byte order, is
- * a position-independent executable (DF_1_PIE): ld.so refuses to preload
- * one, though its type is ET_DYN as a library's.
- */
-static int is_pie(const char *path)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC), pie = 0;
-	ElfW(Ehdr) eh;
 	ElfW(Phdr) ph;
 	ElfW(Dyn) dyn;
 	size_t i, k;
 
-	if (fd < 0)
+	if (eh->e_phentsize != sizeof ph)
 		return 0;
-	if (pread(fd, &eh, sizeof eh, 0) != sizeof eh ||
-	    eh.e_phentsize != sizeof ph)
-		goto out;
-	for (i = 0; i < eh.e_phnum && i < 4096; i++) {
-		if (pread(fd, &ph, sizeof ph, (off_t)(eh.e_phoff +
+	for (i = 0; i < eh->e_phnum && i < 4096; i++) {
+		if (pread(fd, &ph, sizeof ph, (off_t)(eh->e_phoff +
 						      i * sizeof ph)) !=
 		    sizeof ph)
-			goto out;
+			return 0;
 		if (ph.p_type != PT_DYNAMIC)
 			continue;
 		for (k = 0; k < ph.p_filesz / sizeof dyn && k < 4096; k++) {
 			if (pread(fd, &dyn, sizeof dyn, (off_t)(ph.p_offset +
 							k * sizeof dyn)) !=
 			    sizeof dyn || dyn.d_tag == DT_NULL)
-				break;
-			if (dyn.d_tag == DT_FLAGS_1 && dyn.d_un.d_val & DF_1_PIE)
-				pie = 1;
+				return 0;
+			if (dyn.d_tag == DT_FLAGS_1)
+				return (dyn.d_un.d_val & DF_1_PIE) != 0;
 		}
-		break;
+		return 0;
 	}
-out:
-	close(fd);
-	return pie;
+	return 0;
 }
 
 /*
- * Whether path is a shared object that this program's processes can load:
- * anything else would be preloaded all the same, and ld.so would print
- * its complaint in every process of the command.
+ * Why the file at path cannot be preloaded into this program's processes,
+ * or NULL if it can: anything else would be preloaded all the same, and
+ * ld.so would print its complaint in every process of the command.
  */
 static const char *not_loadable(const char *path)
 {
-	unsigned char lib[20], self[20];
-	uint16_t type;
+	/* This program's own ELF header, as the linker maps it. */
+	extern const ElfW(Ehdr) __ehdr_start;
+	const ElfW(Ehdr) *self = &__ehdr_start;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	const char *why = NULL;
+	ElfW(Ehdr) eh;
+	ssize_t n;
 
-	if (elf_head(path, lib) < 0)
-		return "not an ELF file";
-	if (elf_head("/proc/self/exe", self) < 0)
-		return NULL;            /* no /proc: ld.so will tell */
-	if (lib[EI_CLASS] != self[EI_CLASS] || lib[EI_DATA] != self[EI_DATA] ||
-	    memcmp(lib + 18, self + 18, 2))
-		return "built for another architecture";
-	/* In this program's byte order, as the identity matched. */
-	memcpy(&type, lib + 16, sizeof type);
-	if (type != ET_DYN || is_pie(path))
-		return "not a shared object";
-	return NULL;
+	if (fd < 0)
+		return strerror(errno);
+	n = pread(fd, &eh, sizeof eh, 0);
+	/* e_type and e_machine sit at the same place in both classes. */
+	if (n < (ssize_t)offsetof(ElfW(Ehdr), e_version) ||
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG))
+		why = "not an ELF file";
+	else if (eh.e_ident[EI_CLASS] != self->e_ident[EI_CLASS] ||
+		 eh.e_ident[EI_DATA] != self->e_ident[EI_DATA] ||
+		 eh.e_machine != self->e_machine)
+		why = "built for another architecture";
+	else if (n != sizeof eh || eh.e_type != ET_DYN || is_pie(fd, &eh))
+		why = "not a shared object";
+	close(fd);
+	return why;
 }
 
 char *pt_rundir_find_lib(void)
