@@ -56,15 +56,9 @@ static const struct pt_cmd *lookup(const char *name)
 	return found;
 }
 
-static int not_a_command(const char *name)
-{
-	fprintf(stderr, "proftrace: '%s' is not a command (or is ambiguous); "
-			"see 'proftrace --help'\n", name);
-	return 2;
-}
-
 int main(int argc, char **argv)
 {
+	static char help_opt[] = "--help";
 	const struct pt_cmd *cmd;
 	char name[64];
 
@@ -74,13 +68,10 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "help") && argc > 2) {
 		/* "proftrace help diff" is "proftrace diff --help". */
-		char *args[] = { argv[2], "--help", NULL };
-
-		if (!(cmd = lookup(argv[2])))
-			return not_a_command(argv[2]);
-		snprintf(name, sizeof name, "proftrace %s", cmd->name);
-		args[0] = name;
-		return cmd->run(2, args);
+		argv[1] = argv[2];
+		argv[2] = help_opt;
+		argv[3] = NULL;
+		argc = 3;
 	}
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
 	    !strcmp(argv[1], "help")) {
@@ -92,8 +83,11 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	cmd = lookup(argv[1]);
-	if (!cmd)
-		return not_a_command(argv[1]);
+	if (!cmd) {
+		fprintf(stderr, "proftrace: '%s' is not a command (or is ambiguous); "
+				"see 'proftrace --help'\n", argv[1]);
+		return 2;
+	}
 	/* getopt names the program in its messages: "proftrace diff:". */
 	snprintf(name, sizeof name, "proftrace %s", cmd->name);
 	argv[1] = name;
