@@ -36,13 +36,14 @@ struct pt_gunzip {
 	int err;
 	const char *msg;
 	unsigned char *in;
+	size_t in_size;         /* of in: pt_gunzip_in_size() */
 };
 
 struct pt_gunzip *pt_gunzip_open(int fd)
 {
 	struct pt_gunzip *g = calloc(1, sizeof *g);
 
-	if (!g || !(g->in = malloc(pt_gunzip_in_size()))) {
+	if (!g || !(g->in = malloc(g->in_size = pt_gunzip_in_size()))) {
 		free(g);
 		return NULL;
 	}
@@ -70,7 +71,7 @@ static int more_input(struct pt_gunzip *g, size_t want)
 	g->z.next_in = g->in;
 	while (g->z.avail_in < want && !g->in_eof) {
 		ssize_t n = read(g->fd, g->in + g->z.avail_in,
-				 pt_gunzip_in_size() - g->z.avail_in);
+				 g->in_size - g->z.avail_in);
 
 		if (n < 0 && errno == EINTR)
 			continue;
