@@ -55,6 +55,10 @@ void pt_exec_quote(const struct pt_exec *e, struct pt_sb *sb);
 /* Program name of e: basename of argv[0], else of exe; "?" if neither. */
 const char *pt_exec_prog(const struct pt_exec *e);
 
+/* The same from argv[0] (or NULL) and exe, where the command line is not
+ * the model's (a lean model's, read again). */
+const char *pt_prog_name(const char *arg0, const char *exe);
+
 /*
  * Append OPAM_PACKAGE_NAME.OPAM_PACKAGE_VERSION (or the name alone) to sb;
  * nothing when e has no package.

@@ -182,13 +182,18 @@ void pt_exec_quote(const struct pt_exec *e, struct pt_sb *sb)
 	}
 }
 
+const char *pt_prog_name(const char *arg0, const char *exe)
+{
+	if (arg0 && arg0[0])
+		return base_name(arg0);
+	if (exe && exe[0])
+		return base_name(exe);
+	return "?";
+}
+
 const char *pt_exec_prog(const struct pt_exec *e)
 {
-	if (e->argc > 0 && pt_exec_arg(e, 0)[0])
-		return base_name(pt_exec_arg(e, 0));
-	if (e->exe && e->exe[0])
-		return base_name(e->exe);
-	return "?";
+	return pt_prog_name(e->argc > 0 ? pt_exec_arg(e, 0) : NULL, e->exe);
 }
 
 static int is_dep_file(const char *arg)

@@ -56,10 +56,12 @@ static int export_one(const struct pt_otlp_opts *o, struct pt_otlp_sender *s,
 	struct pt_otlp_summary sum = { 0 };
 	int rc, loaded;
 
-	loaded = pt_model_load(&m, &path, 1, red);
+	/* Lean: each command line is read again as its span goes out,
+	 * rather than all of them held (doc/performance.md). */
+	loaded = pt_model_load_lean(&m, &path, 1, red);
 	if (loaded < 0)
 		return 1;
-	rc = pt_otlp_export_model(o, s, &m, &sum);
+	rc = pt_otlp_export_model(o, s, &m, red, &sum);
 	pt_model_free(&m);
 	if (rc == 0 && !o->quiet)
 		pt_otlp_print_summary(o, path, &sum);

@@ -73,7 +73,7 @@ int pt_otlp_finish(const struct pt_model *m, const char *url)
 		goto out;
 	}
 	s = pt_otlp_sender_new(&o);
-	if (pt_otlp_export_model(&o, s, m, &sum) == 0)
+	if (pt_otlp_export_model(&o, s, m, NULL, &sum) == 0)
 		pt_otlp_print_summary(&o, "OTLP export", &sum);
 	else
 		pt_warn("the capture is kept: 'proftrace export --otlp "

@@ -23,6 +23,7 @@
 #include "base/strbuf.h"
 #include "base/util.h"
 #include "export/otlp.h"
+#include "views/redact.h"
 
 #define MAX_ATTRS 40
 
@@ -52,6 +53,10 @@ struct exporter {
 	size_t na;
 	const char **args;
 	size_t *arglens, args_alloc;
+	const char **argv;              /* the model's command line */
+	size_t argv_alloc;
+	const struct pt_redact *red;    /* a lean model's command lines */
+	int stopped;                    /* a batch was refused: send no more */
 	char num[8][64];
 	size_t nnum;
 };
@@ -126,20 +131,19 @@ static void add_fold(struct exporter *x, const struct fold *f)
  * last one cut on a character boundary), so that no backend truncates
  * the value itself; process.args_count says how many there were.
  */
-static void add_args(struct exporter *x, const struct pt_exec *e)
+static void add_args(struct exporter *x, const char *const *argv, size_t argc)
 {
 	size_t i, n = 0, total = 0, max = x->o->attr_max;
 
-	if (!e->argc)
+	if (!argc)
 		return;
-	if (x->args_alloc < e->argc) {
-		x->args_alloc = e->argc;
-		x->args = pt_xrealloc(x->args, e->argc * sizeof *x->args);
-		x->arglens = pt_xrealloc(x->arglens,
-					 e->argc * sizeof *x->arglens);
+	if (x->args_alloc < argc) {
+		x->args_alloc = argc;
+		x->args = pt_xrealloc(x->args, argc * sizeof *x->args);
+		x->arglens = pt_xrealloc(x->arglens, argc * sizeof *x->arglens);
 	}
-	for (i = 0; i < e->argc && total < max; i++) {
-		const char *s = pt_exec_arg(e, i);
+	for (i = 0; i < argc && total < max; i++) {
+		const char *s = argv[i];
 		size_t len = cap_utf8(s, strlen(s), max - total);
 
 		x->args[n] = s;
@@ -151,7 +155,7 @@ static void add_args(struct exporter *x, const struct pt_exec *e)
 	x->a[x->na++] = (struct pt_otlp_attr){ .key = "process.command_args",
 		.type = PT_OV_STRS, .strs = x->args, .lens = x->arglens,
 		.n = n };
-	add_int(x->a, &x->na, "process.args_count", (int64_t)e->argc);
+	add_int(x->a, &x->na, "process.args_count", (int64_t)argc);
 }
 
 /* ---- the span of one execution ---- */
@@ -208,7 +212,9 @@ static int emit(struct exporter *x, struct pt_otlp_span *sp)
 	return 0;
 }
 
-static int exec_span(struct exporter *x, const struct pt_exec *e)
+/* The span of e, whose command line is argv[0..argc). */
+static int exec_span(struct exporter *x, const struct pt_exec *e,
+		     const char *const *argv, size_t argc)
 {
 	struct pt_otlp_span sp = { 0 };
 	const struct pt_exec *p = spanned_parent(x, e);
@@ -224,7 +230,7 @@ static int exec_span(struct exporter *x, const struct pt_exec *e)
 		exec_id(x, p, sp.parent_id);
 	else
 		memcpy(sp.parent_id, x->root_id, 8);
-	sp.name = pt_exec_prog(e);
+	sp.name = pt_prog_name(argc ? argv[0] : NULL, e->exe);
 	sp.start_ns = e->start_ns;
 	sp.end_ns = e->end_ns > e->start_ns ? e->end_ns : e->start_ns;
 	sp.status_msg = status_of(x, e);
@@ -235,7 +241,7 @@ static int exec_span(struct exporter *x, const struct pt_exec *e)
 		add_int(x->a, &x->na, "process.parent_pid", e->ppid);
 	add_str(x->a, &x->na, max, "process.executable.path", e->exe);
 	add_str(x->a, &x->na, max, "process.executable.name", sp.name);
-	add_args(x, e);
+	add_args(x, argv, argc);
 	add_str(x->a, &x->na, max, "process.working_directory", e->cwd);
 	if (e->exit_code >= 0 && !(e->flags & PT_EXF_SPAWN_FAILED))
 		add_int(x->a, &x->na, "process.exit.code", e->exit_code);
@@ -260,6 +266,126 @@ static int exec_span(struct exporter *x, const struct pt_exec *e)
 	rc = emit(x, &sp);
 	pt_sb_release(&pkg);
 	return rc;
+}
+
+/* The span of e with the model's command line. */
+static int model_span(struct exporter *x, const struct pt_exec *e)
+{
+	size_t i;
+
+	if (x->argv_alloc < e->argc) {
+		x->argv_alloc = e->argc;
+		x->argv = pt_xrealloc(x->argv, e->argc * sizeof *x->argv);
+	}
+	/* (The pointers hold while the arguments of one vector are read.) */
+	for (i = 0; i < e->argc; i++)
+		x->argv[i] = pt_exec_arg(e, i);
+	return exec_span(x, e, x->argv, e->argc);
+}
+
+/* ---- a lean model: command lines read again as the spans go ---- */
+
+struct by_ref {
+	uint32_t ref;                   /* pt_exec.argv_ref */
+	uint32_t i;                     /* in m->execs */
+};
+
+struct lean_pass {
+	struct exporter *x;
+	const struct by_ref *list;
+};
+
+static int cmp_by_ref(const void *a, const void *b)
+{
+	const struct by_ref *p = a, *q = b;
+
+	if (p->ref != q->ref)
+		return p->ref < q->ref ? -1 : 1;
+	return (p->i > q->i) - (p->i < q->i);
+}
+
+static void lean_span(void *ctx, size_t k, const char *const *argv,
+		      size_t argc)
+{
+	struct lean_pass *lp = ctx;
+	struct exporter *x = lp->x;
+	const struct pt_exec *e = x->m->execs[lp->list[k].i];
+	char **masked = NULL;
+	size_t i;
+
+	if (x->stopped)
+		return;
+	if (x->red && argc) {
+		/* --redact: what a pattern matched, masked in a copy. */
+		masked = pt_xcalloc(argc, sizeof *masked);
+		if (x->argv_alloc < argc) {
+			x->argv_alloc = argc;
+			x->argv = pt_xrealloc(x->argv, argc * sizeof *x->argv);
+		}
+		for (i = 0; i < argc; i++) {
+			masked[i] = pt_redact_string(x->red, argv[i]);
+			x->argv[i] = masked[i] ? masked[i] : argv[i];
+		}
+		argv = x->argv;
+	}
+	if (exec_span(x, e, argv, argc) < 0)
+		x->stopped = 1;
+	for (i = 0; masked && i < argc; i++)
+		free(masked[i]);
+	free(masked);
+}
+
+/*
+ * The spans of capture x->c's executions kept, from a lean model: those
+ * without a command line first, the others as the second reading of the
+ * capture reaches the record that has theirs.
+ */
+static int lean_spans(struct exporter *x)
+{
+	const struct pt_model *m = x->m;
+	const char *path = pt_model_meta(m, x->c, "file");
+	struct by_ref *list;
+	struct lean_pass lp = { .x = x };
+	uint32_t *refs;
+	size_t i, n = 0;
+	long got = 0;
+
+	list = pt_xmalloc((m->n ? m->n : 1) * sizeof *list);
+	for (i = 0; i < m->n && !x->stopped; i++) {
+		const struct pt_exec *e = m->execs[i];
+
+		if (e->capture != x->c || !x->keep[e->id])
+			continue;
+		if (!e->argv_ref) {
+			if (exec_span(x, e, NULL, 0) < 0)
+				x->stopped = 1;
+			continue;
+		}
+		list[n].ref = e->argv_ref;
+		list[n++].i = (uint32_t)i;
+	}
+	qsort(list, n, sizeof *list, cmp_by_ref);
+	refs = pt_xmalloc((n ? n : 1) * sizeof *refs);
+	for (i = 0; i < n; i++)
+		refs[i] = list[i].ref;
+	lp.list = list;
+	if (n && !x->stopped && path)
+		got = pt_model_read_argv(path, refs, n, lean_span, &lp);
+	if (got < 0)
+		got = 0;
+	if ((size_t)got < n && !x->stopped) {
+		/* The capture is shorter than when it was read: the rest go
+		 * without their command lines rather than not at all. */
+		pt_warn("%s: the capture changed while it was exported: %zu "
+			"spans sent without their command lines",
+			path ? path : "capture", n - (size_t)got);
+		for (i = (size_t)got; i < n && !x->stopped; i++)
+			if (exec_span(x, m->execs[list[i].i], NULL, 0) < 0)
+				x->stopped = 1;
+	}
+	free(refs);
+	free(list);
+	return x->stopped ? -1 : 0;
 }
 
 /* ---- the run: resource and root span ---- */
@@ -552,12 +678,17 @@ static int export_capture(struct exporter *x)
 	}
 	if (root_span(x, first, last, failed) < 0)
 		return -1;
-	for (i = 0; i < m->n; i++) {
-		const struct pt_exec *e = m->execs[i];
-
-		if (e->capture == x->c && x->keep[e->id] &&
-		    exec_span(x, e) < 0)
+	if (m->lean) {
+		if (lean_spans(x) < 0)
 			return -1;
+	} else {
+		for (i = 0; i < m->n; i++) {
+			const struct pt_exec *e = m->execs[i];
+
+			if (e->capture == x->c && x->keep[e->id] &&
+			    model_span(x, e) < 0)
+				return -1;
+		}
 	}
 	if (flush(x) < 0 || pt_otlp_sender_wait(x->s) < 0) {
 		x->sum->failed = 1;
@@ -568,9 +699,10 @@ static int export_capture(struct exporter *x)
 
 int pt_otlp_export_model(const struct pt_otlp_opts *o,
 			 struct pt_otlp_sender *s, const struct pt_model *m,
+			 const struct pt_redact *red,
 			 struct pt_otlp_summary *sum)
 {
-	struct exporter x = { .o = o, .s = s, .m = m, .sum = sum,
+	struct exporter x = { .o = o, .s = s, .m = m, .sum = sum, .red = red,
 			      .b = PT_OTLP_BATCH_INIT,
 			      .res_strs = PT_SB_INIT };
 	int rc = 0;
@@ -583,6 +715,7 @@ int pt_otlp_export_model(const struct pt_otlp_opts *o,
 	free(x.fold);
 	free(x.args);
 	free(x.arglens);
+	free(x.argv);
 	pt_otlp_batch_free(&x.b);
 	pt_sb_release(&x.res_strs);
 	return rc;

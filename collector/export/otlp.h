@@ -11,7 +11,7 @@
  * Typical use (cli/cmd-export.c):
  *   pt_otlp_opts_init(&o);  ...options...;  pt_otlp_config_env(&o, url);
  *   s = pt_otlp_sender_new(&o);
- *   pt_otlp_export_model(&o, s, &model, &summary);  (for each capture)
+ *   pt_otlp_export_model(&o, s, &model, red, &summary);  (each capture)
  *   pt_otlp_sender_free(s);
  * A failing receiver never makes these abort or hang beyond the deadline:
  * they return -1 after one warning line.
@@ -234,11 +234,16 @@ struct pt_otlp_summary {
 
 /*
  * Send every execution of m as spans through s, capture by capture,
- * adding to *sum.  Returns 0, or -1 if a batch could not be delivered
- * (warned; the rest is not tried) or an option was bad.
+ * adding to *sum.  A lean model's command lines (pt_model_set_lean) are
+ * read again from each capture's "file" as the spans go, and masked with
+ * red (NULL: not masked); a full model's were masked when it was loaded.
+ * Returns 0, or -1 if a batch could not be delivered (warned; the rest is
+ * not tried) or an option was bad.
  */
+struct pt_redact;
 int pt_otlp_export_model(const struct pt_otlp_opts *o,
 			 struct pt_otlp_sender *s, const struct pt_model *m,
+			 const struct pt_redact *red,
 			 struct pt_otlp_summary *sum);
 
 /* ---- a run's end (otlp-run.c) ---- */

@@ -317,6 +317,7 @@ struct build {
 	int64_t offset;                 /* Unix epoch ns - monotonic ns */
 	int have_offset;
 	uint64_t last_ns;               /* latest time seen in the capture */
+	uint32_t seq;                   /* records read so far */
 	size_t neof;                    /* E_EOF events */
 };
 

@@ -100,13 +100,15 @@ static int add(struct pt_model *m, const char *path)
 	return status;
 }
 
-int pt_model_load(struct pt_model *m, char *const *paths, size_t n,
-		  struct pt_redact *red)
+static int load(struct pt_model *m, char *const *paths, size_t n,
+		struct pt_redact *red, int lean)
 {
 	int status = 0;
 	size_t i;
 
 	pt_model_init(m);
+	if (lean)
+		pt_model_set_lean(m);
 	for (i = 0; i < n; i++) {
 		int rc = add(m, paths[i]);
 
@@ -130,4 +132,16 @@ int pt_model_load(struct pt_model *m, char *const *paths, size_t n,
 	if (red)
 		pt_redact_model(red, m);
 	return status || m->damaged;
+}
+
+int pt_model_load(struct pt_model *m, char *const *paths, size_t n,
+		  struct pt_redact *red)
+{
+	return load(m, paths, n, red, 0);
+}
+
+int pt_model_load_lean(struct pt_model *m, char *const *paths, size_t n,
+		       struct pt_redact *red)
+{
+	return load(m, paths, n, red, 1);
 }

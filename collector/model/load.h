@@ -20,4 +20,12 @@
 int pt_model_load(struct pt_model *m, char *const *paths, size_t n,
 		  struct pt_redact *red);
 
+/*
+ * The same into a lean model (pt_model_set_lean): red masks only the
+ * recorded command ("command" metadata), the command lines being read
+ * again by whoever streams them.
+ */
+int pt_model_load_lean(struct pt_model *m, char *const *paths, size_t n,
+		       struct pt_redact *red);
+
 #endif

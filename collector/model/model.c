@@ -64,6 +64,11 @@ void pt_model_init(struct pt_model *m)
 	pt_vec_intern(&m->priv->vec, &m->priv->str, NULL, 0, pt_vec_hash(NULL, 0), 0);
 }
 
+void pt_model_set_lean(struct pt_model *m)
+{
+	m->lean = 1;
+}
+
 static const char *meta_get(const struct capmeta *cm, const char *key)
 {
 	const char *found = NULL;
@@ -384,6 +389,7 @@ void pt_exec_set_argv(struct pt_model *m, struct pt_exec *e,
 	}
 	id = pt_vec_intern(&p->vec, &p->str, a, argc, pt_vec_hash(a, argc), 1);
 	e->argv_vec = p->vec.vec[id];
+	e->argv_ref = 0;
 	e->argc = argc;
 	free(a);
 }

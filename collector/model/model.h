@@ -42,6 +42,10 @@ struct pt_exec {
 	int exit_code;                  /* -1: unknown */
 	int signal;                     /* 0: none, -1: unknown */
 	int spawn_errno;                /* PT_EXF_SPAWN_FAILED: its error */
+	/* In a lean model (pt_model_set_lean), where argv_vec is empty: the
+	 * number + 1 of the capture's record that carries the command line
+	 * (pt_model_read_argv), or 0 for none. */
+	uint32_t argv_ref;
 	int64_t utime_us, stime_us;     /* -1: unknown */
 	int64_t maxrss_kb;              /* -1: unknown */
 	const char *exe, *cwd;          /* never NULL ("" when unknown) */
@@ -65,10 +69,33 @@ struct pt_model {
 	/* What the inputs said about themselves and their own damage. */
 	uint64_t frames, connections, bad_frames, lost_frames;
 	int damaged;                    /* some input was truncated or corrupt */
+	int lean;                       /* pt_model_set_lean: no argv kept */
 	struct pt_model_priv *priv;
 };
 
 void pt_model_init(struct pt_model *m);
+
+/*
+ * Keep no command lines: an execution's says which record of its
+ * capture carries it (pt_exec.argv_ref), for pt_model_read_argv() to
+ * hand over in a second reading.  A million compiler command lines are
+ * most of a model's memory; a view that needs each only once, as it
+ * streams, saves it.  Call before adding captures.
+ */
+void pt_model_set_lean(struct pt_model *m);
+
+/*
+ * The second reading of a lean model's capture `path`: for each refs[k]
+ * (argv_ref values, ascending, none 0) call fn with the command line of
+ * that record, which lives until fn returns.  Returns how many of refs
+ * were handed over (fewer if the capture is shorter than it was when
+ * read into the model), or -1 if it cannot be opened (a one-line error
+ * was printed).
+ */
+long pt_model_read_argv(const char *path, const uint32_t *refs, size_t n,
+			void (*fn)(void *ctx, size_t k, const char *const *argv,
+				   size_t argc),
+			void *ctx);
 
 /*
  * Read one capture file or spool directory into the model.  Returns 0, 1 if

@@ -309,9 +309,16 @@ static uint32_t intern_opt(struct build *b, const struct pstr *s,
 	return s->s ? pt_str_intern_h(&b->p->str, s->s, s->len, s->hash) : absent;
 }
 
+/*
+ * A lean model keeps no command line, only which record carried it: its
+ * number, from 1 (b->seq, the record being added), which
+ * pt_model_read_argv() counts again.
+ */
 static uint32_t intern_argv(struct build *b, const struct pstr *v, size_t n,
 			    uint32_t h)
 {
+	if (b->m->lean)
+		return n && b->seq < NONE - 1 ? b->seq : 0;
 	return pt_vec_intern(&b->p->vec, &b->p->str, v, n, h, 1);
 }
 
@@ -539,7 +546,11 @@ static void add_frame(struct build *b, const struct pev *cev)
 			c->owner_exited = 1;
 		break;
 	case PT_REC_TRACE:
-		if (cev->data && cev->hdr.length >= PT_FRAME_HDR)
+		/* A lean model feeds the OTLP export, which has no use for
+		 * sub-process traces: parsing them would cost memory and
+		 * report on files nobody asked for. */
+		if (!b->m->lean && cev->data &&
+		    cev->hdr.length >= PT_FRAME_HDR)
 			pt_sub_add_file(b, pid, t, cev->data + PT_FRAME_HDR,
 					cev->hdr.length - PT_FRAME_HDR);
 		break;
@@ -624,10 +635,12 @@ static void add_event(struct build *b, const struct pev *cev)
 }
 
 /*
- * Read all of r into the build.  Returns the reader's last result (0 or
+ * Hand each record of r to fn, in order, parsed in a thread of its own
+ * when there is a CPU for it.  Returns the reader's last result (0 or
  * -1).
  */
-int pt_read_capture(struct build *b, struct pt_reader *r)
+static int read_records(struct pt_reader *r,
+			void (*fn)(void *ctx, const struct pev *pe), void *ctx)
 {
 	struct rthread rt;
 	struct pt_cap_event held;
@@ -671,7 +684,7 @@ int pt_read_capture(struct build *b, struct pt_reader *r)
 		for (off = 0; off < bt.used;) {
 			const struct pev *pe = (const struct pev *)(bt.mem + off);
 
-			add_event(b, pe);
+			fn(ctx, pe);
 			off += pe->size;
 		}
 		if (threaded) {
@@ -688,6 +701,72 @@ int pt_read_capture(struct build *b, struct pt_reader *r)
 	for (i = 0; i < rt.nspare; i++)
 		free(rt.spare[i].mem);
 	return rc;
+}
+
+static void add_record(void *ctx, const struct pev *pe)
+{
+	struct build *b = ctx;
+
+	/* From 1: a lean model's argv_ref (intern_argv). */
+	if (b->seq < NONE)
+		b->seq++;
+	add_event(b, pe);
+}
+
+int pt_read_capture(struct build *b, struct pt_reader *r)
+{
+	return read_records(r, add_record, b);
+}
+
+/* ---- the second reading of a lean model (model.h) ---- */
+
+struct argv_pass {
+	const uint32_t *refs;
+	size_t n, next;
+	uint32_t seq;
+	void (*fn)(void *ctx, size_t k, const char *const *argv, size_t argc);
+	void *ctx;
+	const char **argv;
+	size_t cap;
+};
+
+static void argv_record(void *ctx, const struct pev *pe)
+{
+	struct argv_pass *ap = ctx;
+	size_t i, argc;
+
+	if (ap->seq < NONE)
+		ap->seq++;
+	if (ap->next == ap->n || ap->refs[ap->next] != ap->seq)
+		return;
+	/* Only a frame carries a command line; a number that names anything
+	 * else means the capture changed since: no arguments then. */
+	argc = pe->hdr.kind == PT_CAP_FRAME ? pe->rec.argc : 0;
+	if (argc > ap->cap) {
+		ap->cap = argc;
+		ap->argv = pt_xrealloc(ap->argv, argc * sizeof *ap->argv);
+	}
+	for (i = 0; i < argc; i++)
+		ap->argv[i] = pe->argv[i].s ? pe->argv[i].s : "";
+	/* Executions that inherit one command line share its number. */
+	for (; ap->next < ap->n && ap->refs[ap->next] == ap->seq; ap->next++)
+		ap->fn(ap->ctx, ap->next, ap->argv, argc);
+}
+
+long pt_model_read_argv(const char *path, const uint32_t *refs, size_t n,
+			void (*fn)(void *ctx, size_t k, const char *const *argv,
+				   size_t argc),
+			void *ctx)
+{
+	struct pt_reader *r = pt_reader_open(path);
+	struct argv_pass ap = { .refs = refs, .n = n, .fn = fn, .ctx = ctx };
+
+	if (!r)
+		return -1;
+	read_records(r, argv_record, &ap);
+	pt_reader_close(r);
+	free(ap.argv);
+	return (long)ap.next;
 }
 
 /*

@@ -237,6 +237,11 @@ void pt_tree_emit(struct build *b)
 		ev = im->env == NONE ? 0 : im->env;
 		e->cwd = str_of(p, im->cwd);
 		e->exe = absolute_exe(p, im->exe, im->cwd, &tmp);
+		if (b->m->lean) {
+			/* The number of the record that has it (read.c). */
+			e->argv_ref = av;
+			av = 0;
+		}
 		e->argv_vec = p->vec.vec[av];
 		e->argc = p->vec.len[av] & ~VEC_PACKED;
 		e->env_id = p->vec.vec[ev];

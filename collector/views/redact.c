@@ -157,12 +157,10 @@ static int mask_one(const regex_t *re, const char *s, struct pt_sb *out)
 	return any;
 }
 
-/*
- * s with every match masked, as a new malloc'd string the caller frees;
- * NULL when nothing matched (s is fine as it is).
- */
-static char *redact_string(const struct pt_redact *r, const char *s)
+char *pt_redact_string(const struct pt_redact *r, const char *s)
 {
+	if (!r)
+		return NULL;
 	struct pt_sb out = PT_SB_INIT;
 	char *cur = NULL;
 	size_t i;
@@ -192,7 +190,7 @@ static const char *redact_str(struct pt_redact *r, uint32_t id, const char *s)
 	v = pmap_get(&r->strs, key, &found);
 	if (found)
 		return v ? v : s;
-	red = redact_string(r, s);
+	red = pt_redact_string(r, s);
 	if (red)
 		own(r, red);
 	pmap_put(&r->strs, key, red);
@@ -242,7 +240,7 @@ void pt_redact_model(struct pt_redact *r, struct pt_model *m)
 	}
 	for (i = 0; i < m->ncaptures; i++) {
 		const char *cmd = pt_model_meta(m, i, "command");
-		char *red = cmd ? redact_string(r, cmd) : NULL;
+		char *red = cmd ? pt_redact_string(r, cmd) : NULL;
 
 		if (red)
 			pt_model_set_meta(m, i, "command", red);

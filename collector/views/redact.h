@@ -42,6 +42,13 @@ int pt_redact_add(struct pt_redact *r, const char *regex);
  */
 void pt_redact_model(struct pt_redact *r, struct pt_model *m);
 
+/*
+ * s with every match masked, as a malloc'd string the caller frees, or
+ * NULL when nothing matched (or r has no pattern): for command lines
+ * that are not the model's (a lean model's, read again).
+ */
+char *pt_redact_string(const struct pt_redact *r, const char *s);
+
 /* Free r (NULL is fine), after the model it redacted is done with. */
 void pt_redact_free(struct pt_redact *r);
 
