@@ -9,7 +9,7 @@
 
 char pt_sb_empty[1];
 
-static void out_of_memory(size_t n)
+void pt_out_of_memory(size_t n)
 {
 	fprintf(stderr, "proftrace: out of memory allocating %zu bytes\n", n);
 	exit(70);
@@ -20,7 +20,7 @@ void *pt_xmalloc(size_t n)
 	void *p = malloc(n ? n : 1);
 
 	if (!p)
-		out_of_memory(n);
+		pt_out_of_memory(n);
 	return p;
 }
 
@@ -29,7 +29,7 @@ void *pt_xcalloc(size_t n, size_t size)
 	void *p = calloc(n ? n : 1, size ? size : 1);
 
 	if (!p)
-		out_of_memory(n * size);
+		pt_out_of_memory(n * size);
 	return p;
 }
 
@@ -37,7 +37,7 @@ void *pt_xrealloc(void *p, size_t n)
 {
 	p = realloc(p, n ? n : 1);
 	if (!p)
-		out_of_memory(n);
+		pt_out_of_memory(n);
 	return p;
 }
 
@@ -59,7 +59,7 @@ void pt_sb_grow_slow(struct pt_sb *sb, size_t extra)
 	size_t want = sb->len + extra + 1;
 
 	if (want < sb->len)
-		out_of_memory(SIZE_MAX);
+		pt_out_of_memory(SIZE_MAX);
 	if (want <= sb->alloc)
 		return;
 	if (want < sb->alloc * 2)

@@ -71,6 +71,8 @@ void *pt_xmalloc(size_t n);
 void *pt_xcalloc(size_t n, size_t size);
 void *pt_xrealloc(void *p, size_t n);
 char *pt_xstrdup(const char *s);
+/* Say that n bytes could not be had, and exit 70 (for other allocators). */
+_Noreturn void pt_out_of_memory(size_t n);
 
 /* Append t (Unix ns) as ISO 8601 UTC with milliseconds: "...T12:34:56.789Z";
  * "?" if the time cannot be represented. */

@@ -4,8 +4,9 @@
  * model's interface is model/model.h.
  *
  * The stages, one file each: memory and interning (intern.c), records to
- * compact events in a reader thread (read.c), per-pid state machines over
- * the sorted events (pids.c), parents and inheritance, then the
+ * compact events in a reader thread (read.c), kept by pid (events.c),
+ * per-pid state machines over the sorted events (pids.c), parents and
+ * inheritance, then the
  * executions (tree.c); model.c is the API around them.
  */
 #ifndef PT_MODEL_BUILD_H
@@ -161,6 +162,17 @@ struct ev {                             /* millions of these: keep it small */
 	/* (EXIT's `other`: the connection's owner when the sender is not.) */
 };
 
+/*
+ * The events of dense pids [i << EV_BUCKET_SHIFT, (i + 1) <<
+ * EV_BUCKET_SHIFT) in file order (events.c).
+ */
+#define EV_BUCKET_SHIFT 10
+
+struct evbucket {
+	struct ev *ev;
+	size_t n, cap;
+};
+
 struct hello_x {                        /* what a HELLO carries beyond ev */
 	uint64_t start;
 	uint32_t exe, cwd, argv, env, conn;
@@ -201,7 +213,10 @@ struct conn {
 	uint64_t id;
 	uint64_t connect_ns;
 	uint32_t owner;                 /* raw pid */
-	uint32_t img;                   /* image it belongs to, once known */
+	uint32_t img;                   /* image it belongs to, once known;
+					 * while reading, in a free slot: the
+					 * next free one */
+	uint32_t hx;                    /* the HELLO it opened with, or NONE */
 	uint32_t peer;                  /* SO_PEERCRED pid, 0 if none */
 	/* A sender in another pid namespace than the collector's: that
 	 * namespace, and the sender's own pid there (pidns.h). */
@@ -271,8 +286,10 @@ struct build {
 	struct pt_model_priv *p;
 	uint32_t capture;
 
-	struct ev *ev;
-	size_t nev, cev;
+	struct evbucket *evb;           /* events.c */
+	size_t nevb, cevb;
+	size_t nev;                     /* events in all buckets */
+	struct ev *ev;                  /* pt_pids_run: the bucket being run */
 	struct hello_x *hx;
 	size_t nhx, chx;
 	struct exec_x *xx;
@@ -282,8 +299,14 @@ struct build {
 	struct cpu_big *big;
 	size_t nbig, cbig;
 
+	/* While reading, the open connections, a slot freed at EOF for the
+	 * next; then those that ended with an E_EOF event, which the
+	 * events' a numbers (read.c). */
 	struct conn *conns;
 	size_t nconn, cconn;
+	uint32_t conn_free;             /* first free slot, or NONE */
+	struct conn *eofc;              /* ended with an E_EOF event */
+	size_t neofc, ceofc;
 	struct itab conn_t;             /* ids from CONN_DIRECT up */
 	uint32_t *conn_ix;              /* id -> index + 1, below CONN_DIRECT */
 	size_t nconn_ix;
@@ -318,8 +341,18 @@ struct build {
 	int have_offset;
 	uint64_t last_ns;               /* latest time seen in the capture */
 	uint32_t seq;                   /* records read so far */
-	size_t neof;                    /* E_EOF events */
 };
+
+/* ---- events by pid (events.c) ---- */
+
+/* A new event about dense pid d, uninitialised; it may move until the
+ * next call.  Exits on failure, as pt_xmalloc(). */
+struct ev *pt_events_add(struct build *b, uint32_t d);
+
+/* Unmap bucket i: the per-pid pass is done with it. */
+void pt_events_free_bucket(struct build *b, size_t i);
+
+void pt_events_free(struct build *b);
 
 /* ---- events that programs wrote about themselves (sub.c) ---- */
 
@@ -401,10 +434,11 @@ void pt_itab_reserve(struct itab *t, uint32_t (*hash)(const void *, uint32_t),
 
 /*
  * Once all is read, a connection matters only for its EOF, which ends the
- * image that said HELLO on it: keep the connections that have one (a
- * process killed, or the collector stopped before it), renumbered, and
- * free the rest before the per-pid pass adds the images, so the two do
- * not add up.  Most connections end after their EXIT and have none.
+ * image that said HELLO on it: those that had one (a process killed, or
+ * the collector stopped before it) were kept as they ended (read.c);
+ * free the others, still open when the capture ended, before the per-pid
+ * pass adds the images, so the two do not add up.  Most connections end
+ * after their EXIT and have none.
  */
 void pt_tree_keep_eof_conns(struct build *b);
 

@@ -156,6 +156,7 @@ int pt_model_add_capture(struct pt_model *m, const char *path)
 	b.m = m;
 	b.p = p;
 	b.capture = (uint32_t)m->ncaptures++;
+	b.conn_free = NONE;
 	rc = pt_read_capture(&b, r);
 	pt_reader_close(r);
 	if (rc < 0)

@@ -569,57 +569,85 @@ static void sort_events(uint32_t *o, size_t n, const struct ev *ev,
 		o[j] = (*keys)[j].i;
 }
 
+/*
+ * The events of one pid, in time order, through its state machine; the
+ * events are b->ev[o[0..n)].
+ */
+static void run_pid(struct build *b, uint32_t d, uint32_t *o, size_t n,
+		    struct evkey **keys, size_t *nkeys)
+{
+	struct pidpass pp = {
+		.b = b, .pid = b->pid_raw[d],
+		.first_img = (uint32_t)b->nimg, .cur = NONE,
+	};
+	size_t i;
+
+	b->pid_img[d] = (uint32_t)b->nimg;
+	sort_events(o, n, b->ev, keys, nkeys);
+	for (i = 0; i < n; i++) {
+		const struct ev *e = &b->ev[o[i]];
+
+		switch (e->type) {
+		case E_HELLO:       ev_hello(&pp, e); break;
+		case E_EXEC:        ev_exec(&pp, o[i]); break;
+		case E_EXEC_FAILED: ev_exec_failed(&pp, e); break;
+		case E_SPAWN:       ev_spawn(&pp, o[i]); break;
+		case E_FORK:        ev_fork(&pp, e); break;
+		case E_REAP:        ev_reap(&pp, e); break;
+		case E_EXIT:        ev_exit(&pp, e); break;
+		case E_EOF:         ev_eof(&pp, e); break;
+		}
+	}
+	pp_adopt(&pp);
+	if (pp.cur != NONE)
+		close_proc(b, pp.cur, b->last_ns);
+}
+
+/*
+ * Bucket by bucket (events.c), so that each bucket's events are unmapped
+ * once its pids are done; b->ev is the bucket being run, and the event
+ * numbers an image holds (pending) are numbers in it, which no image
+ * keeps past its pid.
+ */
 void pt_pids_run(struct build *b)
 {
-	uint32_t *start = pt_xcalloc(b->npid + 1, sizeof *start);
-	uint32_t *order = pt_xmalloc((b->nev ? b->nev : 1) * sizeof *order);
+	const size_t per = (size_t)1 << EV_BUCKET_SHIFT;
+	uint32_t start[((size_t)1 << EV_BUCKET_SHIFT) + 1];
+	uint32_t fill[(size_t)1 << EV_BUCKET_SHIFT];
+	uint32_t *order = NULL;
+	size_t corder = 0;
 	struct evkey *keys = NULL;
-	size_t i, d, nkeys = 0;
+	size_t k, i, d, nkeys = 0;
 
-	/* Counting sort by pid keeps file order within each pid. */
-	for (i = 0; i < b->nev; i++)
-		start[b->ev[i].pid + 1]++;
-	for (d = 0; d < b->npid; d++)
-		start[d + 1] += start[d];
-	{
-		uint32_t *fill = pt_xmalloc((b->npid + 1) * sizeof *fill);
-
-		memcpy(fill, start, (b->npid + 1) * sizeof *fill);
-		for (i = 0; i < b->nev; i++)
-			order[fill[b->ev[i].pid]++] = (uint32_t)i;
-		free(fill);
-	}
 	b->pid_img = pt_xmalloc((b->npid + 1) * sizeof *b->pid_img);
-	for (d = 0; d < b->npid; d++) {
-		struct pidpass pp = {
-			.b = b, .pid = b->pid_raw[d],
-			.first_img = (uint32_t)b->nimg, .cur = NONE,
-		};
-		uint32_t *o = order + start[d];
-		size_t n = start[d + 1] - start[d];
+	for (k = 0; k << EV_BUCKET_SHIFT < b->npid; k++) {
+		size_t base = k << EV_BUCKET_SHIFT;
+		size_t npid = b->npid - base < per ? b->npid - base : per;
+		size_t n = k < b->nevb ? b->evb[k].n : 0;
 
-		b->pid_img[d] = (uint32_t)b->nimg;
-		sort_events(o, n, b->ev, &keys, &nkeys);
-		for (i = 0; i < n; i++) {
-			const struct ev *e = &b->ev[o[i]];
-
-			switch (e->type) {
-			case E_HELLO:       ev_hello(&pp, e); break;
-			case E_EXEC:        ev_exec(&pp, o[i]); break;
-			case E_EXEC_FAILED: ev_exec_failed(&pp, e); break;
-			case E_SPAWN:       ev_spawn(&pp, o[i]); break;
-			case E_FORK:        ev_fork(&pp, e); break;
-			case E_REAP:        ev_reap(&pp, e); break;
-			case E_EXIT:        ev_exit(&pp, e); break;
-			case E_EOF:         ev_eof(&pp, e); break;
-			}
+		b->ev = n ? b->evb[k].ev : NULL;
+		if (n > corder) {
+			corder = n + n / 2;
+			free(order);
+			order = pt_xmalloc(corder * sizeof *order);
 		}
-		pp_adopt(&pp);
-		if (pp.cur != NONE)
-			close_proc(b, pp.cur, b->last_ns);
+		/* Counting sort by pid keeps file order within each pid. */
+		memset(start, 0, (npid + 1) * sizeof *start);
+		for (i = 0; i < n; i++)
+			start[b->ev[i].pid - base + 1]++;
+		for (d = 0; d < npid; d++)
+			start[d + 1] += start[d];
+		memcpy(fill, start, npid * sizeof *fill);
+		for (i = 0; i < n; i++)
+			order[fill[b->ev[i].pid - base]++] = (uint32_t)i;
+		for (d = 0; d < npid; d++)
+			run_pid(b, (uint32_t)(base + d), order + start[d],
+				start[d + 1] - start[d], &keys, &nkeys);
+		if (k < b->nevb)
+			pt_events_free_bucket(b, k);
 	}
+	b->ev = NULL;
 	b->pid_img[b->npid] = (uint32_t)b->nimg;
 	free(keys);
 	free(order);
-	free(start);
 }

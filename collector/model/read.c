@@ -104,21 +104,54 @@ static struct conn *conn_get(struct build *b, const struct pt_cap_record *h)
 		     j = (j + 1) & b->conn_t.mask)
 			;
 	}
-	GROW(b->conns, b->nconn, b->cconn);
-	c = &b->conns[b->nconn++];
+	if (b->conn_free != NONE && id < CONN_DIRECT) {
+		c = &b->conns[b->conn_free];
+		b->conn_free = c->img;
+	} else {
+		GROW(b->conns, b->nconn, b->cconn);
+		c = &b->conns[b->nconn++];
+	}
 	memset(c, 0, sizeof *c);
 	c->id = id;
 	c->connect_ns = h->recv_ns;
 	c->owner = h->peer_pid;
 	c->peer = h->peer_pid;
 	c->img = NONE;
+	c->hx = NONE;
 	if (id < CONN_DIRECT) {
-		b->conn_ix[id] = (uint32_t)b->nconn;
+		b->conn_ix[id] = (uint32_t)(c - b->conns) + 1;
 	} else {
-		b->conn_t.slot[j] = (uint32_t)b->nconn;
+		b->conn_t.slot[j] = (uint32_t)(c - b->conns) + 1;
 		b->conn_t.n++;
 	}
 	return c;
+}
+
+/*
+ * The EOF of c: it matters no more, but for an E_EOF event about it
+ * (keep: the event), which takes a copy along.  A million connections
+ * held to the end were the largest thing read but the events.  The
+ * slot goes to the next connection; one looked up by hashing (only a
+ * damaged capture's) stays, as the table cannot lose an entry.
+ */
+static void conn_end(struct build *b, struct conn *c, struct ev *keep)
+{
+	uint32_t to = CONN_NO_EOF;
+
+	if (keep) {
+		GROW(b->eofc, b->neofc, b->ceofc);
+		b->eofc[b->neofc] = *c;
+		to = (uint32_t)b->neofc++;
+		keep->a = to;
+	}
+	if (c->hx != NONE)
+		b->hx[c->hx].conn = to;
+	c->hx = NONE;
+	if (c->id >= CONN_DIRECT)
+		return;
+	b->conn_ix[c->id] = 0;
+	c->img = b->conn_free;
+	b->conn_free = (uint32_t)(c - b->conns);
 }
 
 #define BATCH_SIZE (1u << 20)
@@ -339,8 +372,7 @@ static struct ev *new_ev(struct build *b, enum ev_type type, uint32_t pid,
 		b->m->bad_frames++;
 		return &b->dummy;
 	}
-	GROW(b->ev, b->nev, b->cev);
-	e = &b->ev[b->nev++];
+	e = pt_events_add(b, d);
 	memset(e, 0, sizeof *e);
 	e->type = type;
 	e->pid = d;
@@ -459,6 +491,8 @@ static void add_frame(struct build *b, const struct pev *cev)
 		 * binds nothing. */
 		hx->conn = first && c->kind != CK_FOREIGN ?
 			   (uint32_t)(c - b->conns) : NONE;
+		if (hx->conn != NONE)
+			c->hx = e->a;
 		if (hx->kind == PT_HELLO_IMAGE) {
 			hx->exe = intern_opt(b, &cev->exe, 0);
 			hx->cwd = intern_opt(b, &cev->cwd, 0);
@@ -568,14 +602,21 @@ static void add_eof(struct build *b, const struct pev *cev)
 	/* An AUX or FOREIGN connection is opened for one frame and closed;
 	 * a dropped one was closed by the collector.  Their EOF says nothing
 	 * about a process ending, nor does one after an EXIT. */
-	if (!c || !c->owner || c->owner_exited || c->kind == CK_AUX ||
-	    c->kind == CK_FOREIGN || c->kind == CK_DROPPED)
+	if (!c)
 		return;
+	if (!c->owner || c->owner_exited || c->kind == CK_AUX ||
+	    c->kind == CK_FOREIGN || c->kind == CK_DROPPED) {
+		conn_end(b, c, NULL);
+		return;
+	}
 	e = new_ev(b, E_EOF, c->owner, cev->hdr.recv_ns);
-	e->a = (uint32_t)(c - b->conns);
-	b->neof++;
+	if (e == &b->dummy) {
+		conn_end(b, c, NULL);
+		return;
+	}
 	if (c->kind != CK_IMAGE && c->kind != CK_FORK)
 		e->flags = EVF_UNBOUND;
+	conn_end(b, c, e);
 }
 
 static void add_meta(struct build *b, const unsigned char *data, size_t n)
@@ -776,7 +817,8 @@ long pt_model_read_argv(const char *path, const uint32_t *refs, size_t n,
  */
 void pt_resolve_ns(struct build *b)
 {
-	size_t npid = b->npid, d, i;
+	size_t npid = b->npid, d, i, k, nk, nmoved = 0, cmoved = 0;
+	struct ev *moved = NULL;
 	uint32_t *to;
 
 	if (!b->ns.n)
@@ -787,13 +829,32 @@ void pt_resolve_ns(struct build *b)
 
 		to[d] = pid == b->pid_raw[d] ? (uint32_t)d : pid_index(b, pid);
 	}
-	for (i = 0; i < b->nev; i++) {
-		struct ev *e = &b->ev[i];
+	for (k = 0, nk = b->nevb; k < nk; k++) {
+		struct evbucket *bk = &b->evb[k];
+		size_t kept = 0;
 
-		if (to[e->pid] < PID_LIMIT)
-			e->pid = to[e->pid];
-		e->other = pt_pidns_resolve(&b->ns, e->other);
+		for (i = 0; i < bk->n; i++) {
+			struct ev e = bk->ev[i];
+
+			if (to[e.pid] < PID_LIMIT)
+				e.pid = to[e.pid];
+			e.other = pt_pidns_resolve(&b->ns, e.other);
+			if ((size_t)e.pid >> EV_BUCKET_SHIFT == k) {
+				bk->ev[kept++] = e;
+			} else {
+				GROW(moved, nmoved, cmoved);
+				moved[nmoved++] = e;
+			}
+		}
+		b->nev -= bk->n - kept;
+		bk->n = kept;
 	}
+	/* Ties in time with the events already there now sort after them:
+	 * they came from another connection, whose order in the file
+	 * meant nothing either. */
+	for (i = 0; i < nmoved; i++)
+		*pt_events_add(b, moved[i].pid) = moved[i];
+	free(moved);
 	for (i = 0; i < b->nanon; i++)
 		b->anon[i].parent = pt_pidns_resolve(&b->ns, b->anon[i].parent);
 	free(to);

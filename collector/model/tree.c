@@ -287,49 +287,34 @@ static void free_conn_index(struct build *b)
  */
 void pt_tree_keep_eof_conns(struct build *b)
 {
-	uint32_t *to = pt_xmalloc((b->nconn ? b->nconn : 1) * sizeof *to);
-	struct conn *kept = NULL;
-	size_t i, n = 0;
+	size_t i;
 
 	for (i = 0; i < b->nconn; i++)
-		to[i] = CONN_NO_EOF;
-	if (b->neof) {
-		kept = pt_xmalloc(b->neof * sizeof *kept);
-		for (i = 0; i < b->nev; i++) {
-			struct ev *e = &b->ev[i];
-
-			if (e->type != E_EOF)
-				continue;
-			if (to[e->a] == CONN_NO_EOF) {
-				kept[n] = b->conns[e->a];
-				to[e->a] = (uint32_t)n++;
-			}
-			e->a = to[e->a];
-		}
-	}
-	for (i = 0; i < b->nhx; i++)
-		if (b->hx[i].conn != NONE)
-			b->hx[i].conn = to[b->hx[i].conn];
-	free(to);
+		if (b->conns[i].hx != NONE)
+			b->hx[b->conns[i].hx].conn = CONN_NO_EOF;
 	free(b->conns);
 	free_conn_index(b);
-	b->conns = kept;
-	b->nconn = b->cconn = n;
+	b->conns = b->eofc;
+	b->nconn = b->neofc;
+	b->cconn = b->ceofc;
+	b->eofc = NULL;
+	b->neofc = b->ceofc = 0;
 }
 
 /* What only reading and the per-pid pass need: gone before the output
  * is allocated, so that the two never add up. */
 void pt_tree_free_events(struct build *b)
 {
-	free(b->ev);
+	pt_events_free(b);
 	free(b->hx);
 	free(b->xx);
 	free(b->conns);
+	free(b->eofc);
 	free_conn_index(b);
-	b->ev = NULL;
 	b->hx = NULL;
 	b->xx = NULL;
 	b->conns = NULL;
+	b->eofc = NULL;
 }
 
 /*
