@@ -172,14 +172,14 @@ static void exec_id(const struct exporter *x, const struct pt_exec *e,
 		     (uint64_t)e->type << 32, (uint64_t)e->start_ns, out);
 }
 
-/* The nearest ancestor that has a span, or NULL for the root. */
-static const struct pt_exec *spanned_parent(const struct exporter *x,
-					    const struct pt_exec *e)
+/* The index of the nearest ancestor of execution i that has a span, or
+ * SIZE_MAX for the root. */
+static size_t spanned_parent(const struct exporter *x, size_t i)
 {
-	const struct pt_exec *p = e->parent;
+	size_t p = pt_model_parent(x->m, i);
 
-	while (p && !x->keep[p->id])
-		p = p->parent;
+	while (p != SIZE_MAX && !x->keep[p])
+		p = pt_model_parent(x->m, p);
 	return p;
 }
 
@@ -217,8 +217,9 @@ static int exec_span(struct exporter *x, const struct pt_exec *e,
 		     const char *const *argv, size_t argc)
 {
 	struct pt_otlp_span sp = { 0 };
-	const struct pt_exec *p = spanned_parent(x, e);
+	size_t p = spanned_parent(x, e->id);
 	size_t max = x->o->attr_max;
+	struct pt_exec tmp;
 	struct pt_sb pkg = PT_SB_INIT;
 	int rc;
 
@@ -226,8 +227,8 @@ static int exec_span(struct exporter *x, const struct pt_exec *e,
 	x->nnum = 0;
 	exec_id(x, e, sp.span_id);
 	sp.has_parent = 1;
-	if (p)
-		exec_id(x, p, sp.parent_id);
+	if (p != SIZE_MAX)
+		exec_id(x, pt_model_exec(x->m, p, &tmp), sp.parent_id);
 	else
 		memcpy(sp.parent_id, x->root_id, 8);
 	sp.name = pt_prog_name(argc ? argv[0] : NULL, e->exe);
@@ -287,7 +288,7 @@ static int model_span(struct exporter *x, const struct pt_exec *e)
 
 struct by_ref {
 	uint32_t ref;                   /* pt_exec.argv_ref */
-	uint32_t i;                     /* in m->execs */
+	uint32_t i;                     /* pt_model_exec()'s */
 };
 
 struct lean_pass {
@@ -309,7 +310,8 @@ static void lean_span(void *ctx, size_t k, const char *const *argv,
 {
 	struct lean_pass *lp = ctx;
 	struct exporter *x = lp->x;
-	const struct pt_exec *e = x->m->execs[lp->list[k].i];
+	struct pt_exec tmp;
+	const struct pt_exec *e = pt_model_exec(x->m, lp->list[k].i, &tmp);
 	char **masked = NULL;
 	size_t i;
 
@@ -346,13 +348,14 @@ static int lean_spans(struct exporter *x)
 	const char *path = pt_model_meta(m, x->c, "file");
 	struct by_ref *list;
 	struct lean_pass lp = { .x = x };
+	struct pt_exec tmp;
 	uint32_t *refs;
 	size_t i, n = 0;
 	long got = 0;
 
 	list = pt_xmalloc((m->n ? m->n : 1) * sizeof *list);
 	for (i = 0; i < m->n && !x->stopped; i++) {
-		const struct pt_exec *e = m->execs[i];
+		const struct pt_exec *e = pt_model_exec(m, i, &tmp);
 
 		if (e->capture != x->c || !x->keep[e->id])
 			continue;
@@ -380,7 +383,8 @@ static int lean_spans(struct exporter *x)
 			"spans sent without their command lines",
 			path ? path : "capture", n - (size_t)got);
 		for (i = (size_t)got; i < n && !x->stopped; i++)
-			if (exec_span(x, m->execs[list[i].i], NULL, 0) < 0)
+			if (exec_span(x, pt_model_exec(m, list[i].i, &tmp),
+				      NULL, 0) < 0)
 				x->stopped = 1;
 	}
 	free(refs);
@@ -560,12 +564,13 @@ static int cmp_desc(const void *a, const void *b)
 static size_t choose(struct exporter *x, size_t *nexec)
 {
 	const struct pt_model *m = x->m;
+	struct pt_exec tmp;
 	size_t i, kept = 0, budget, ties, after_short;
 	int64_t *d, thr;
 
 	*nexec = 0;
 	for (i = 0; i < m->n; i++) {
-		const struct pt_exec *e = m->execs[i];
+		const struct pt_exec *e = pt_model_exec(m, i, &tmp);
 
 		if (e->capture != x->c)
 			continue;
@@ -579,29 +584,32 @@ static size_t choose(struct exporter *x, size_t *nexec)
 		return kept;
 	after_short = kept;
 	d = pt_xmalloc(kept * sizeof *d);
-	for (i = 0, kept = 0; i < m->n; i++)
-		if (m->execs[i]->capture == x->c && x->keep[m->execs[i]->id])
-			d[kept++] = dur_ns(m->execs[i]);
+	for (i = 0, kept = 0; i < m->n; i++) {
+		const struct pt_exec *e = pt_model_exec(m, i, &tmp);
+
+		if (e->capture == x->c && x->keep[e->id])
+			d[kept++] = dur_ns(e);
+	}
 	qsort(d, kept, sizeof *d, cmp_desc);
 	thr = d[budget - 1];
 	free(d);
 	/* Longer than the budget's last one, then its equals in start order
 	 * while the budget lasts. */
 	for (i = 0; i < m->n; i++) {
-		const struct pt_exec *e = m->execs[i];
+		const struct pt_exec *e = pt_model_exec(m, i, &tmp);
 
 		if (e->capture != x->c || !x->keep[e->id] || dur_ns(e) > thr)
 			continue;
 		x->keep[e->id] = 0;
 	}
 	for (i = 0, kept = 0; i < m->n; i++) {
-		const struct pt_exec *e = m->execs[i];
+		const struct pt_exec *e = pt_model_exec(m, i, &tmp);
 
 		if (e->capture == x->c && x->keep[e->id])
 			kept++;
 	}
 	for (i = 0, ties = 0; i < m->n && kept + ties < budget; i++) {
-		const struct pt_exec *e = m->execs[i];
+		const struct pt_exec *e = pt_model_exec(m, i, &tmp);
 
 		if (e->capture == x->c && !x->keep[e->id] &&
 		    dur_ns(e) == thr && dur_ns(e) >= x->o->min_duration_ns) {
@@ -619,24 +627,26 @@ static size_t choose(struct exporter *x, size_t *nexec)
 static void fold(struct exporter *x)
 {
 	const struct pt_model *m = x->m;
+	struct pt_exec tmp;
 	size_t i;
 
 	memset(&x->root_fold, 0, sizeof x->root_fold);
 	for (i = 0; i < m->n; i++) {
-		const struct pt_exec *e = m->execs[i];
+		const struct pt_exec *e = pt_model_exec(m, i, &tmp);
 
 		if (e->capture != x->c)
 			continue;
 		memset(&x->fold[e->id], 0, sizeof x->fold[e->id]);
 	}
 	for (i = 0; i < m->n; i++) {
-		const struct pt_exec *e = m->execs[i], *p;
+		const struct pt_exec *e = pt_model_exec(m, i, &tmp);
 		struct fold *f;
+		size_t p;
 
 		if (e->capture != x->c || x->keep[e->id])
 			continue;
-		p = spanned_parent(x, e);
-		f = p ? &x->fold[p->id] : &x->root_fold;
+		p = spanned_parent(x, i);
+		f = p != SIZE_MAX ? &x->fold[p] : &x->root_fold;
 		f->n++;
 		f->wall_us += dur_ns(e) / 1000;
 		f->cpu_us += pt_exec_cpu_us(e);
@@ -648,6 +658,7 @@ static void fold(struct exporter *x)
 static int export_capture(struct exporter *x)
 {
 	const struct pt_model *m = x->m;
+	struct pt_exec tmp;
 	size_t i, nexec;
 	int64_t first = 0, last = 0;
 	int failed = 0;
@@ -665,7 +676,7 @@ static int export_capture(struct exporter *x)
 	fold(x);
 	x->sum->executions += nexec;
 	for (i = 0; i < m->n; i++) {
-		const struct pt_exec *e = m->execs[i];
+		const struct pt_exec *e = pt_model_exec(m, i, &tmp);
 
 		if (e->capture != x->c)
 			continue;
@@ -673,7 +684,7 @@ static int export_capture(struct exporter *x)
 			first = e->start_ns;
 		if (e->end_ns > last)
 			last = e->end_ns;
-		if (!e->parent && status_of(x, e))
+		if (pt_model_parent(m, i) == SIZE_MAX && status_of(x, e))
 			failed = 1;
 	}
 	if (root_span(x, first, last, failed) < 0)
@@ -683,7 +694,7 @@ static int export_capture(struct exporter *x)
 			return -1;
 	} else {
 		for (i = 0; i < m->n; i++) {
-			const struct pt_exec *e = m->execs[i];
+			const struct pt_exec *e = pt_model_exec(m, i, &tmp);
 
 			if (e->capture == x->c && x->keep[e->id] &&
 			    model_span(x, e) < 0)

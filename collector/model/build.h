@@ -122,13 +122,32 @@ struct capmeta {
 	size_t n, cap;                  /* strings */
 };
 
+/*
+ * An execution of a lean model (pt_model_set_lean), which keeps these
+ * instead of struct pt_exec: half the size, the command line left in the
+ * capture (argv_ref) and the strings as ids.  pt_model_exec() makes a
+ * struct pt_exec of one.
+ */
+struct lexec {
+	int64_t start_ns, end_ns;
+	int64_t utime_us, stime_us, maxrss_kb;
+	int32_t pid, ppid;
+	uint32_t parent;                /* its index, or NONE */
+	uint32_t argv_ref, exe, cwd, env;
+	uint32_t capture;
+	uint8_t type, flags;
+	int16_t exit_code, signal, spawn_errno;
+};
+
 struct pt_model_priv {
 	struct strtab str;
 	struct pt_subs *subs;           /* events programs wrote (sub.c) */
 	struct vectab vec;
 	struct arena execs;             /* the struct pt_exec themselves */
 	struct pt_exec **list;
-	size_t nlist, caplist;
+	size_t nlist, caplist;          /* nlist: of lx, in a lean model */
+	struct lexec *lx;               /* a lean model's executions */
+	size_t caplx;
 	struct capmeta *meta;
 	size_t cap_meta;
 	/* pt_exec_arg()'s arguments of one vector, split ones joined. */

@@ -69,6 +69,48 @@ void pt_model_set_lean(struct pt_model *m)
 	m->lean = 1;
 }
 
+const struct pt_exec *pt_model_exec(const struct pt_model *m, size_t i,
+				    struct pt_exec *tmp)
+{
+	const struct pt_model_priv *p = m->priv;
+	const struct lexec *x;
+
+	if (!m->lean)
+		return m->execs[i];
+	x = &p->lx[i];
+	memset(tmp, 0, sizeof *tmp);
+	tmp->id = (uint32_t)i;
+	tmp->capture = x->capture;
+	tmp->pid = x->pid;
+	tmp->ppid = x->ppid;
+	tmp->type = x->type;
+	tmp->flags = x->flags;
+	tmp->start_ns = x->start_ns;
+	tmp->end_ns = x->end_ns;
+	tmp->exit_code = x->exit_code;
+	tmp->signal = x->signal;
+	tmp->spawn_errno = x->spawn_errno;
+	tmp->argv_ref = x->argv_ref;
+	tmp->utime_us = x->utime_us;
+	tmp->stime_us = x->stime_us;
+	tmp->maxrss_kb = x->maxrss_kb;
+	tmp->exe = p->str.str[x->exe];
+	tmp->cwd = p->str.str[x->cwd];
+	tmp->argv_vec = p->vec.vec[0];
+	tmp->env_id = p->vec.vec[x->env];
+	tmp->envc = p->vec.len[x->env];
+	tmp->owner = p;
+	return tmp;
+}
+
+size_t pt_model_parent(const struct pt_model *m, size_t i)
+{
+	if (m->lean)
+		return m->priv->lx[i].parent != NONE ? m->priv->lx[i].parent
+						     : SIZE_MAX;
+	return m->execs[i]->parent ? m->execs[i]->parent->id : SIZE_MAX;
+}
+
 static const char *meta_get(const struct capmeta *cm, const char *key)
 {
 	const char *found = NULL;
@@ -176,7 +218,8 @@ int pt_model_add_capture(struct pt_model *m, const char *path)
 	if (rc < 0) {
 		/* Say what the damage cost: executions it cut off. */
 		for (i = first; i < p->nlist; i++)
-			open += (p->list[i]->flags & PT_EXF_END_UNKNOWN) != 0;
+			open += ((m->lean ? p->lx[i].flags : p->list[i]->flags) &
+				 PT_EXF_END_UNKNOWN) != 0;
 		pt_warn("%s: %zu of the %zu executions read have no recorded "
 			"end", path, open, p->nlist - first);
 	}
@@ -195,12 +238,78 @@ static int cmp_exec(const void *x, const void *y)
 	return a->id < b->id ? -1 : a->id > b->id;
 }
 
+/* A lean model's executions, by cmp_exec's order. */
+static const struct lexec *sort_lx;
+
+static int cmp_lexec(const void *x, const void *y)
+{
+	uint32_t i = *(const uint32_t *)x, j = *(const uint32_t *)y;
+	const struct lexec *a = &sort_lx[i], *b = &sort_lx[j];
+
+	if (a->start_ns != b->start_ns)
+		return a->start_ns < b->start_ns ? -1 : 1;
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
+	return i < j ? -1 : i > j;
+}
+
+/*
+ * Sort a lean model's executions as pt_model_finish() sorts the others,
+ * in place: 4 bytes an execution beside them, not a second array.
+ */
+static void finish_lean(struct pt_model *m)
+{
+	struct pt_model_priv *p = m->priv;
+	size_t n = p->nlist, i;
+	uint32_t *from = pt_xmalloc((n ? n : 1) * sizeof *from);
+	uint32_t *to = pt_xmalloc((n ? n : 1) * sizeof *to);
+
+	for (i = 0; i < n; i++)
+		from[i] = (uint32_t)i;
+	sort_lx = p->lx;
+	if (n)
+		qsort(from, n, sizeof *from, cmp_lexec);
+	sort_lx = NULL;
+	for (i = 0; i < n; i++)
+		to[from[i]] = (uint32_t)i;
+	/* Position i takes what was at from[i]: follow each cycle once,
+	 * marking a position done by from[i] = i. */
+	for (i = 0; i < n; i++) {
+		struct lexec keep;
+		size_t j = i;
+
+		if (from[i] == i)
+			continue;
+		keep = p->lx[i];
+		while (from[j] != i) {
+			size_t k = from[j];
+
+			p->lx[j] = p->lx[k];
+			from[j] = (uint32_t)j;
+			j = k;
+		}
+		p->lx[j] = keep;
+		from[j] = (uint32_t)j;
+	}
+	for (i = 0; i < n; i++)
+		if (p->lx[i].parent != NONE)
+			p->lx[i].parent = to[p->lx[i].parent];
+	free(from);
+	free(to);
+	m->execs = NULL;
+	m->n = n;
+}
+
 void pt_model_finish(struct pt_model *m)
 {
 	struct pt_model_priv *p = m->priv;
 	struct pt_exec **tail;
 	size_t i;
 
+	if (m->lean) {
+		finish_lean(m);
+		return;
+	}
 	if (p->nlist)
 		qsort(p->list, p->nlist, sizeof *p->list, cmp_exec);
 	m->execs = p->list;
@@ -231,7 +340,7 @@ void pt_model_align_starts(struct pt_model *m, int64_t *shift_out)
 	int64_t *first, t0 = 0;
 	size_t i;
 
-	if (m->ncaptures < 2 || !m->n)
+	if (m->ncaptures < 2 || !m->n || m->lean)
 		return;
 	first = pt_xcalloc(m->ncaptures, sizeof *first);
 	for (i = 0; i < m->ncaptures; i++)
@@ -444,6 +553,7 @@ void pt_model_free(struct pt_model *m)
 	pt_itab_free(&p->vec.t);
 	pt_arena_free(&p->execs);
 	free(p->list);
+	free(p->lx);
 	for (i = 0; i < m->ncaptures; i++)
 		free(p->meta[i].kv);
 	free(p->meta);

@@ -69,7 +69,8 @@ struct pt_model {
 	/* What the inputs said about themselves and their own damage. */
 	uint64_t frames, connections, bad_frames, lost_frames;
 	int damaged;                    /* some input was truncated or corrupt */
-	int lean;                       /* pt_model_set_lean: no argv kept */
+	int lean;                       /* pt_model_set_lean: no argv kept,
+					 * execs NULL (pt_model_exec()) */
 	struct pt_model_priv *priv;
 };
 
@@ -80,9 +81,22 @@ void pt_model_init(struct pt_model *m);
  * capture carries it (pt_exec.argv_ref), for pt_model_read_argv() to
  * hand over in a second reading.  A million compiler command lines are
  * most of a model's memory; a view that needs each only once, as it
- * streams, saves it.  Call before adding captures.
+ * streams, saves it.  The executions themselves are kept in half the
+ * memory, without m->execs: pt_model_exec() and pt_model_parent() read
+ * them.  No sub-process traces either.  Call before adding captures.
  */
 void pt_model_set_lean(struct pt_model *m);
+
+/*
+ * Execution i (start order) of m: m->execs[i], or, in a lean model, which
+ * has no m->execs, a copy made in *tmp, without command line, parent or
+ * children (pt_model_parent()), valid until the model changes.
+ */
+const struct pt_exec *pt_model_exec(const struct pt_model *m, size_t i,
+				    struct pt_exec *tmp);
+
+/* The index of execution i's parent, or SIZE_MAX for a root. */
+size_t pt_model_parent(const struct pt_model *m, size_t i);
 
 /*
  * The second reading of a lean model's capture `path`: for each refs[k]

@@ -116,14 +116,17 @@ static const char *str_of(const struct pt_model_priv *p, uint32_t id)
 	return p->str.str[id == NONE ? 0 : id];
 }
 
-/* AT_EXECFN and exec paths may be relative to the working directory. */
-static const char *absolute_exe(struct pt_model_priv *p, uint32_t exe,
-				uint32_t cwd, struct pt_sb *tmp)
+/*
+ * AT_EXECFN and exec paths may be relative to the working directory: the
+ * id of the absolute one.
+ */
+static uint32_t absolute_exe(struct pt_model_priv *p, uint32_t exe,
+			     uint32_t cwd, struct pt_sb *tmp)
 {
 	const char *e = str_of(p, exe), *c = str_of(p, cwd);
 
 	if (e[0] == '/' || !strchr(e, '/') || c[0] != '/')
-		return e;
+		return exe == NONE ? 0 : exe;
 	while (e[0] == '.' && e[1] == '/')
 		for (e += 2; *e == '/'; e++)
 			;
@@ -132,7 +135,7 @@ static const char *absolute_exe(struct pt_model_priv *p, uint32_t exe,
 	if (tmp->len > 1)
 		pt_sb_addch(tmp, '/');
 	pt_sb_addstr(tmp, e);
-	return pt_str_intern_ptr(&p->str, tmp->buf, tmp->len);
+	return pt_str_intern_h(&p->str, tmp->buf, tmp->len, 0);
 }
 
 /* Saturating, and never before 1970: times are not trusted either. */
@@ -150,33 +153,130 @@ static int64_t epoch(const struct build *b, uint64_t mono)
 /*
  * A fork phase's CPU (cpu3 c) is its parent's work (a subshell's loop is
  * the shell's code), as the parent holds its children in the tree: it
- * counts there, or in e itself for a root.
+ * counts there (*ut, *st), or in the execution itself for a root.
  */
-static void add_fork_cpu(struct build *b, struct pt_exec *e, uint32_t c)
+static void add_fork_cpu(const struct build *b, int64_t *to_ut,
+			 int64_t *to_st, uint32_t c)
 {
-	struct pt_exec *to = e->parent ? e->parent : e;
 	uint64_t ut = b->cpu[c].ut, st = b->cpu[c].st;
 
 	if (b->cpu[c].ut == CPU_BIG) {
 		ut = b->big[b->cpu[c].st].ut;
 		st = b->big[b->cpu[c].st].st;
 	}
-	if (to->utime_us < 0 && to->stime_us < 0)
-		to->utime_us = to->stime_us = 0;
-	if (to->utime_us >= 0)
-		to->utime_us += (int64_t)ut;
-	if (to->stime_us >= 0)
-		to->stime_us += (int64_t)st;
+	if (*to_ut < 0 && *to_st < 0)
+		*to_ut = *to_st = 0;
+	if (*to_ut >= 0)
+		*to_ut += (int64_t)ut;
+	if (*to_st >= 0)
+		*to_st += (int64_t)st;
+}
+
+/*
+ * The execution of image im, but for its id, parent and children; its
+ * strings as ids in *exe, *cwd, *argv and *env (argv: the record number
+ * in a lean model, read.c).
+ */
+static void make_exec(struct build *b, const struct img *im,
+		      struct pt_sb *tmp, struct pt_exec *e, uint32_t *exe,
+		      uint32_t *cwd, uint32_t *argv, uint32_t *env)
+{
+	struct pt_model_priv *p = b->p;
+
+	memset(e, 0, sizeof *e);
+	e->capture = b->capture;
+	e->pid = (int32_t)pt_pidns_shown(&b->ns, im->pid);
+	e->ppid = (int32_t)pt_pidns_shown(&b->ns, im->ppid);
+	e->type = im->kind == IK_FORK ? PT_EXEC_FORK : PT_EXEC_EXEC;
+	e->flags = (im->flags & IF_UNTRACED ? PT_EXF_UNTRACED : 0) |
+		   (im->flags & IF_END_UNKNOWN ? PT_EXF_END_UNKNOWN : 0) |
+		   (im->flags & IF_KILLED ? PT_EXF_KILLED : 0) |
+		   (im->flags & IF_TRUNC ? PT_EXF_ARGV_TRUNC : 0);
+	e->start_ns = epoch(b, im->start);
+	e->end_ns = epoch(b, im->end > im->start ? im->end : im->start);
+	if (e->end_ns < e->start_ns)
+		e->end_ns = e->start_ns;
+	e->exit_code = im->exit_code;
+	e->signal = im->signal;
+	if (im->cpu == NONE) {
+		e->utime_us = e->stime_us = e->maxrss_kb = -1;
+	} else if (b->cpu[im->cpu].ut == CPU_BIG) {
+		const struct cpu_big *c = &b->big[b->cpu[im->cpu].st];
+
+		e->utime_us = (int64_t)c->ut;
+		e->stime_us = (int64_t)c->st;
+		e->maxrss_kb = (int64_t)c->rss;
+	} else {
+		e->utime_us = b->cpu[im->cpu].ut;
+		e->stime_us = b->cpu[im->cpu].st;
+		e->maxrss_kb = b->cpu[im->cpu].rss;
+	}
+	*argv = im->argv == NONE ? 0 : im->argv;
+	*env = im->env == NONE ? 0 : im->env;
+	*cwd = im->cwd == NONE ? 0 : im->cwd;
+	*exe = absolute_exe(p, im->exe, im->cwd, tmp);
+	e->cwd = p->str.str[*cwd];
+	e->exe = p->str.str[*exe];
+	e->owner = p;
+}
+
+/* Keep e as an execution of a full model; returns its index. */
+static uint32_t keep_full(struct pt_model_priv *p, const struct pt_exec *e,
+			  uint32_t argv, uint32_t env)
+{
+	struct pt_exec *x = pt_arena_alloc(&p->execs, sizeof *x,
+					   _Alignof(struct pt_exec));
+
+	*x = *e;
+	x->argv_vec = p->vec.vec[argv];
+	x->argc = p->vec.len[argv] & ~VEC_PACKED;
+	x->env_id = p->vec.vec[env];
+	x->envc = p->vec.len[env];
+	x->id = (uint32_t)p->nlist;     /* creation order, for ties */
+	GROW(p->list, p->nlist, p->caplist);
+	p->list[p->nlist] = x;
+	return (uint32_t)p->nlist++;
+}
+
+/* The same for a lean model. */
+static uint32_t keep_lean(struct pt_model_priv *p, const struct pt_exec *e,
+			  uint32_t exe, uint32_t cwd, uint32_t argv,
+			  uint32_t env)
+{
+	struct lexec *x;
+
+	GROW(p->lx, p->nlist, p->caplx);
+	x = &p->lx[p->nlist];
+	memset(x, 0, sizeof *x);
+	x->start_ns = e->start_ns;
+	x->end_ns = e->end_ns;
+	x->utime_us = e->utime_us;
+	x->stime_us = e->stime_us;
+	x->maxrss_kb = e->maxrss_kb;
+	x->pid = e->pid;
+	x->ppid = e->ppid;
+	x->parent = NONE;
+	x->argv_ref = argv;
+	x->exe = exe;
+	x->cwd = cwd;
+	x->env = env;
+	x->capture = e->capture;
+	x->type = (uint8_t)e->type;
+	x->flags = (uint8_t)e->flags;
+	x->exit_code = (int16_t)e->exit_code;
+	x->signal = (int16_t)e->signal;
+	return (uint32_t)p->nlist++;
 }
 
 void pt_tree_emit(struct build *b)
 {
 	struct pt_model_priv *p = b->p;
 	size_t n = b->nimg ? b->nimg : 1, i;
-	struct pt_exec **out = pt_xcalloc(n, sizeof *out);
+	uint32_t *out = pt_xmalloc(n * sizeof *out);
 	struct pt_sb tmp = PT_SB_INIT;
 	uint32_t *stack = NULL;
 	size_t scap = 0;
+	int lean = b->m->lean;
 
 	for (i = 0; i < b->nproc; i++)
 		proc_parent(b, (uint32_t)i, 0);
@@ -197,74 +297,57 @@ void pt_tree_emit(struct build *b)
 	b->proc = NULL;
 	b->nproc = b->cproc = 0;
 	for (i = 0; i < b->nimg; i++) {
-		struct img *im = &b->img[i];
-		struct pt_exec *e;
-		uint32_t av, ev;
+		const struct img *im = &b->img[i];
+		struct pt_exec e;
+		uint32_t exe, cwd, av, ev;
 
+		out[i] = NONE;
 		if (im->flags & (IF_FOLDED | IF_HIDDEN) || im->kind == IK_SPAWN)
 			continue;
-		e = pt_arena_alloc(&p->execs, sizeof *e, _Alignof(struct pt_exec));
-		memset(e, 0, sizeof *e);
-		out[i] = e;
-		e->capture = b->capture;
-		e->pid = (int32_t)pt_pidns_shown(&b->ns, im->pid);
-		e->ppid = (int32_t)pt_pidns_shown(&b->ns, im->ppid);
-		e->type = im->kind == IK_FORK ? PT_EXEC_FORK : PT_EXEC_EXEC;
-		e->flags = (im->flags & IF_UNTRACED ? PT_EXF_UNTRACED : 0) |
-			   (im->flags & IF_END_UNKNOWN ? PT_EXF_END_UNKNOWN : 0) |
-			   (im->flags & IF_KILLED ? PT_EXF_KILLED : 0) |
-			   (im->flags & IF_TRUNC ? PT_EXF_ARGV_TRUNC : 0);
-		e->start_ns = epoch(b, im->start);
-		e->end_ns = epoch(b, im->end > im->start ? im->end : im->start);
-		if (e->end_ns < e->start_ns)
-			e->end_ns = e->start_ns;
-		e->exit_code = im->exit_code;
-		e->signal = im->signal;
-		if (im->cpu == NONE) {
-			e->utime_us = e->stime_us = e->maxrss_kb = -1;
-		} else if (b->cpu[im->cpu].ut == CPU_BIG) {
-			const struct cpu_big *c = &b->big[b->cpu[im->cpu].st];
-
-			e->utime_us = (int64_t)c->ut;
-			e->stime_us = (int64_t)c->st;
-			e->maxrss_kb = (int64_t)c->rss;
-		} else {
-			e->utime_us = b->cpu[im->cpu].ut;
-			e->stime_us = b->cpu[im->cpu].st;
-			e->maxrss_kb = b->cpu[im->cpu].rss;
-		}
-		av = im->argv == NONE ? 0 : im->argv;
-		ev = im->env == NONE ? 0 : im->env;
-		e->cwd = str_of(p, im->cwd);
-		e->exe = absolute_exe(p, im->exe, im->cwd, &tmp);
-		if (b->m->lean) {
-			/* The number of the record that has it (read.c). */
-			e->argv_ref = av;
-			av = 0;
-		}
-		e->argv_vec = p->vec.vec[av];
-		e->argc = p->vec.len[av] & ~VEC_PACKED;
-		e->env_id = p->vec.vec[ev];
-		e->envc = p->vec.len[ev];
-		e->owner = p;
-		e->id = (uint32_t)p->nlist;     /* creation order, for ties */
-		GROW(p->list, p->nlist, p->caplist);
-		p->list[p->nlist++] = e;
+		make_exec(b, im, &tmp, &e, &exe, &cwd, &av, &ev);
+		out[i] = lean ? keep_lean(p, &e, exe, cwd, av, ev)
+			      : keep_full(p, &e, av, ev);
 	}
 	for (i = 0; i < b->nimg; i++) {
-		uint32_t par = b->img[i].parent;
+		uint32_t x = out[i], par = b->img[i].parent;
 
-		if (out[i])
-			out[i]->parent = par != NONE ? out[par] : NULL;
+		if (x == NONE)
+			continue;
+		par = par != NONE ? out[par] : NONE;
+		if (lean)
+			p->lx[x].parent = par;
+		else
+			p->list[x]->parent = par != NONE ? p->list[par] : NULL;
 	}
-	for (i = 0; i < b->nimg; i++)
-		if (out[i] && b->img[i].fork_cpu != NONE)
-			add_fork_cpu(b, out[i], b->img[i].fork_cpu);
-	for (i = 0; i < b->nserr; i++)
-		if (out[b->serr[i].img]) {
-			out[b->serr[i].img]->flags |= PT_EXF_SPAWN_FAILED;
-			out[b->serr[i].img]->spawn_errno = b->serr[i].err;
+	for (i = 0; i < b->nimg; i++) {
+		uint32_t x = out[i], c = b->img[i].fork_cpu, to;
+
+		if (x == NONE || c == NONE)
+			continue;
+		if (lean) {
+			to = p->lx[x].parent != NONE ? p->lx[x].parent : x;
+			add_fork_cpu(b, &p->lx[to].utime_us,
+				     &p->lx[to].stime_us, c);
+		} else {
+			struct pt_exec *e = p->list[x];
+			struct pt_exec *t = e->parent ? e->parent : e;
+
+			add_fork_cpu(b, &t->utime_us, &t->stime_us, c);
 		}
+	}
+	for (i = 0; i < b->nserr; i++) {
+		uint32_t x = out[b->serr[i].img];
+
+		if (x == NONE)
+			continue;
+		if (lean) {
+			p->lx[x].flags |= PT_EXF_SPAWN_FAILED;
+			p->lx[x].spawn_errno = (int16_t)b->serr[i].err;
+		} else {
+			p->list[x]->flags |= PT_EXF_SPAWN_FAILED;
+			p->list[x]->spawn_errno = b->serr[i].err;
+		}
+	}
 	free(out);
 	pt_sb_release(&tmp);
 }
@@ -324,32 +407,50 @@ void pt_tree_free_events(struct build *b)
  */
 void pt_tree_apply_anon_reaps(struct build *b, size_t first)
 {
+	struct pt_model_priv *p = b->p;
 	size_t i, k;
 
-	for (i = first; i < b->p->nlist && b->nanon; i++) {
-		struct pt_exec *e = b->p->list[i];
+	for (i = first; i < p->nlist && b->nanon; i++) {
+		struct lexec *lx = b->m->lean ? &p->lx[i] : NULL;
+		struct pt_exec *e = lx ? NULL : p->list[i];
+		int ex = lx ? lx->exit_code : e->exit_code;
+		int sig = lx ? lx->signal : e->signal;
+		int type = lx ? lx->type : (int)e->type;
+		int32_t ppid = lx ? lx->ppid : e->ppid;
+		int64_t start = lx ? lx->start_ns : e->start_ns;
 		size_t best = SIZE_MAX;
+		int status;
 
-		if (e->exit_code != -1 || e->signal != -1 || e->type != PT_EXEC_EXEC)
+		if (ex != -1 || sig != -1 || type != PT_EXEC_EXEC)
 			continue;
 		for (k = 0; k < b->nanon; k++) {
 			int64_t t = (int64_t)b->anon[k].time + b->offset;
 
-			if ((int32_t)b->anon[k].parent == e->ppid &&
-			    t >= e->start_ns &&
+			if ((int32_t)b->anon[k].parent == ppid && t >= start &&
 			    (best == SIZE_MAX || b->anon[k].time < b->anon[best].time))
 				best = k;
 		}
 		if (best == SIZE_MAX)
 			continue;
-		if (WIFSIGNALED(b->anon[best].status)) {
-			e->signal = WTERMSIG(b->anon[best].status);
-			e->flags |= PT_EXF_KILLED;
-		} else if (WIFEXITED(b->anon[best].status)) {
-			e->exit_code = WEXITSTATUS(b->anon[best].status);
-			e->signal = 0;
-		}
+		status = b->anon[best].status;
 		b->anon[best].parent = 0;       /* used */
+		if (WIFSIGNALED(status)) {
+			sig = WTERMSIG(status);
+		} else if (WIFEXITED(status)) {
+			ex = WEXITSTATUS(status);
+			sig = 0;
+		} else {
+			continue;
+		}
+		if (lx) {
+			lx->exit_code = (int16_t)ex;
+			lx->signal = (int16_t)sig;
+			lx->flags |= WIFSIGNALED(status) ? PT_EXF_KILLED : 0;
+		} else {
+			e->exit_code = ex;
+			e->signal = sig;
+			e->flags |= WIFSIGNALED(status) ? PT_EXF_KILLED : 0;
+		}
 	}
 }
 

@@ -232,7 +232,7 @@ void pt_redact_model(struct pt_redact *r, struct pt_model *m)
 
 	if (!r || !r->n)
 		return;
-	for (i = 0; i < m->n; i++) {
+	for (i = 0; i < m->n && !m->lean; i++) {
 		struct pt_exec *e = m->execs[i];
 
 		if (e->argc)
