@@ -421,13 +421,6 @@ struct pev {
 	size_t size;                    /* bytes from this event to the next */
 };
 
-/*
- * A shell that system() or pclose() waited for inside glibc and that died
- * without EXIT: its status is the REAP of child 0 that its parent sent
- * next.  Few executions lack a status, so they drive the search.
- */
-void pt_tree_apply_anon_reaps(struct build *b, size_t first);
-
 void *pt_arena_alloc(struct arena *a, size_t n, size_t align);
 
 void pt_arena_free(struct arena *a);

@@ -213,7 +213,6 @@ int pt_model_add_capture(struct pt_model *m, const char *path)
 	pt_tree_free_events(&b);
 	first = p->nlist;
 	pt_tree_emit(&b);
-	pt_tree_apply_anon_reaps(&b, first);
 	pt_tree_build_free(&b);
 	if (rc < 0) {
 		/* Say what the damage cost: executions it cut off. */

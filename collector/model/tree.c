@@ -268,6 +268,40 @@ static uint32_t keep_lean(struct pt_model_priv *p, const struct pt_exec *e,
 	return (uint32_t)p->nlist++;
 }
 
+/*
+ * A shell that system() or pclose() waited for inside glibc and that died
+ * without EXIT: its status is the REAP of child 0 that its parent sent
+ * next.  Few executions lack a status, so they drive the search; they
+ * take the REAPs in the order the executions are made.
+ */
+static void apply_anon_reap(struct build *b, struct pt_exec *e)
+{
+	size_t k, best = SIZE_MAX;
+	int status;
+
+	if (!b->nanon || e->exit_code != -1 || e->signal != -1 ||
+	    e->type != PT_EXEC_EXEC)
+		return;
+	for (k = 0; k < b->nanon; k++) {
+		int64_t t = (int64_t)b->anon[k].time + b->offset;
+
+		if ((int32_t)b->anon[k].parent == e->ppid && t >= e->start_ns &&
+		    (best == SIZE_MAX || b->anon[k].time < b->anon[best].time))
+			best = k;
+	}
+	if (best == SIZE_MAX)
+		return;
+	status = b->anon[best].status;
+	if (WIFSIGNALED(status)) {
+		e->signal = WTERMSIG(status);
+		e->flags |= PT_EXF_KILLED;
+	} else if (WIFEXITED(status)) {
+		e->exit_code = WEXITSTATUS(status);
+		e->signal = 0;
+	}
+	b->anon[best].parent = 0;       /* used */
+}
+
 void pt_tree_emit(struct build *b)
 {
 	struct pt_model_priv *p = b->p;
@@ -305,6 +339,7 @@ void pt_tree_emit(struct build *b)
 		if (im->flags & (IF_FOLDED | IF_HIDDEN) || im->kind == IK_SPAWN)
 			continue;
 		make_exec(b, im, &tmp, &e, &exe, &cwd, &av, &ev);
+		apply_anon_reap(b, &e);
 		out[i] = lean ? keep_lean(p, &e, exe, cwd, av, ev)
 			      : keep_full(p, &e, av, ev);
 	}
@@ -398,60 +433,6 @@ void pt_tree_free_events(struct build *b)
 	b->xx = NULL;
 	b->conns = NULL;
 	b->eofc = NULL;
-}
-
-/*
- * A shell that system() or pclose() waited for inside glibc and that died
- * without EXIT: its status is the REAP of child 0 that its parent sent
- * next.  Few executions lack a status, so they drive the search.
- */
-void pt_tree_apply_anon_reaps(struct build *b, size_t first)
-{
-	struct pt_model_priv *p = b->p;
-	size_t i, k;
-
-	for (i = first; i < p->nlist && b->nanon; i++) {
-		struct lexec *lx = b->m->lean ? &p->lx[i] : NULL;
-		struct pt_exec *e = lx ? NULL : p->list[i];
-		int ex = lx ? lx->exit_code : e->exit_code;
-		int sig = lx ? lx->signal : e->signal;
-		int type = lx ? lx->type : (int)e->type;
-		int32_t ppid = lx ? lx->ppid : e->ppid;
-		int64_t start = lx ? lx->start_ns : e->start_ns;
-		size_t best = SIZE_MAX;
-		int status;
-
-		if (ex != -1 || sig != -1 || type != PT_EXEC_EXEC)
-			continue;
-		for (k = 0; k < b->nanon; k++) {
-			int64_t t = (int64_t)b->anon[k].time + b->offset;
-
-			if ((int32_t)b->anon[k].parent == ppid && t >= start &&
-			    (best == SIZE_MAX || b->anon[k].time < b->anon[best].time))
-				best = k;
-		}
-		if (best == SIZE_MAX)
-			continue;
-		status = b->anon[best].status;
-		b->anon[best].parent = 0;       /* used */
-		if (WIFSIGNALED(status)) {
-			sig = WTERMSIG(status);
-		} else if (WIFEXITED(status)) {
-			ex = WEXITSTATUS(status);
-			sig = 0;
-		} else {
-			continue;
-		}
-		if (lx) {
-			lx->exit_code = (int16_t)ex;
-			lx->signal = (int16_t)sig;
-			lx->flags |= WIFSIGNALED(status) ? PT_EXF_KILLED : 0;
-		} else {
-			e->exit_code = ex;
-			e->signal = sig;
-			e->flags |= WIFSIGNALED(status) ? PT_EXF_KILLED : 0;
-		}
-	}
 }
 
 void pt_tree_build_free(struct build *b)
