@@ -307,7 +307,6 @@ struct build {
 
 	struct evbucket *evb;           /* events.c */
 	size_t nevb, cevb;
-	size_t nev;                     /* events in all buckets */
 	struct ev *ev;                  /* pt_pids_run: the bucket being run */
 	struct hello_x *hx;
 	size_t nhx, chx;

@@ -57,7 +57,6 @@ struct ev *pt_events_add(struct build *b, uint32_t d)
 	k = &b->evb[i];
 	if (k->n == k->cap)
 		grow_bucket(k);
-	b->nev++;
 	return &k->ev[k->n++];
 }
 
@@ -67,7 +66,6 @@ void pt_events_free_bucket(struct build *b, size_t i)
 
 	if (k->cap)
 		munmap(k->ev, k->cap * sizeof *k->ev);
-	b->nev -= k->n;
 	memset(k, 0, sizeof *k);
 }
 

@@ -846,7 +846,6 @@ void pt_resolve_ns(struct build *b)
 				moved[nmoved++] = e;
 			}
 		}
-		b->nev -= bk->n - kept;
 		bk->n = kept;
 	}
 	/* Ties in time with the events already there now sort after them:

@@ -159,11 +159,12 @@ static int mask_one(const regex_t *re, const char *s, struct pt_sb *out)
 
 char *pt_redact_string(const struct pt_redact *r, const char *s)
 {
-	if (!r)
-		return NULL;
 	struct pt_sb out = PT_SB_INIT;
 	char *cur = NULL;
 	size_t i;
+
+	if (!r)
+		return NULL;
 
 	for (i = 0; i < r->n; i++) {
 		if (!mask_one(&r->re[i], cur ? cur : s, &out))
