@@ -26,7 +26,8 @@ sides alike.  Stages:
   5 size    capture bytes per execution, and against the CSV
 
 The hand-written part of doc/performance.md (everything after the line
-MARKER below) is kept when the file is rewritten.  bench/floor.py runs the
+MARKER below) is kept when the file is rewritten, and so are the rows of
+its Targets table that other bench scripts measure.  bench/floor.py runs the
 spawn loop alone with many more rounds, for ratios that eleven rounds
 leave within their noise.
 """
@@ -273,6 +274,24 @@ def table(header, rows):
            "|" + "|".join("---" for _ in header) + "|"]
     out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
     return "\n".join(out)
+
+
+def other_targets(old, mine):
+    """Rows of the old file's Targets table that this script did not
+    measure: the other bench scripts' figures (HTML, Perfetto, OTLP),
+    quoted by hand and explained below MARKER, are kept as they were."""
+    if "## Targets" not in old:
+        return []
+    ours = {r[0] for r in mine}
+    rows = []
+    for line in old.split("## Targets", 1)[1].split("\n## ", 1)[0].splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if not line.startswith("|") or len(cells) != 4 or \
+                cells[0] in ("what", "") or set(cells[0]) <= set("-"):
+            continue
+        if cells[0] not in ours:
+            rows.append(cells)
+    return rows
 
 
 class Suite:
@@ -885,19 +904,19 @@ class Suite:
                      "load average): absolute times are inflated and noisy; the ratios, "
                      "measured side by side, are what to read, and even they carry the noise "
                      "shown by their min–max ranges.", ""]
+        old = ""
+        if os.path.exists(path):
+            with open(path) as f:
+                old = f.read()
         head += ["## Targets", "",
-                 table(["what", "target", "measured", "verdict"], self.targets), ""]
+                 table(["what", "target", "measured", "verdict"],
+                       self.targets + other_targets(old, self.targets)), ""]
         body = []
         for title, md in self.sections:
             body += [f"## {title}", "", md, ""]
         if self.notes:
             body += ["## Notes from this run", ""] + [f"- {x}" for x in self.notes] + [""]
-        keep = ""
-        if os.path.exists(path):
-            with open(path) as f:
-                old = f.read()
-            if MARKER in old:
-                keep = old.split(MARKER, 1)[1]
+        keep = old.split(MARKER, 1)[1] if MARKER in old else ""
         text = "\n".join(head + body) + "\n" + MARKER + (keep if keep else "\n")
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         with open(path + ".tmp", "w") as f:
