@@ -261,12 +261,15 @@ def gunzip_prefix(data):
     try:
         out = d.decompress(data)
     except zlib.error as e:
-        # Decode again in small steps to keep what preceded the damage.
+        # Decode again a byte at a time to keep what preceded the damage,
+        # as proftrace's reader does: zlib drops a whole call's output on
+        # an error, and 64 bytes of input (as this once fed it) can
+        # inflate to hundreds, records that the reader delivers.
         d = zlib.decompressobj(16 + zlib.MAX_WBITS)
         out = bytearray()
-        for i in range(0, len(data), 64):
+        for i in range(len(data)):
             try:
-                out += d.decompress(data[i:i + 64])
+                out += d.decompress(data[i:i + 1])
             except zlib.error:
                 return bytes(out), str(e)
         return bytes(out), str(e)
