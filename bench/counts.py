@@ -6,12 +6,16 @@
 
 A busy machine moves wall-clock figures by more than the effect being
 measured; it does not move these.  For a spawn loop of /bin/true
-(bench/spawnloop) under `proftrace record`, and with the floor of the shared-ring design
-(bench/minring.c: a mapped ring, a HELLO and an EXIT), against the same
-loop with the empty preload library (bench/empty.c); Δ in brackets:
+(bench/spawnloop) under `proftrace record`, with the floor of the shared-ring design
+(bench/minring.c: a mapped ring, a HELLO and an EXIT), and with the floor
+of an append-only transport (bench/minappend.c: a write(2) of each record
+to an inherited O_APPEND memfd), against the same loop with the empty
+preload library (bench/empty.c); Δ in brackets:
 
   syscalls   system calls per spawn, spawner and child together
              (strace -f -c), posix_spawn and fork+execve
+  faults     minor and major page faults per spawn, spawner and child
+             together (wait4's rusage, bench/rusage)
   instr.     user-space instructions of one /bin/true, and of the spawner
              per spawn (valgrind --tool=callgrind)
   collector  user-space instructions of the collector (the `proftrace
@@ -27,6 +31,7 @@ doc/performance.md quotes this script's output.
 """
 
 import argparse
+import fcntl
 import os
 import shutil
 import statistics
@@ -39,7 +44,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from run import SRC, callgrind_total, clean_env, kv, strace_total, table  # noqa: E402
 
 RING_BYTES = 16 << 20  # data area of the ring floor's memfd
-PASS_FDS = ()          # the ring floor's memfd, inherited by every command run
+PASS_FDS = ()          # the floors' memfds, inherited by every command run
 
 
 def callgrind(cmd, env, tmp, extra=()):
@@ -66,24 +71,41 @@ class Counts:
         self.spawnloop = os.path.join(b, "bench", "spawnloop")
         self.rusage = os.path.join(b, "bench", "rusage")
         self.libminring = os.path.join(b, "bench", "libptminring.so")
+        self.libminappend = os.path.join(b, "bench", "libptminappend.so")
         self.tmp = tempfile.mkdtemp(prefix="pt-counts-")
         # the ring floor's ring: a memfd every command inherits
         global PASS_FDS
         self.ringfd = os.memfd_create("ptbench-ring", 0)
         os.ftruncate(self.ringfd, 4096 + RING_BYTES)
-        PASS_FDS = (self.ringfd,)
+        # the append floor's file: a memfd opened O_APPEND
+        self.appendfd = os.memfd_create("ptbench-append", 0)
+        fcntl.fcntl(self.appendfd, fcntl.F_SETFL, os.O_APPEND)
+        PASS_FDS = (self.ringfd, self.appendfd)
         self.cap = os.path.join(self.tmp, "c.ptcap")
 
     def wrap(self, config, cmd):
         """cmd with the empty library ("empty"), under `proftrace record`
-        ("record"), or with the ring floor's library ("ring")."""
+        ("record"), with the ring floor's library ("ring") or the append
+        floor's ("append")."""
         if config == "record":
             return ([self.proftrace, "record", "-q", "--force", "-o", self.cap, "--"] + cmd,
                     clean_env())
         if config == "ring":
             return cmd, clean_env(LD_PRELOAD=self.libminring,
                                   PTBENCH_RING=f"{self.ringfd}:{RING_BYTES}")
+        if config == "append":
+            return cmd, clean_env(LD_PRELOAD=self.libminappend,
+                                  PTBENCH_APPEND=str(self.appendfd))
         return cmd, clean_env(LD_PRELOAD=self.libempty)
+
+    def faults(self, cmd, env):
+        """Page faults of the command bench/rusage runs somewhere in cmd."""
+        r = subprocess.run(cmd, env=env, capture_output=True, text=True,
+                           pass_fds=PASS_FDS)
+        line = [x for x in r.stderr.splitlines() if x.startswith("rusage ")]
+        if r.returncode != 0 or not line:
+            raise RuntimeError(f"counts: {cmd}: {r.stderr.strip()[-300:]}")
+        return int(kv(line[-1][len("rusage "):])["faults"])
 
     def per_spawn(self, fn, mode, config):
         a, b = self.a.spawns
@@ -101,6 +123,11 @@ class Counts:
         self.measure = lambda cmd, env: strace_calls(cmd, env, out)
         sp = self.per_spawn(lambda c: st + c, "spawn", config)
         fk = self.per_spawn(lambda c: st + c, "fork", config)
+        self.measure = self.faults
+        fsp = statistics.median(self.per_spawn(lambda c: [self.rusage] + c, "spawn", config)
+                                for _ in range(3))
+        ffk = statistics.median(self.per_spawn(lambda c: [self.rusage] + c, "fork", config)
+                                for _ in range(3))
         # instructions: callgrind is the innermost command, so only the
         # process it starts is counted, not `proftrace record`
         vg = ["valgrind", "--tool=callgrind", "--callgrind-out-file="
@@ -112,7 +139,7 @@ class Counts:
         child = ir(cmd, env)
         self.measure = ir
         spawner = self.per_spawn(lambda c: vg + c, "spawn", config)
-        return sp, fk, child, spawner
+        return sp, fk, child, spawner, fsp, ffk
 
     def collector(self):
         """Collector instructions per program image: `proftrace record` under
@@ -188,14 +215,18 @@ def main():
         e = c.row("empty")
         rows = []
         for name, config in (("empty library", "empty"), ("proftrace record", "record"),
-                             ("ring floor (bench/minring.c)", "ring")):
+                             ("ring floor (bench/minring.c)", "ring"),
+                             ("append floor (bench/minappend.c)", "append")):
             t = e if config == "empty" else c.row(config)
             if config == "ring" and not int.from_bytes(os.pread(c.ringfd, 8, 0), "little"):
                 raise RuntimeError("the ring floor's library wrote nothing into the ring")
-            rows.append([name] + [f"{t[i]:,.0f} ({t[i] - e[i]:+,.0f})" if i >= 2
-                                  else f"{t[i]:.1f} ({t[i] - e[i]:+.1f})" for i in range(4)])
+            if config == "append" and not os.fstat(c.appendfd).st_size:
+                raise RuntimeError("the append floor's library wrote nothing")
+            rows.append([name] + [f"{t[i]:,.0f} ({t[i] - e[i]:+,.0f})" if i in (2, 3)
+                                  else f"{t[i]:.1f} ({t[i] - e[i]:+.1f})" for i in range(6)])
         print(table(["", "syscalls/spawn (posix_spawn)", "syscalls/spawn (fork+execve)",
-                     "/bin/true instr.", "spawner instr./spawn"], rows))
+                     "/bin/true instr.", "spawner instr./spawn",
+                     "faults/spawn (posix_spawn)", "faults/spawn (fork+execve)"], rows))
         col = c.collector()
         print(f"\ncollector instructions per program image (record, callgrind): {col:,.0f}")
         if a.autoconf:

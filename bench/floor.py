@@ -9,8 +9,10 @@ reports divide by (empty - untraced), 20-40 us here, so a single run can
 put any row on either side of 1.25.  This script runs only the spawn loop,
 many rounds, each configuration once per round in a shuffled order:
 untraced, the empty library, the connection-only and socket-floor
-libraries (bench/minrec.c) and libproftrace.so, against one
-`proftrace daemon`.  For each it prints the ratio of the medians over all
+libraries (bench/minrec.c), the ring floor (bench/minring.c: a mapped
+ring, a HELLO and an EXIT, on a 16 MiB memfd every spawn loop inherits),
+the append floor (bench/minappend.c: a write(2) of each to an inherited
+O_APPEND memfd) and libproftrace.so, against one `proftrace daemon`.  For each it prints the ratio of the medians over all
 rounds, (config - untraced) / (empty - untraced), with a 95 % bootstrap
 interval (the rounds resampled), for the median spawn and for the
 10th-percentile spawn of each run, and how many single rounds came out at
@@ -18,6 +20,7 @@ interval (the rounds resampled), for the median spawn and for the
 """
 
 import argparse
+import fcntl
 import os
 import random
 import statistics
@@ -29,6 +32,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from run import SRC, Daemon, clean_env, kv, table  # noqa: E402
 
 TARGET = 1.25
+RING_BYTES = 16 << 20  # data area of the ring floor's memfd, as bench/counts.py
 
 
 def ratio(rows, config, idx):
@@ -53,6 +57,8 @@ def main():
         "empty library": os.path.join(b, "bench", "libptempty.so"),
         "connection only": os.path.join(b, "bench", "libptminconn.so"),
         "socket floor": os.path.join(b, "bench", "libptminrec.so"),
+        "ring floor": os.path.join(b, "bench", "libptminring.so"),
+        "append floor": os.path.join(b, "bench", "libptminappend.so"),
         "libproftrace": os.path.join(b, "preload", "libproftrace.so"),
     }
     spawnloop = os.path.join(b, "bench", "spawnloop")
@@ -62,6 +68,13 @@ def main():
     rng = random.Random(a.seed)
     modes = ("spawn", "fork")
     res = {m: {c: [] for c in libs} for m in modes}
+    # Nobody drains the ring floor's ring: its writers wrap around it, and
+    # each new process still takes a page fault for each page it first
+    # writes, which is the cost this measures.
+    ringfd = os.memfd_create("ptbench-ring", 0)
+    os.ftruncate(ringfd, 4096 + RING_BYTES)
+    appendfd = os.memfd_create("ptbench-append", 0)
+    fcntl.fcntl(appendfd, fcntl.F_SETFL, os.O_APPEND)
     with tempfile.TemporaryDirectory(prefix="pt-floor-") as tmp:
         sock = os.path.join(tmp, "sock")
         d = Daemon(os.path.join(b, "collector", "proftrace"),
@@ -76,8 +89,13 @@ def main():
                         env = clean_env(PROFTRACE_SOCKET=sock)
                         if lib:
                             env["LD_PRELOAD"] = lib
+                        if c == "ring floor":
+                            env["PTBENCH_RING"] = f"{ringfd}:{RING_BYTES}"
+                        if c == "append floor":
+                            env["PTBENCH_APPEND"] = str(appendfd)
                         p = subprocess.run([spawnloop, m, str(a.spawns)], env=env,
-                                           capture_output=True, text=True)
+                                           capture_output=True, text=True,
+                                           pass_fds=(ringfd, appendfd))
                         x = kv(p.stdout)
                         if p.returncode != 0 or "median_us" not in x:
                             sys.exit(f"floor: spawnloop {m} ({c}): {p.stderr.strip()}")
@@ -91,7 +109,8 @@ def main():
     for m, name in zip(modes, ("posix_spawn", "fork+execve")):
         for idx, which in ((0, "median"), (1, "p10")):
             med = {c: statistics.median(r[idx] for r in res[m][c]) for c in libs}
-            for c in ("connection only", "socket floor", "libproftrace"):
+            for c in ("connection only", "socket floor", "ring floor", "append floor",
+                      "libproftrace"):
                 boot = []
                 for _ in range(a.resamples):
                     pick = [rng.randrange(a.rounds) for _ in range(a.rounds)]

@@ -19,36 +19,25 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "proftrace/wire.h"
+#include "minframe.h"
 
 static int minrec_fd = -1;
 
 static void minrec_send(unsigned type, const void *body, size_t len)
 {
-	unsigned char msg[sizeof(struct pt_frame_header) + 64];
-	struct pt_frame_header h = {
-		.magic = PT_WIRE_MAGIC, .version = PT_WIRE_VERSION,
-		.type = (uint8_t)type, .pid = (uint32_t)syscall(SYS_getpid),
-		.length = (uint32_t)len, .raw_length = (uint32_t)len,
-	};
-	struct timespec ts;
+	unsigned char msg[MINFRAME_MAX];
+	size_t n = minframe_make(msg, type, body, len);
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	h.time_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-	memcpy(msg, &h, sizeof h);
-	memcpy(msg + sizeof h, body, len);
-	syscall(SYS_sendto, minrec_fd, msg, sizeof h + len, MSG_NOSIGNAL, NULL, 0);
+	syscall(SYS_sendto, minrec_fd, msg, n, MSG_NOSIGNAL, NULL, 0);
 }
 
 __attribute__((constructor)) static void minrec_init(void)
 {
 	const char *path = getenv(PT_ENV_SOCKET);
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	struct pt_rec_hello hello = { .kind = PT_HELLO_IMAGE };
-	struct timespec ts;
+	struct pt_rec_hello hello;
 	int fd;
 
 	if (!path || strlen(path) >= sizeof sa.sun_path)
@@ -65,11 +54,7 @@ __attribute__((constructor)) static void minrec_init(void)
 	return;         /* the fd stays open, as the floor's does, until exit */
 #endif
 	minrec_fd = fd;
-	hello.ppid = (uint32_t)syscall(SYS_getppid);
-	clock_gettime(CLOCK_REALTIME, &ts);
-	hello.realtime_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	hello.start_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	minframe_hello(&hello);
 	minrec_send(PT_REC_HELLO, &hello, sizeof hello);
 }
 

@@ -15,11 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
-#include <time.h>
-#include <unistd.h>
 
-#include "proftrace/wire.h"
+#include "minframe.h"
 
 #define MINRING_HDR 4096
 
@@ -38,23 +35,13 @@ static void minring_copy(uint64_t pos, const void *src, size_t len)
 
 static void minring_write(unsigned type, const void *body, size_t len)
 {
-	unsigned char rec[16 + sizeof(struct pt_frame_header) + 64];
-	struct pt_frame_header h = {
-		.magic = PT_WIRE_MAGIC, .version = PT_WIRE_VERSION,
-		.type = (uint8_t)type, .pid = (uint32_t)syscall(SYS_getpid),
-		.length = (uint32_t)len, .raw_length = (uint32_t)len,
-	};
+	unsigned char rec[16 + MINFRAME_MAX];
 	uint64_t *head = (uint64_t *)minring_map;
-	uint32_t flen = (uint32_t)(sizeof h + len);
+	uint32_t flen = (uint32_t)minframe_make(rec + 16, type, body, len);
 	uint64_t need = (16 + flen + 7) & ~(uint64_t)7, pos, stamp;
-	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	h.time_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 	memcpy(rec, &flen, 4);
 	memset(rec + 4, 0, 12);
-	memcpy(rec + 16, &h, sizeof h);
-	memcpy(rec + 16 + sizeof h, body, len);
 	pos = __atomic_fetch_add(head, need, __ATOMIC_RELAXED);
 	/* the record, then its stamp (the complement of its position) last */
 	minring_copy(pos, rec, 16 + flen);
@@ -66,8 +53,7 @@ static void minring_write(unsigned type, const void *body, size_t len)
 __attribute__((constructor)) static void minring_init(void)
 {
 	const char *v = getenv("PTBENCH_RING");
-	struct pt_rec_hello hello = { .kind = PT_HELLO_IMAGE };
-	struct timespec ts;
+	struct pt_rec_hello hello;
 	char *end;
 	long fd;
 	void *m;
@@ -85,11 +71,7 @@ __attribute__((constructor)) static void minring_init(void)
 	if (m == MAP_FAILED)
 		return;
 	minring_map = m;
-	hello.ppid = (uint32_t)syscall(SYS_getppid);
-	clock_gettime(CLOCK_REALTIME, &ts);
-	hello.realtime_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	hello.start_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	minframe_hello(&hello);
 	minring_write(PT_REC_HELLO, &hello, sizeof hello);
 }
 

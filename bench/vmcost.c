@@ -4,6 +4,9 @@
  * parses it):
  *   anon_fault_us   first write to a page of anonymous memory (stack, .bss)
  *   cow_fault_us    first write to a private page of a file (.data, GOT)
+ *   shm_fault_us    first write, in a fresh mapping, to a page of a memfd
+ *                   that is already in memory: what a process pays for
+ *                   each page of the shared ring it writes (design.md)
  *   syscall_us      a trivial system call (getppid)
  *   connect_us      socket + connect to a Unix listener + close, with the
  *                   listener's accept + close: one connection, both sides
@@ -47,7 +50,7 @@ int main(void)
 {
 	char tmpl[] = "/tmp/vmcost-XXXXXX", path[64];
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	double anon, cow, sys, conn, t;
+	double anon, cow, shm, sys, conn, t;
 	int fd, lfd, i;
 	char *p;
 
@@ -66,6 +69,25 @@ int main(void)
 	if (p == MAP_FAILED)
 		return perror("mmap"), 1;
 	cow = touch(p, PAGES);
+	close(fd);
+
+	/* The ring's pages exist once the first lap has written them; a new
+	 * process only maps them, so populate first, then map afresh. */
+	fd = memfd_create("vmcost", MFD_CLOEXEC);
+	if (fd < 0 || ftruncate(fd, (off_t)PAGES * 4096) < 0)
+		return perror("vmcost: memfd"), 1;
+	p = mmap(NULL, (size_t)PAGES * 4096, PROT_READ | PROT_WRITE,
+		 MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		return perror("mmap"), 1;
+	touch(p, PAGES);
+	munmap(p, (size_t)PAGES * 4096);
+	p = mmap(NULL, (size_t)PAGES * 4096, PROT_READ | PROT_WRITE,
+		 MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		return perror("mmap"), 1;
+	shm = touch(p, PAGES);
+	munmap(p, (size_t)PAGES * 4096);
 	close(fd);
 
 	t = now_us();
@@ -95,7 +117,7 @@ int main(void)
 	close(lfd);
 	unlink(path);
 
-	printf("anon_fault_us %.2f cow_fault_us %.2f syscall_us %.2f "
-	       "connect_us %.2f\n", anon, cow, sys, conn);
+	printf("anon_fault_us %.2f cow_fault_us %.2f shm_fault_us %.2f "
+	       "syscall_us %.2f connect_us %.2f\n", anon, cow, shm, sys, conn);
 	return 0;
 }
