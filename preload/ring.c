@@ -6,10 +6,12 @@
  * record's position, last.  The swap succeeds only from the head the
  * writer saw room after, and the tail only grows, so no reservation ever
  * reaches past what the collector has read: head - tail never exceeds the
- * data size, and the collector takes anything else for scribbling.  No lock, no allocation, no system call,
- * nothing that sets errno: as safe in a vfork or posix_spawn child, or a
- * signal handler, as a write to the stack, and a fork child writes
- * through the mapping it inherited with nothing to set up again.
+ * data size, and the collector takes anything else for scribbling.
+ *
+ * No lock, no allocation, no system call, nothing that sets errno: as
+ * safe in a vfork or posix_spawn child, or a signal handler, as a write to
+ * the stack, and a fork child writes through the mapping it inherited
+ * with nothing to set up again.
  *
  * A writer never waits.  When the ring has no room, or the collector has
  * given it up, or the frame is larger than a record may be, the caller

@@ -99,13 +99,6 @@ fail:
 	return -1;
 }
 
-uint64_t pt_ring_pending(const struct pt_ring_reader *r)
-{
-	if (r->dead)
-		return 0;
-	return __atomic_load_n(&ring_header(r)->head, __ATOMIC_ACQUIRE) - r->tail;
-}
-
 static void ring_give_up(struct pt_ring_reader *r, uint64_t head,
 			 const char *why)
 {
@@ -146,13 +139,13 @@ static int ring_resync(struct pt_ring_reader *r, uint64_t limit, int final)
 	return 1;
 }
 
-/* Whether the missing stamp at the tail has been waited for long enough. */
+/* Whether the record at the tail has been waited for long enough (every
+ * move of the tail starts the wait afresh). */
 static int ring_waited(struct pt_ring_reader *r, uint64_t now_ns, int final)
 {
 	if (final)
 		return 1;
-	if (!r->wait_since || r->wait_tail != r->tail) {
-		r->wait_tail = r->tail;
+	if (!r->wait_since) {
 		r->wait_since = now_ns ? now_ns : 1;
 		return 0;
 	}
@@ -163,10 +156,11 @@ size_t pt_ring_drain(struct pt_ring_reader *r, uint64_t now_ns, int final,
 		     pt_ring_deliver_fn deliver, void *ctx)
 {
 	struct pt_ring_header *h = ring_header(r);
-	uint64_t head, limit, left, need;
-	uint32_t len, flags;
+	uint64_t head, limit, left, need = 0;
+	uint32_t len = 0, flags;
 	unsigned char *rec;
 	size_t taken = 0;
+	int published, sane;
 
 	if (r->dead)
 		return 0;
@@ -182,28 +176,29 @@ size_t pt_ring_drain(struct pt_ring_reader *r, uint64_t now_ns, int final,
 	limit = head;
 	while (r->tail < limit) {
 		left = limit - r->tail;
-		if (left < PT_RING_REC_HDR || ring_stamp_at(r, r->tail) != ~r->tail) {
-			if (!ring_waited(r, now_ns, final) ||
-			    !ring_resync(r, limit, final))
-				break;
-			continue;
+		published = left >= PT_RING_REC_HDR &&
+			    ring_stamp_at(r, r->tail) == ~r->tail;
+		sane = 0;
+		if (published) {
+			rec = ring_data(r) + (r->tail & (r->size - 1));
+			len = __atomic_load_n((uint32_t *)(void *)(rec + PT_OFF(pt_ring_rec, length)),
+					      __ATOMIC_RELAXED);
+			flags = __atomic_load_n((uint32_t *)(void *)(rec + PT_OFF(pt_ring_rec, flags)),
+						__ATOMIC_RELAXED);
+			need = PT_RING_RECORD_BYTES(len);
+			sane = need <= left && !flags && len >= PT_FRAME_HDR &&
+			       len <= PT_RING_FRAME_MAX;
 		}
-		rec = ring_data(r) + (r->tail & (r->size - 1));
-		len = __atomic_load_n((uint32_t *)(void *)(rec + PT_OFF(pt_ring_rec, length)),
-				      __ATOMIC_RELAXED);
-		flags = __atomic_load_n((uint32_t *)(void *)(rec + PT_OFF(pt_ring_rec, flags)),
-					__ATOMIC_RELAXED);
-		need = PT_RING_RECORD_BYTES(len);
-		if (need > left || flags || len < PT_FRAME_HDR ||
-		    len > PT_RING_FRAME_MAX) {
-			/* Stamped, so published, but not by a writer that
-			 * followed the rules: step to the next stamp, once
-			 * the records after it have had the grace to be
-			 * written. */
+		if (!sane) {
+			/* Not published yet (its writer still writing, or
+			 * killed), or published but not by a writer that
+			 * followed the rules (counted as refused): step to
+			 * the next stamp, once the records after it have had
+			 * the grace to be written. */
 			if (!ring_waited(r, now_ns, final) ||
 			    !ring_resync(r, limit, final))
 				break;
-			r->st.refused++;
+			r->st.refused += (uint64_t)published;
 			continue;
 		}
 		ring_copy_out(r, r->tail + PT_RING_REC_HDR, r->frame, len);

@@ -30,8 +30,8 @@ struct pt_ring_reader {
 	unsigned char *map;     /* the mapping: header, then data */
 	uint64_t size;          /* data bytes: the reader's own, never re-read */
 	uint64_t tail;          /* the reader's own; the header's is a copy */
-	uint64_t wait_tail;     /* the tail at which a stamp was missing */
-	uint64_t wait_since;    /* when it was first missed; 0: not waiting */
+	uint64_t wait_since;    /* when the record at the tail was first found
+				 * missing or malformed; 0: not waiting */
 	const char *dead;       /* why the ring was given up, NULL if it was not */
 	struct pt_ring_stats st;
 	unsigned char frame[PT_RING_FRAME_MAX]; /* the copy every check runs on */
@@ -71,16 +71,12 @@ void pt_ring_attach(struct pt_ring_reader *r, void *map, uint64_t size,
  * record.  final: every writer is gone, so what is still unpublished is
  * stepped over at once.  When the header shows the ring was scribbled on
  * (head behind the tail, more than the data size ahead of it, or not a
- * multiple of 8), the
- * ring is given up: r->dead says why, the header tells writers to use the
- * socket, and what was left is counted lost.  Returns the frames taken.
+ * multiple of 8), the ring is given up: r->dead says why, the header tells
+ * writers to use the socket, and what was left is counted lost.  Returns
+ * the frames taken.
  */
 size_t pt_ring_drain(struct pt_ring_reader *r, uint64_t now_ns, int final,
 		     pt_ring_deliver_fn deliver, void *ctx);
-
-/* Bytes reserved in the ring that the reader has not consumed (0 once
- * it is given up). */
-uint64_t pt_ring_pending(const struct pt_ring_reader *r);
 
 /* Unmaps the ring (the memfd is the caller's to close). */
 void pt_ring_close(struct pt_ring_reader *r);
