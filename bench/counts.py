@@ -31,7 +31,6 @@ doc/performance.md quotes this script's output.
 """
 
 import argparse
-import fcntl
 import os
 import shutil
 import statistics
@@ -41,9 +40,8 @@ import tarfile
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from run import SRC, callgrind_total, clean_env, kv, strace_total, table  # noqa: E402
+from run import SRC, FloorFiles, callgrind_total, clean_env, kv, strace_total, table  # noqa: E402
 
-RING_BYTES = 16 << 20  # data area of the ring floor's memfd
 PASS_FDS = ()          # the floors' memfds, inherited by every command run
 
 
@@ -75,12 +73,8 @@ class Counts:
         self.tmp = tempfile.mkdtemp(prefix="pt-counts-")
         # the ring floor's ring: a memfd every command inherits
         global PASS_FDS
-        self.ringfd = os.memfd_create("ptbench-ring", 0)
-        os.ftruncate(self.ringfd, 4096 + RING_BYTES)
-        # the append floor's file: a memfd opened O_APPEND
-        self.appendfd = os.memfd_create("ptbench-append", 0)
-        fcntl.fcntl(self.appendfd, fcntl.F_SETFL, os.O_APPEND)
-        PASS_FDS = (self.ringfd, self.appendfd)
+        self.floors = FloorFiles()
+        PASS_FDS = self.floors.fds
         self.cap = os.path.join(self.tmp, "c.ptcap")
 
     def wrap(self, config, cmd):
@@ -92,10 +86,10 @@ class Counts:
                     clean_env())
         if config == "ring":
             return cmd, clean_env(LD_PRELOAD=self.libminring,
-                                  PTBENCH_RING=f"{self.ringfd}:{RING_BYTES}")
+                                  **self.floors.env("ring"))
         if config == "append":
             return cmd, clean_env(LD_PRELOAD=self.libminappend,
-                                  PTBENCH_APPEND=str(self.appendfd))
+                                  **self.floors.env("append"))
         return cmd, clean_env(LD_PRELOAD=self.libempty)
 
     def faults(self, cmd, env):
@@ -218,10 +212,8 @@ def main():
                              ("ring floor (bench/minring.c)", "ring"),
                              ("append floor (bench/minappend.c)", "append")):
             t = e if config == "empty" else c.row(config)
-            if config == "ring" and not int.from_bytes(os.pread(c.ringfd, 8, 0), "little"):
-                raise RuntimeError("the ring floor's library wrote nothing into the ring")
-            if config == "append" and not os.fstat(c.appendfd).st_size:
-                raise RuntimeError("the append floor's library wrote nothing")
+            if config in ("ring", "append") and not c.floors.written(config):
+                raise RuntimeError(f"the {config} floor's library wrote nothing")
             rows.append([name] + [f"{t[i]:,.0f} ({t[i] - e[i]:+,.0f})" if i in (2, 3)
                                   else f"{t[i]:.1f} ({t[i] - e[i]:+.1f})" for i in range(6)])
         print(table(["", "syscalls/spawn (posix_spawn)", "syscalls/spawn (fork+execve)",

@@ -12,7 +12,8 @@ untraced, the empty library, the connection-only and socket-floor
 libraries (bench/minrec.c), the ring floor (bench/minring.c: a mapped
 ring, a HELLO and an EXIT, on a 16 MiB memfd every spawn loop inherits),
 the append floor (bench/minappend.c: a write(2) of each to an inherited
-O_APPEND memfd) and libproftrace.so, against one `proftrace daemon`.  For each it prints the ratio of the medians over all
+O_APPEND memfd) and libproftrace.so, against one `proftrace daemon`.
+For each it prints the ratio of the medians over all
 rounds, (config - untraced) / (empty - untraced), with a 95 % bootstrap
 interval (the rounds resampled), for the median spawn and for the
 10th-percentile spawn of each run, and how many single rounds came out at
@@ -20,7 +21,6 @@ interval (the rounds resampled), for the median spawn and for the
 """
 
 import argparse
-import fcntl
 import os
 import random
 import statistics
@@ -29,10 +29,9 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from run import SRC, Daemon, clean_env, kv, table  # noqa: E402
+from run import SRC, Daemon, FloorFiles, clean_env, kv, table  # noqa: E402
 
 TARGET = 1.25
-RING_BYTES = 16 << 20  # data area of the ring floor's memfd, as bench/counts.py
 
 
 def ratio(rows, config, idx):
@@ -68,13 +67,7 @@ def main():
     rng = random.Random(a.seed)
     modes = ("spawn", "fork")
     res = {m: {c: [] for c in libs} for m in modes}
-    # Nobody drains the ring floor's ring: its writers wrap around it, and
-    # each new process still takes a page fault for each page it first
-    # writes, which is the cost this measures.
-    ringfd = os.memfd_create("ptbench-ring", 0)
-    os.ftruncate(ringfd, 4096 + RING_BYTES)
-    appendfd = os.memfd_create("ptbench-append", 0)
-    fcntl.fcntl(appendfd, fcntl.F_SETFL, os.O_APPEND)
+    floors = FloorFiles()
     with tempfile.TemporaryDirectory(prefix="pt-floor-") as tmp:
         sock = os.path.join(tmp, "sock")
         d = Daemon(os.path.join(b, "collector", "proftrace"),
@@ -89,13 +82,11 @@ def main():
                         env = clean_env(PROFTRACE_SOCKET=sock)
                         if lib:
                             env["LD_PRELOAD"] = lib
-                        if c == "ring floor":
-                            env["PTBENCH_RING"] = f"{ringfd}:{RING_BYTES}"
-                        if c == "append floor":
-                            env["PTBENCH_APPEND"] = str(appendfd)
+                        env.update(floors.env({"ring floor": "ring",
+                                               "append floor": "append"}.get(c, "")))
                         p = subprocess.run([spawnloop, m, str(a.spawns)], env=env,
                                            capture_output=True, text=True,
-                                           pass_fds=(ringfd, appendfd))
+                                           pass_fds=floors.fds)
                         x = kv(p.stdout)
                         if p.returncode != 0 or "median_us" not in x:
                             sys.exit(f"floor: spawnloop {m} ({c}): {p.stderr.strip()}")

@@ -35,6 +35,7 @@ leave within their noise.
 import argparse
 import csv
 import datetime
+import fcntl
 import io
 import os
 import platform
@@ -109,6 +110,37 @@ def clean_env(**extra):
     env["LC_ALL"] = "C"
     env.update(extra)
     return env
+
+
+class FloorFiles:
+    """What the transport floors without a socket write to, inherited by
+    every command run with them: a 16 MiB ring for bench/minring.c (which
+    nobody drains: its writers wrap around it, and each new process still
+    takes a fault for each page it first writes, the cost measured) and
+    an O_APPEND memfd for bench/minappend.c.  fds is what to pass on;
+    env(kind) is what tells the floor of kind "ring" or "append" where."""
+
+    RING_BYTES = 16 << 20  # the ring's data area; 4 KiB of header before it
+
+    def __init__(self):
+        self.ringfd = os.memfd_create("ptbench-ring", 0)
+        os.ftruncate(self.ringfd, 4096 + self.RING_BYTES)
+        self.appendfd = os.memfd_create("ptbench-append", 0)
+        fcntl.fcntl(self.appendfd, fcntl.F_SETFL, os.O_APPEND)
+        self.fds = (self.ringfd, self.appendfd)
+
+    def env(self, kind):
+        if kind == "ring":
+            return {"PTBENCH_RING": f"{self.ringfd}:{self.RING_BYTES}"}
+        if kind == "append":
+            return {"PTBENCH_APPEND": str(self.appendfd)}
+        return {}
+
+    def written(self, kind):
+        """Whether the floor of kind wrote anything."""
+        if kind == "ring":
+            return int.from_bytes(os.pread(self.ringfd, 8, 0), "little") != 0
+        return os.fstat(self.appendfd).st_size != 0
 
 
 RUSAGE = None  # path of bench/rusage, set by Suite
