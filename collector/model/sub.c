@@ -366,7 +366,12 @@ static int place(struct pt_subs *s, const struct byproc *bp,
 	const struct pt_exec *owner = writer, *e = NULL;
 	int64_t start = us_to_ns(base_us + r->ts), end;
 
-	end = r->ph == 'X' ? start + us_to_ns(r->dur) : start;
+	/* The end as the start is computed, not start + dur: epoch times in
+	 * nanoseconds exceed a double's 53 bits, so each is rounded (to
+	 * 256 ns), and an event that ends where the next starts, as a tool
+	 * writes a sequence, must still end exactly there: a nanosecond
+	 * later and the next one nests inside it, cut to its end. */
+	end = r->ph == 'X' ? us_to_ns(base_us + (r->ts + r->dur)) : start;
 	/* A build tool's event about a process it ran: that process's.
 	 * dune 3 names its pid; dune 2 its program and arguments. */
 	if (!strcmp(f->from, "dune")) {

@@ -451,25 +451,42 @@ def rocq_run(name, runs, env=None):
 def test_rocq():
     """coqc -profile FILE (a stand-in: Debian 12's Coq is older than
     -profile): its events, in epoch microseconds, inside its slice at the
-    times it wrote, though the build removes the file at once."""
+    times it wrote, though the build removes the file at once.  200 of
+    them each end where the next starts: epoch nanoseconds exceed a
+    double's 53 bits, and an end rounded apart from the next start once
+    made the next event nest in it, cut to a microsecond."""
     if not viewlib.ARGS.coqc:
         raise Failed("--coqc is needed")
-    d, cap = rocq_run("rocq", 1)
+    d, cap = rocq_run("rocq", 1, {"PROFILE_STEPS": "200"})
     doc, err = convert(cap)
     check(not err, f"convert said: {err}")
     with open(os.path.join(d, "kept0.json")) as f:
         truth = json.load(f)["traceEvents"]
+    check(sum(t["name"].startswith("step ") for t in truth) == 200,
+          "the stand-in did not write 200 steps")
     ex = exec_of(doc, lambda a: os.path.basename(a["argv"][0]) == "coqc",
                  "coqc")
     origin = doc["metadata"]["time_origin_unix_ns"] // 1000
     evs = inside(doc, ex)
+    got = {}
     for t in truth:
-        got = only(evs, t["name"], "X")
-        near(got["ts"], t["ts"] - origin, f"{t['name']}'s start")
-        near(got["ts"] + got["dur"], t["ts"] + t["dur"] - origin,
+        got[t["name"]] = g = only(evs, t["name"], "X")
+        near(g["ts"], t["ts"] - origin, f"{t['name']}'s start")
+        near(g["ts"] + g["dur"], t["ts"] + t["dur"] - origin,
              f"{t['name']}'s end")
-        check(got["args"] == t["args"], f"{t['name']}'s args: "
-              f"{got['args']!r}")
+        check(g["args"] == t["args"], f"{t['name']}'s args: "
+              f"{g['args']!r}")
+        if t["name"].startswith("step "):
+            # whole microseconds, start and end each rounded down
+            check(abs(g["dur"] - t["dur"]) <= 1, f"{t['name']} lasts "
+                  f"{g['dur']} µs, written as {t['dur']} µs")
+    for a in truth:
+        for b in truth:
+            if a["ts"] + a["dur"] == b["ts"]:
+                ga, gb = got[a["name"]], got[b["name"]]
+                check(ga["ts"] + ga["dur"] <= gb["ts"],
+                      f"{a['name']} ends at {ga['ts'] + ga['dur']} µs, "
+                      f"after {b['name']} starts at {gb['ts']} µs")
 
 
 def test_budget():

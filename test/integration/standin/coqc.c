@@ -8,6 +8,12 @@
  *
  * PROFILE_PAD_MB=N first writes events of 4 KiB each until the file is
  * about N MiB: the tests of the run's budget of trace files.
+ *
+ * PROFILE_STEPS=N adds N events "step I" that share Qed's time between
+ * them, each ending where the next starts, as tools write a sequence.
+ * Each lasts an odd number of quarters of a microsecond (exact in a
+ * double at epoch magnitude), so the ends fall at every distance from the
+ * reader's whole microseconds and every rounding of a double's 53 bits.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +36,23 @@ static void nap_ms(int ms)
 	nanosleep(&ts, NULL);
 }
 
+/* q quarters of a microsecond, as a JSON number */
+static void quarters(FILE *f, long long q)
+{
+	fprintf(f, "%lld.%02lld", q / 4, q % 4 * 25);
+}
+
+/* Step i of those of stepq quarters each from t1 (µs). */
+static void step_event(FILE *f, int i, long long t1, long long stepq)
+{
+	fprintf(f, ",\n{\"name\":\"step %d\",\"cat\":\"rocq\",\"ph\":\"X\","
+		"\"ts\":", i);
+	quarters(f, t1 * 4 + i * stepq);
+	fputs(",\"dur\":", f);
+	quarters(f, stepq);
+	fputs(",\"pid\":0,\"tid\":0,\"args\":{\"detail\":\"a step\"}}", f);
+}
+
 static void event(FILE *f, const char *name, const char *detail,
 		  long long ts, long long dur, int *first)
 {
@@ -43,6 +66,7 @@ static void event(FILE *f, const char *name, const char *detail,
 int main(int argc, char **argv)
 {
 	const char *profile = NULL, *src = NULL, *pad = getenv("PROFILE_PAD_MB");
+	const char *steps = getenv("PROFILE_STEPS");
 	long long t0 = now_us(), t1, t2, t3;
 	int i, first = 1;
 	FILE *f;
@@ -81,6 +105,13 @@ int main(int argc, char **argv)
 	event(f, src, "the file", t0, t3 - t0, &first);
 	event(f, "Require", "Stdlib", t0, t1 - t0, &first);
 	event(f, "Qed", "lemma one", t1, t2 - t1, &first);
+	if (steps) {
+		long long n = atoll(steps),
+			  stepq = n > 0 ? ((t2 - t1) * 4 / n - 1) | 1 : 0;
+
+		for (i = 0; i < n && stepq > 1; i++)
+			step_event(f, i, t1, stepq);
+	}
 	fputs("\n]}\n", f);
 	return fclose(f) ? 1 : 0;
 }
