@@ -9,7 +9,8 @@ measured; it does not move these.  For a spawn loop of /bin/true
 (bench/spawnloop) under `proftrace record`, with the floor of the shared-ring design
 (bench/minring.c: a mapped ring, a HELLO and an EXIT), and with the floor
 of an append-only transport (bench/minappend.c: a write(2) of each record
-to an inherited O_APPEND memfd), against the same loop with the empty
+to an inherited O_APPEND memfd, or to that memfd opened through /proc by
+each image and kept at 56 with close-on-exec), against the same loop with the empty
 preload library (bench/empty.c); Δ in brackets:
 
   syscalls   system calls per spawn, spawner and child together
@@ -79,17 +80,16 @@ class Counts:
 
     def wrap(self, config, cmd):
         """cmd with the empty library ("empty"), under `proftrace record`
-        ("record"), with the ring floor's library ("ring") or the append
-        floor's ("append")."""
+        ("record"), or with a floor library: the ring's ("ring"), the
+        append floor's on an inherited descriptor ("append") or opened by
+        each image ("open")."""
         if config == "record":
             return ([self.proftrace, "record", "-q", "--force", "-o", self.cap, "--"] + cmd,
                     clean_env())
-        if config == "ring":
-            return cmd, clean_env(LD_PRELOAD=self.libminring,
-                                  **self.floors.env("ring"))
-        if config == "append":
-            return cmd, clean_env(LD_PRELOAD=self.libminappend,
-                                  **self.floors.env("append"))
+        floor = {"ring": self.libminring, "append": self.libminappend,
+                 "open": self.libminappend}.get(config)
+        if floor:
+            return cmd, clean_env(LD_PRELOAD=floor, **self.floors.env(config))
         return cmd, clean_env(LD_PRELOAD=self.libempty)
 
     def faults(self, cmd, env):
@@ -210,9 +210,10 @@ def main():
         rows = []
         for name, config in (("empty library", "empty"), ("proftrace record", "record"),
                              ("ring floor (bench/minring.c)", "ring"),
-                             ("append floor (bench/minappend.c)", "append")):
+                             ("append floor (bench/minappend.c)", "append"),
+                             ("append floor, opened per image", "open")):
             t = e if config == "empty" else c.row(config)
-            if config in ("ring", "append") and not c.floors.written(config):
+            if config in ("ring", "append", "open") and not c.floors.written(config):
                 raise RuntimeError(f"the {config} floor's library wrote nothing")
             rows.append([name] + [f"{t[i]:,.0f} ({t[i] - e[i]:+,.0f})" if i in (2, 3)
                                   else f"{t[i]:.1f} ({t[i] - e[i]:+.1f})" for i in range(6)])

@@ -12,7 +12,8 @@ untraced, the empty library, the connection-only and socket-floor
 libraries (bench/minrec.c), the ring floor (bench/minring.c: a mapped
 ring, a HELLO and an EXIT, on a 16 MiB memfd every spawn loop inherits),
 the append floor (bench/minappend.c: a write(2) of each to an inherited
-O_APPEND memfd) and libproftrace.so, against one `proftrace daemon`.
+O_APPEND memfd; the open floor: the same library opening that memfd
+through /proc in each image, nothing inherited) and libproftrace.so, against one `proftrace daemon`.
 For each it prints the ratio of the medians over all
 rounds, (config - untraced) / (empty - untraced), with a 95 % bootstrap
 interval (the rounds resampled), for the median spawn and for the
@@ -58,6 +59,7 @@ def main():
         "socket floor": os.path.join(b, "bench", "libptminrec.so"),
         "ring floor": os.path.join(b, "bench", "libptminring.so"),
         "append floor": os.path.join(b, "bench", "libptminappend.so"),
+        "open floor": os.path.join(b, "bench", "libptminappend.so"),
         "libproftrace": os.path.join(b, "preload", "libproftrace.so"),
     }
     spawnloop = os.path.join(b, "bench", "spawnloop")
@@ -83,7 +85,8 @@ def main():
                         if lib:
                             env["LD_PRELOAD"] = lib
                         env.update(floors.env({"ring floor": "ring",
-                                               "append floor": "append"}.get(c, "")))
+                                               "append floor": "append",
+                                               "open floor": "open"}.get(c, "")))
                         p = subprocess.run([spawnloop, m, str(a.spawns)], env=env,
                                            capture_output=True, text=True,
                                            pass_fds=floors.fds)
@@ -101,7 +104,7 @@ def main():
         for idx, which in ((0, "median"), (1, "p10")):
             med = {c: statistics.median(r[idx] for r in res[m][c]) for c in libs}
             for c in ("connection only", "socket floor", "ring floor", "append floor",
-                      "libproftrace"):
+                      "open floor", "libproftrace"):
                 boot = []
                 for _ in range(a.resamples):
                     pick = [rng.randrange(a.rounds) for _ in range(a.rounds)]

@@ -8,9 +8,15 @@
  * system calls (bench/vmcost), this trades the ring's faults for one
  * system call a record.  No hooks, no socket, no collector.
  *
- * The descriptor is named by PTBENCH_APPEND=FD (bench/floor.py,
- * bench/faults.py create it).
+ * The descriptor is named by PTBENCH_APPEND=FD (bench/run.py's FloorFiles
+ * creates it).  With PTBENCH_OPEN=PATH instead, each image opens the file
+ * itself (PATH is /proc/PID/fd/FD of the process that holds the memfd)
+ * and moves the descriptor to 56 with close-on-exec, as the library keeps
+ * its connection today: nothing is inherited across exec, so a program
+ * that does not load the library (static, set-id) holds nothing.  That
+ * variant costs three system calls an image more (open, fcntl, close).
  */
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,9 +42,20 @@ __attribute__((constructor)) static void minappend_init(void)
 	const char *v = getenv("PTBENCH_APPEND");
 	struct pt_rec_hello hello;
 
-	if (!v)
+	if (v) {
+		minappend_fd = atoi(v);
+	} else if ((v = getenv("PTBENCH_OPEN"))) {
+		int fd = open(v, O_WRONLY | O_APPEND | O_CLOEXEC);
+
+		if (fd < 0)
+			return;
+		minappend_fd = fcntl(fd, F_DUPFD_CLOEXEC, 56);
+		close(fd);
+		if (minappend_fd < 0)
+			return;
+	} else {
 		return;
-	minappend_fd = atoi(v);
+	}
 	minframe_hello(&hello);
 	minappend_write(PT_REC_HELLO, &hello, sizeof hello);
 }

@@ -117,8 +117,10 @@ class FloorFiles:
     every command run with them: a 16 MiB ring for bench/minring.c (which
     nobody drains: its writers wrap around it, and each new process still
     takes a fault for each page it first writes, the cost measured) and
-    an O_APPEND memfd for bench/minappend.c.  fds is what to pass on;
-    env(kind) is what tells the floor of kind "ring" or "append" where."""
+    an O_APPEND memfd for bench/minappend.c, inherited ("append") or
+    opened by each image through /proc ("open").  fds is what to pass on;
+    env(kind) is what tells the floor of kind "ring", "append" or "open"
+    where."""
 
     RING_BYTES = 16 << 20  # the ring's data area; 4 KiB of header before it
 
@@ -134,6 +136,8 @@ class FloorFiles:
             return {"PTBENCH_RING": f"{self.ringfd}:{self.RING_BYTES}"}
         if kind == "append":
             return {"PTBENCH_APPEND": str(self.appendfd)}
+        if kind == "open":
+            return {"PTBENCH_OPEN": f"/proc/{os.getpid()}/fd/{self.appendfd}"}
         return {}
 
     def written(self, kind):
