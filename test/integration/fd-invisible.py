@@ -9,7 +9,8 @@ and compares what the program saw and did: its output, its exit status,
 the files it wrote.  What the library may leave visible is exactly what
 doc/reliability.md says: one socket in /proc/self/fd (and to fstat), at
 fd 56 or, under a soft limit below 64, at the limit, never 0-2; nothing
-that fcntl, close, dup2 or close_range see.  After the program closes
+that fcntl, close, dup2 or close_range see; nothing at all in a program
+that loads no library (a static one).  After the program closes
 every descriptor, its execution keeps its end, exit status and CPU.
 """
 
@@ -130,6 +131,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--proftrace", required=True)
     ap.add_argument("--fdview", required=True)
+    ap.add_argument("--fdview-static",
+                    help="fdview linked statically: loads no library")
     a = ap.parse_args()
     fdview = os.path.abspath(a.fdview)
     with tempfile.TemporaryDirectory(prefix="pt-fd-") as tmp:
@@ -146,6 +149,16 @@ def main():
         # A hard limit of 56 or less: no descriptor at all.
         check_list(run, fdview, "ulimit -n 20;", set())
         check_list(run, fdview, "ulimit -n 56; exec 1>&-;", set())
+        # A program that loads no library (static; set-id ones are the
+        # same) sees nothing of proftrace's: no descriptor crosses exec.
+        if a.fdview_static:
+            static = os.path.abspath(a.fdview_static)
+            check_list(run, static, "", set())
+            check_list(run, static, "exec 1>&- 2>&-;", set())
+            check_list(run, static, "ulimit -Sn 20;", set())
+        else:
+            print("SKIP static fdview: no static libc to link it with",
+                  file=sys.stderr)
 
         # A fork child that starts a program has a connection of its
         # own, on the number its parent's had.
