@@ -111,6 +111,13 @@ static inline ssize_t pt_sys_write(int fd, const void *buf, size_t len)
 	return (ssize_t)PT_SC3(SYS_write, fd, buf, len);
 }
 
+struct iovec;
+
+static inline ssize_t pt_sys_writev(int fd, const struct iovec *iov, int n)
+{
+	return (ssize_t)PT_SC3(SYS_writev, fd, iov, n);
+}
+
 static inline int pt_sys_open(const char *path, int flags, mode_t mode)
 {
 	return (int)PT_SC5(SYS_openat, AT_FDCWD, path, flags, mode, 0);

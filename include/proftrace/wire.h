@@ -292,6 +292,56 @@ struct pt_ring_rec {                    /* 16 bytes, 8-aligned in the data */
 };
 
 /*
+ * The run log (doc/design.md, "The transport"): a memfd the collector
+ * creates and each program image opens for appending, through
+ * /proc/PID/fd/N of the collector, and keeps at fd 56 with close-on-exec,
+ * as it keeps its connection today.  Each record is one write(2) on the
+ * O_APPEND descriptor: a struct pt_log_rec, `length` bytes of one frame
+ * (header and payload, as on a connection), and PT_LOG_TRAILER bytes
+ * repeating the header's check.  Records follow each other without
+ * padding.  Little-endian, like the frames, read with pt_wire_get*.
+ *
+ * A writer killed inside its write leaves a record cut short, directly
+ * followed by the next writer's (bench/appendcheck): the reader knows a
+ * record is whole only when the trailer at its claimed end repeats its
+ * check, and finds the next one by the magic (collector/collect/log.c).
+ *
+ * `stream` stands for a connection: the frames of one stream are read as
+ * one connection's, in order; a HELLO starts a stream anew, and a record
+ * flagged PT_LOG_LAST ends it.
+ */
+#define PT_LOG_MAGIC    0x474c5450u     /* "PTLG" as bytes in the file */
+#define PT_LOG_REC_HDR  24u             /* bytes of struct pt_log_rec */
+#define PT_LOG_TRAILER  4u              /* the check again, after the frame */
+#define PT_LOG_FRAME_MAX (PT_FRAME_HDR + PT_FRAME_MAX)
+/* "/proc/PID/fd/N": where an image opens the run log */
+#define PT_ENV_LOG "PROFTRACE_LOG"
+
+enum pt_log_flag {
+	PT_LOG_LAST = 1u << 0,          /* the stream ends with this record */
+};
+
+struct pt_log_rec {                     /* 24 bytes, unaligned in the file */
+	uint32_t magic;                 /* PT_LOG_MAGIC */
+	uint32_t length;                /* frame bytes that follow */
+	uint64_t stream;                /* which connection this stands for */
+	uint32_t flags;                 /* enum pt_log_flag */
+	uint32_t check;                 /* pt_log_check() of the above */
+};
+
+/* The check of a record's header, repeated after its frame. */
+static inline uint32_t pt_log_check(uint32_t length, uint64_t stream,
+				    uint32_t flags)
+{
+	uint64_t h = (uint64_t)length * 0x9e3779b97f4a7c15ull;
+
+	h ^= stream + 0x632be59bd9b4e019ull + (h << 6) + (h >> 2);
+	h ^= (uint64_t)flags * 0xc2b2ae3d27d4eb4full;
+	h ^= h >> 29;
+	return (uint32_t)(h ^ (h >> 32)) ^ PT_LOG_MAGIC;
+}
+
+/*
  * The layout above is the format: every size and offset is asserted, so a
  * change to a struct that would move a field on the wire does not compile.
  * Encoders and decoders address fields with PT_OFF(), never with numbers.
@@ -376,6 +426,13 @@ PT_ASSERT_SIZE(pt_ring_rec, PT_RING_REC_HDR);
 PT_ASSERT_OFF(pt_ring_rec, length, 0);
 PT_ASSERT_OFF(pt_ring_rec, flags, 4);
 PT_ASSERT_OFF(pt_ring_rec, stamp, 8);
+
+PT_ASSERT_SIZE(pt_log_rec, PT_LOG_REC_HDR);
+PT_ASSERT_OFF(pt_log_rec, magic, 0);
+PT_ASSERT_OFF(pt_log_rec, length, 4);
+PT_ASSERT_OFF(pt_log_rec, stream, 8);
+PT_ASSERT_OFF(pt_log_rec, flags, 16);
+PT_ASSERT_OFF(pt_log_rec, check, 20);
 
 /*
  * Little-endian fields in unaligned bytes, by shifts: the same code on

@@ -3,6 +3,7 @@
 
     mkcorpus.py PROFTRACE LIBPROFTRACE   (from test/fuzz/)
     mkcorpus.py --ring                   corpus-ring/ alone
+    mkcorpus.py --log                    corpus-log/ alone
 
 corpus-frame/: spool files, i.e. each one connection's frames exactly as
 the library sends them (HELLO with argv, cwd and allowlisted environment,
@@ -105,9 +106,93 @@ def ring_seeds():
                 "<QQ", tail, hole) + b"".join(fs))
 
 
+LOG_MAGIC = 0x474c5450
+U64 = (1 << 64) - 1
+
+
+def log_check(length, stream, flags):
+    """pt_log_check() of proftrace/wire.h."""
+    h = (length * 0x9e3779b97f4a7c15) & U64
+    h ^= (stream + 0x632be59bd9b4e019 + ((h << 6) & U64) + (h >> 2)) & U64
+    h ^= (flags * 0xc2b2ae3d27d4eb4f) & U64
+    h ^= h >> 29
+    return ((h ^ (h >> 32)) & 0xffffffff) ^ LOG_MAGIC
+
+
+def log_record(stream, flags, frame, length=None):
+    """A run log record as the library appends it; length, if given, is
+    what the header claims (and its check vouches for)."""
+    n = len(frame) if length is None else length
+    check = log_check(n, stream, flags)
+    return (struct.pack("<IIQII", LOG_MAGIC, n, stream, flags, check) +
+            frame + struct.pack("<I", check))
+
+
+def log_seeds():
+    """Seeds of fuzz-log.c from corpus-frame/: operations on the file, each
+    a byte (b % 4: 0 raw bytes, 1 a record by the library's writer, 2 a
+    record cut short, 3 a drain) and its arguments."""
+    def raw(data):
+        return b"\x00" + struct.pack("<H", len(data)) + data
+
+    def rec(stream, flags, frame):
+        return (bytes([1 | stream << 2]) + struct.pack("<H", len(frame)) +
+                bytes([flags]) + frame)
+
+    def cut(stream, length, count):
+        return bytes([2 | stream << 2]) + struct.pack("<HH", length, count)
+
+    def drain(sixteenths):
+        return bytes([3 | sixteenths << 2])
+
+    conns = []
+    for name in sorted(os.listdir("corpus-frame")):
+        with open(os.path.join("corpus-frame", name), "rb") as fh:
+            fs = [f for f in frames(fh.read()) if len(f) <= 4096][:10]
+        if fs:
+            conns.append(fs)
+    # Deterministic garbage, so that a rerun makes the same seeds.
+    noise = bytes((i * 131 + (i >> 3) * 17) & 0xff for i in range(700))
+    magics = b"".join(b"PTLG" + noise[i:i + 9] for i in range(0, 200, 9))
+    for k, fs in enumerate(conns[:4]):
+        a, b = 1 + k, 2 + k
+        whole = b"".join(rec(a, 0, f) for f in fs[:-1]) + rec(a, 1, fs[-1])
+        # whole records, one drain at the end (the final one)
+        put("corpus-log", whole)
+        # two writers taking turns, drains between, one frame refused
+        mixed = b""
+        for i, f in enumerate(fs):
+            mixed += rec(a if i % 2 else b, 0x80 if i == 3 else 0, f)
+            mixed += drain(i % 3)
+        put("corpus-log", mixed)
+        # a writer killed inside its record, the next one's after it
+        put("corpus-log", rec(a, 0, fs[0]) + cut(b, 3000, 1500) +
+            b"".join(rec(a, 0, f) for f in fs[1:]) + drain(1))
+        # cut short at the end: waited for, then past the grace
+        put("corpus-log", rec(a, 0, fs[0]) + cut(b, 60000, 200) + drain(0) +
+            drain(9) + rec(a, 0, fs[-1]) + drain(9) + drain(0))
+        # scribbles between records: noise, noise full of the magic, a
+        # header vouching for a length that is not there, a damaged
+        # trailer, and whole records written as raw bytes
+        bad = bytearray(log_record(9, 0, fs[0]))
+        bad[-1] ^= 0x55
+        put("corpus-log", raw(noise[:300]) + rec(a, 0, fs[0]) + drain(2) +
+            raw(magics) + rec(a, 0, fs[1 % len(fs)]) +
+            raw(log_record(7, 0, b"", length=1 << 20)[:24]) +
+            rec(a, 0, fs[-1]) + raw(bytes(bad)) + drain(4) +
+            raw(b"".join(log_record(5, 0, f) for f in fs[:3])) + drain(16))
+    # no frame inside at all: empty records, and the largest length
+    put("corpus-log", raw(log_record(3, 1, b"") * 3) + drain(0) +
+        raw(log_record(3, 0, b"", length=32 + (64 << 20))[:24] + noise[:40]) +
+        drain(20) + raw(log_record(3, 0, b"x" * 40)) + drain(20))
+
+
 if __name__ == "__main__":
     if sys.argv[1:] == ["--ring"]:
         ring_seeds()
+    elif sys.argv[1:] == ["--log"]:
+        log_seeds()
     else:
         main(*sys.argv[1:])
         ring_seeds()
+        log_seeds()
