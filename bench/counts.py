@@ -6,9 +6,9 @@
 
 A busy machine moves wall-clock figures by more than the effect being
 measured; it does not move these.  For a spawn loop of /bin/true
-(bench/spawnloop) under `proftrace record`, with the floor of the shared-ring design
-(bench/minring.c: a mapped ring, a HELLO and an EXIT), and with the floor
-of an append-only transport (bench/minappend.c: a write(2) of each record
+(bench/spawnloop) under `proftrace record`, with the floor of a shared
+ring (bench/minring.c: a mapped ring, a HELLO and an EXIT), and with the
+floor of an append-only transport, the run log (bench/minappend.c: a write(2) of each record
 to an inherited O_APPEND memfd, or to that memfd opened through /proc by
 each image and kept at 56 with close-on-exec), against the same loop with the empty
 preload library (bench/empty.c); Δ in brackets:

@@ -1,5 +1,6 @@
 /*
- * The floor of the shared-ring design (doc/design.md, "The shared ring"):
+ * The floor of a shared ring, the transport considered and not taken
+ * (doc/design.md, "The transport"):
  * a preload library that maps a ring it inherits and writes a HELLO and
  * an EXIT into it, each reserved with one atomic add and published by a
  * stamp, as the design's library would.  No hooks, no socket, no

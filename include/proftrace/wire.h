@@ -229,69 +229,6 @@ struct pt_rec_exit {                    /* 32 bytes */
 #define PT_SOCKET_NAME   "socket"
 
 /*
- * The shared ring (doc/design.md, "The shared ring"): a memfd the
- * collector creates, PT_RING_HDR bytes of header and then a data area
- * whose size is a power of two.  The data area holds records, each a
- * struct pt_ring_rec and `length` bytes of one frame (header and payload,
- * as on a connection), the whole padded to 8 bytes.  A record's position
- * is the number of bytes reserved before it; its place in the data area
- * is the position modulo the size, so a record may wrap around the end.
- *
- * Unlike the frames it carries, the ring is in the host's byte order and
- * alignment: it never leaves the machine, and head, tail and the stamps
- * are atomics.  The collector trusts none of it
- * (collector/collect/ring.c); writers trust only what they map after
- * checking the header (preload/ring.c).
- */
-#define PT_RING_MAGIC      0x474e5250u  /* "PRNG" in memory, little-endian */
-#define PT_RING_VERSION    1
-#define PT_RING_HDR        4096u        /* header bytes, before the data */
-#define PT_RING_REC_HDR    16u          /* bytes of struct pt_ring_rec */
-#define PT_RING_FRAME_MAX  (64u << 10)  /* a larger frame goes over a socket */
-#define PT_RING_DATA_MIN   (1u << 20)   /* sixteen of the largest records */
-#define PT_RING_DATA_MAX   (1u << 30)
-#define PT_RING_DATA_DEFAULT (16u << 20)
-#define PT_RING_RUN_ID     16           /* bytes of the run id */
-/* "FD:SIZE:RUNID": the ring's descriptor, its data size, the run id in hex */
-#define PT_ENV_RING "PROFTRACE_RING"
-
-/* Bytes a record of a frame of len bytes takes in the data area. */
-#define PT_RING_RECORD_BYTES(len) \
-	(((uint64_t)PT_RING_REC_HDR + (len) + 7) & ~(uint64_t)7)
-
-struct pt_ring_header {                 /* PT_RING_HDR bytes */
-	uint32_t magic;                 /* PT_RING_MAGIC */
-	uint32_t version;               /* PT_RING_VERSION */
-	uint64_t size;                  /* data area bytes, a power of two */
-	uint8_t  run_id[PT_RING_RUN_ID];/* random; also in $PROFTRACE_RING */
-	uint32_t uid;                   /* the collector's euid */
-	uint32_t pidns;                 /* inode of the collector's pid
-					 * namespace: pids in records are in it */
-	uint32_t dead;                  /* nonzero: the collector no longer
-					 * reads the ring; write to the socket */
-	uint32_t pad0;
-	uint8_t  pad1[16];
-	/* Each counter on a cache line of its own: writers add to head, the
-	 * collector stores tail, and neither line bounces for the other. */
-	uint64_t head;                  /* bytes ever reserved (writers, by
-					 * compare-and-swap: never more than
-					 * size ahead of tail) */
-	uint8_t  pad2[56];
-	uint64_t tail;                  /* bytes consumed (the collector only) */
-	uint8_t  pad3[56];
-	uint64_t spilled;               /* frames that went over a socket
-					 * because the ring had no room */
-	uint8_t  pad4[PT_RING_HDR - 200];
-};
-
-struct pt_ring_rec {                    /* 16 bytes, 8-aligned in the data */
-	uint32_t length;                /* frame bytes that follow */
-	uint32_t flags;                 /* 0: none defined yet */
-	uint64_t stamp;                 /* ~position, stored last (release):
-					 * the record is complete */
-};
-
-/*
  * The run log (doc/design.md, "The transport"): a memfd the collector
  * creates and each program image opens for appending, through
  * /proc/PID/fd/N of the collector, and keeps at fd 56 with close-on-exec,
@@ -409,23 +346,6 @@ PT_ASSERT_OFF(pt_rec_exit, how, 4);
 PT_ASSERT_OFF(pt_rec_exit, utime_us, 8);
 PT_ASSERT_OFF(pt_rec_exit, stime_us, 16);
 PT_ASSERT_OFF(pt_rec_exit, maxrss_kb, 24);
-
-PT_ASSERT_SIZE(pt_ring_header, PT_RING_HDR);
-PT_ASSERT_OFF(pt_ring_header, magic, 0);
-PT_ASSERT_OFF(pt_ring_header, version, 4);
-PT_ASSERT_OFF(pt_ring_header, size, 8);
-PT_ASSERT_OFF(pt_ring_header, run_id, 16);
-PT_ASSERT_OFF(pt_ring_header, uid, 32);
-PT_ASSERT_OFF(pt_ring_header, pidns, 36);
-PT_ASSERT_OFF(pt_ring_header, dead, 40);
-PT_ASSERT_OFF(pt_ring_header, head, 64);
-PT_ASSERT_OFF(pt_ring_header, tail, 128);
-PT_ASSERT_OFF(pt_ring_header, spilled, 192);
-
-PT_ASSERT_SIZE(pt_ring_rec, PT_RING_REC_HDR);
-PT_ASSERT_OFF(pt_ring_rec, length, 0);
-PT_ASSERT_OFF(pt_ring_rec, flags, 4);
-PT_ASSERT_OFF(pt_ring_rec, stamp, 8);
 
 PT_ASSERT_SIZE(pt_log_rec, PT_LOG_REC_HDR);
 PT_ASSERT_OFF(pt_log_rec, magic, 0);

@@ -2,7 +2,6 @@
 """Make the seed corpora of the fuzz targets from real runs.
 
     mkcorpus.py PROFTRACE LIBPROFTRACE   (from test/fuzz/)
-    mkcorpus.py --ring                   corpus-ring/ alone
     mkcorpus.py --log                    corpus-log/ alone
 
 corpus-frame/: spool files, i.e. each one connection's frames exactly as
@@ -74,36 +73,6 @@ def frames(data):
         out.append(data[off:off + n])
         off += n
     return out
-
-
-def ring_seeds():
-    """Seeds of fuzz-ring.c from corpus-frame/: byte 0 (size, mode), tail,
-    then the head's distance (raw) or a hole's size (written by the
-    writer), then the data area (raw) or the frames (written)."""
-    for name in sorted(os.listdir("corpus-frame")):
-        with open(os.path.join("corpus-frame", name), "rb") as fh:
-            conn = fh.read()
-        fs = [f for f in frames(conn) if len(f) <= 2048][:12]
-        if not fs:
-            continue
-        size_code, size = 6, 64 << 6            # a 4 KiB data area
-        for tail, hole in ((0, 0), ((1 << 64) - 3 * 8, 48), (size - 40, 0)):
-            area, pos = bytearray(size), tail
-            for i, f in enumerate(fs):
-                need = (16 + len(f) + 7) & ~7
-                if pos - tail + need > size:
-                    break
-                rec = struct.pack("<IIQ", len(f), 0, ~pos & (1 << 64) - 1) + f
-                rec += bytes(need - len(rec))
-                for j, b in enumerate(rec):
-                    area[(pos + j) % size] = b
-                pos = (pos + need) & (1 << 64) - 1
-                if i == 0 and hole:
-                    pos += hole
-            put("corpus-ring", bytes([size_code]) + struct.pack(
-                "<QQ", tail, (pos - tail) & (1 << 64) - 1) + bytes(area))
-            put("corpus-ring", bytes([16 | size_code]) + struct.pack(
-                "<QQ", tail, hole) + b"".join(fs))
 
 
 LOG_MAGIC = 0x474c5450
@@ -188,11 +157,8 @@ def log_seeds():
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] == ["--ring"]:
-        ring_seeds()
-    elif sys.argv[1:] == ["--log"]:
+    if sys.argv[1:] == ["--log"]:
         log_seeds()
     else:
         main(*sys.argv[1:])
-        ring_seeds()
         log_seeds()
