@@ -32,6 +32,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "pt-log.h"
 #include "pt-preload.h"
 #include "pt-str.h"
 #include "pt-sys.h"
@@ -230,6 +231,8 @@ int pt_chan_write(const struct pt_chan *ch, const void *buf, size_t len)
 {
 	const char *p = buf;
 
+	if (ch->log)
+		return pt_log_put(ch->fd, ch->stream, 0, buf, len);
 	if (ch->spool) {
 		while (len) {
 			ssize_t w = pt_sys_write(ch->fd, p, len);
@@ -293,7 +296,7 @@ static int send_alone(struct pt_chan *ch, const unsigned char *frame, size_t n)
 	size_t off;
 	int rc = 0;
 
-	if (ch->spool)          /* a file takes any size in one write */
+	if (ch->spool || ch->log)       /* a file takes any size in one write */
 		return pt_chan_write(ch, frame, n);
 	if (conn_open(&aux, PT_HELLO_AUX, 0, ch->pid) < 0)
 		return -1;
@@ -440,6 +443,8 @@ static int conn_open(struct pt_chan *ch, uint32_t hello_kind,
 
 	ch->temp = 1;
 	ch->spool = 0;
+	ch->log = 0;
+	ch->stream = 0;
 	ch->pid = self;
 	ch->owner = self == pt.owner;
 	ch->fd = connect_socket(PT_STR(socket_path), ch->owner);
@@ -476,6 +481,8 @@ static void adopt_placed(struct pt_chan *ch)
 	}
 	pt.fd = ch->fd;
 	pt.spool = ch->spool;
+	pt.log = ch->log;
+	pt.log_stream = ch->stream;
 	ch->temp = 0;
 }
 
@@ -495,6 +502,31 @@ static void adopt(struct pt_chan *ch)
 	adopt_placed(ch);
 }
 
+/*
+ * The run log, open at PT_HIGH_FD in ch, if this image may use it: it is
+ * named, this process is in the collector's pid namespace (its pids are
+ * the collector's), and the open succeeds (a sandbox's /proc or user
+ * namespace, or another uid, refuses it).  0, or -1: use the socket.
+ */
+static int open_log(struct pt_chan *ch)
+{
+	int fd, hi;
+
+	if (!pt.log_path || pidns_of_self() != pt.log_pidns)
+		return -1;
+	fd = pt_sys_open(PT_STR(log_path), O_WRONLY | O_APPEND | O_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	hi = place_fd(fd, PT_HIGH_FD, 0);
+	pt_sys_close(fd);
+	if (hi < 0)
+		return -1;
+	ch->fd = hi;
+	ch->log = 1;
+	ch->stream = (uint32_t)pt.owner;
+	return 0;
+}
+
 void pt_conn_start_image(char *const *argv, char *const *envp)
 {
 	struct pt_chan ch;
@@ -509,8 +541,16 @@ void pt_conn_start_image(char *const *argv, char *const *envp)
 	pt.fd = -1;
 	ch.temp = 0;
 	ch.spool = 0;
+	ch.log = 0;
+	ch.stream = 0;
 	ch.pid = pt.owner;
 	ch.owner = 1;
+	if (open_log(&ch) == 0) {
+		adopt_placed(&ch);
+		if (pt.fd >= 0)
+			goto hello;
+		ch.log = 0;
+	}
 	ch.fd = connect_socket(PT_STR(socket_path), 1);
 	if (ch.fd < 0) {
 		ch.fd = open_spool(pt.owner);
@@ -543,6 +583,7 @@ void pt_conn_start_image(char *const *argv, char *const *envp)
 			return;
 		}
 	}
+hello:
 	hello_body(&b, PT_HELLO_IMAGE, pt.start_ns, now, pt.start_realtime_ns,
 		   pt.owner);
 	b.exe = (const char *)getauxval(AT_EXECFN);
@@ -606,10 +647,21 @@ static void fork_child_connect(void)
 		adopt(&ch);
 }
 
+/* ch to use the process's own channel, as it is now. */
+static int use_own(struct pt_chan *ch)
+{
+	ch->fd = pt.fd;
+	ch->spool = pt.spool;
+	ch->log = pt.log;
+	ch->stream = pt.log_stream;
+	return 0;
+}
+
 int pt_chan_get(struct pt_chan *ch, enum pt_chan_use use, pid_t self)
 {
 	ch->temp = 0;
 	ch->spool = pt.spool;
+	ch->log = 0;
 	ch->fd = -1;
 	if (!pt.ready || pt.off)
 		return -1;
@@ -620,18 +672,14 @@ int pt_chan_get(struct pt_chan *ch, enum pt_chan_use use, pid_t self)
 		 * The owner's connection says which pid namespace its frames
 		 * are in: a copy in another one (bwrap's pid 1 and its
 		 * children) needs a connection of its own. */
-		if (owned_fd_valid() && pidns_of_self() == pt.pidns) {
-			ch->fd = pt.fd;
-			return 0;
-		}
+		if (owned_fd_valid() && pidns_of_self() == pt.pidns)
+			return use_own(ch);
 		return conn_open(ch, PT_HELLO_FOREIGN, 0, ch->pid);
 	}
 	if (pt.fork_pending && use != PT_USE_EXEC)
 		fork_child_connect();
-	if (owned_fd_valid()) {
-		ch->fd = pt.fd;
-		return 0;
-	}
+	if (owned_fd_valid())
+		return use_own(ch);
 	if (pt.transient)       /* a connection for this event alone */
 		return conn_open(ch, PT_HELLO_AUX, pt.start_ns, ch->pid);
 	/*
@@ -644,5 +692,5 @@ int pt_chan_get(struct pt_chan *ch, enum pt_chan_use use, pid_t self)
 		return -1;
 	pt.fork_pending = 0;
 	adopt(ch);
-	return 0;
+	return use_own(ch);
 }

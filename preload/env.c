@@ -263,6 +263,7 @@ void pt_env_setup(char *const *envp)
 	const char *dir = lookup(envp, PT_ENV_DIR);
 	const char *list = lookup(envp, PT_ENV_LIST);
 	const char *trace = lookup(envp, PT_ENV_TRACE_DIR);
+	const char *log = lookup(envp, PT_ENV_LOG);
 	char uid[16], *u = uid + sizeof uid;
 	unsigned v;
 
@@ -285,6 +286,20 @@ void pt_env_setup(char *const *envp)
 		pt.socket_path = pool_add(PT_RUNDIR_PREFIX,
 					  pt_strlen(PT_RUNDIR_PREFIX), u,
 					  "/" PT_SOCKET_NAME, PT_SUN_PATH_MAX);
+	}
+	/* "PIDNS:PATH": the run log, for images in the collector's pid
+	 * namespace.  Not repaired at exec: an image without it uses the
+	 * socket. */
+	if (log) {
+		uint32_t ns = 0;
+
+		while (*log >= '0' && *log <= '9')
+			ns = ns * 10 + (uint32_t)(*log++ - '0');
+		if (*log == ':' && log[1] == '/' && ns) {
+			pt.log_pidns = ns;
+			pt.log_path = pool_add(log + 1, pt_strlen(log + 1), NULL,
+					       NULL, PATH_MAX);
+		}
 	}
 	if (dir && (pt.spool_dir = pool_add(dir, pt_strlen(dir), NULL, NULL,
 					    PATH_MAX)))

@@ -74,6 +74,8 @@ struct pt_chan {
 	int owner;              /* hook, as it costs a system call; and */
 				/* whether pid is pt.owner */
 	int exec_left;          /* the EXEC went to the mailbox, not sent */
+	int log;                /* fd is the run log: one record a write */
+	uint64_t stream;        /* the run log's stream these frames are on */
 };
 
 /* ---- the state, the real functions, the clocks (state.c) ---- */
@@ -85,8 +87,12 @@ struct pt_state {
 	int quiet;              /* under seccomp: no system call of ours */
 	uintptr_t clone_top;    /* stack handed to a clone(CLONE_VM) child */
 	uint64_t quiet_stack_limit;     /* RLIMIT_STACK when it went quiet */
-	int fd;                 /* connection or spool file, -1 if none */
+	int fd;                 /* connection, run log or spool file, -1 if none */
 	int spool;
+	int log;                /* fd is the run log (doc/design.md, "The
+				 * transport") */
+	uint64_t log_stream;    /* its stream: the pid that opened it */
+	uint32_t log_pidns;     /* the collector's pid namespace */
 	int transient;          /* no room for fd: a connection per event */
 	int fd_at_limit;        /* the fd last put at the soft limit (conn.c):
 				 * where fd is, it takes no slot of the
@@ -116,6 +122,7 @@ struct pt_state {
 	 */
 	uint16_t socket_path;   /* sun_path, below 108 bytes */
 	uint16_t spool_dir;     /* 0 if none */
+	uint16_t log_path;      /* the run log to open, 0 if none */
 	/* What environment repair puts back ("NAME=value"), 0 if unset. */
 	uint16_t env_preload;   /* LD_PRELOAD=<our entry> */
 	uint16_t env_socket;

@@ -132,7 +132,8 @@ static const char *last_item(const char *list)
 
 /* In the forked child: become COMMAND, traced.  Never returns. */
 static void exec_child(char **command, const char *preload, const char *sock,
-		       const char *traces, const struct inherited *in)
+		       const char *traces, const char *log,
+		       const struct inherited *in)
 {
 	int err;
 
@@ -149,7 +150,9 @@ static void exec_child(char **command, const char *preload, const char *sock,
 		preload = getenv("LD_PRELOAD");
 	if ((preload ? setenv("LD_PRELOAD", preload, 1) : 0) < 0 ||
 	    setenv(PT_ENV_SOCKET, sock, 1) < 0 ||
-	    setenv(PT_ENV_TRACE_DIR, traces, 1) < 0) {
+	    setenv(PT_ENV_TRACE_DIR, traces, 1) < 0 ||
+	    /* never an outer run's log: a nested record is heard alone */
+	    (log ? setenv(PT_ENV_LOG, log, 1) : unsetenv(PT_ENV_LOG)) < 0) {
 		pt_warn("setenv: %s", strerror(errno));
 		_exit(126);
 	}
@@ -349,6 +352,7 @@ static int parse(int argc, char **argv, struct record_opts *o)
  */
 struct setup {
 	char *output, *lib, *rundir, *visible, *sock, *preload, *traces;
+	char log[128];          /* PROFTRACE_LOG for the command, or "" */
 	struct pt_sb command;
 	struct pt_writer *w;
 	struct pt_server *s;
@@ -357,6 +361,7 @@ struct setup {
 static int set_up(struct setup *u, struct record_opts *o)
 {
 	struct stat sb;
+	const char *t;
 
 	pt_sb_init(&u->command);
 	u->output = o->output ? pt_xstrdup(o->output) : default_output();
@@ -382,6 +387,12 @@ static int set_up(struct setup *u, struct record_opts *o)
 	pt_quote_argv(&u->command, (const char *const *)o->command, o->argc);
 	pt_server_begin(u->s, u->w, u->command.buf);
 	pt_server_trace_dir(u->s, u->traces);
+	/* The run log, still to be made the default (doc/design.md, "The
+	 * transport"): PROFTRACE_TRANSPORT=log asks for it. */
+	u->log[0] = '\0';
+	if ((t = getenv("PROFTRACE_TRANSPORT")) && !strcmp(t, "log") &&
+	    pt_server_open_log(u->s, u->log, sizeof u->log) < 0)
+		u->log[0] = '\0';
 	return 0;
 }
 
@@ -456,7 +467,8 @@ static int run(int argc, char **argv)
 		goto fail;
 	}
 	if (r.child == 0)
-		exec_child(o.command, u.preload, u.sock, u.traces, &in);
+		exec_child(o.command, u.preload, u.sock, u.traces,
+			   u.log[0] ? u.log : NULL, &in);
 	/* -q: from here on, only COMMAND speaks (proftrace-record.1). */
 	if (o.quiet)
 		pt_warn_mute();

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -21,7 +22,10 @@
 
 static void close_conn(struct pt_server *s, struct conn *c)
 {
-	close(c->w.fd);                 /* also leaves the epoll set */
+	if (c->w.fd >= 0)
+		close(c->w.fd);         /* also leaves the epoll set */
+	if (c->from_log && c->pw.fd >= 0)
+		close(c->pw.fd);
 	if (c->prev)
 		c->prev->next = c->next;
 	else
@@ -379,4 +383,113 @@ void pt_server_accept_conns(struct pt_server *s, int max, int drain)
 		}
 		return;
 	}
+}
+
+/* ---- the run log's streams ---- */
+
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434      /* the same number on every architecture */
+#endif
+
+/* The stream's image ends when its process does: a pidfd in the epoll
+ * set.  A pid already gone ends the stream with this drain; a kernel
+ * without pidfd_open leaves it to EXIT, the next HELLO, or the run's end. */
+static void log_watch_pid(struct pt_server *s, struct conn *c)
+{
+	struct epoll_event ev;
+	int fd = (int)syscall(SYS_pidfd_open, (pid_t)c->pid, 0);
+
+	if (fd < 0) {
+		if (errno == ESRCH)
+			c->ended = 1;
+		return;
+	}
+	memset(&ev, 0, sizeof ev);
+	ev.events = EPOLLIN;
+	ev.data.ptr = &c->pw;
+	if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+		close(fd);
+		return;
+	}
+	c->pw.fd = fd;
+}
+
+static struct conn *log_conn(struct pt_server *s, uint64_t stream, uint32_t pid,
+			     uint64_t now)
+{
+	struct conn *c = pt_xcalloc(1, sizeof *c);
+
+	c->w.kind = W_CONN;
+	c->w.fd = -1;
+	c->from_log = 1;
+	c->stream = stream;
+	c->pw.kind = W_LOGPID;
+	c->pw.fd = -1;
+	c->id = ++s->next_id;
+	c->pid = pid;           /* the library wrote only in our pid namespace */
+	c->uid = s->uid;        /* only our uid can open the run log */
+	s->st.conns_total++;
+	s->st.conns_open++;
+	c->next = s->conns;
+	if (s->conns)
+		s->conns->prev = c;
+	s->conns = c;
+	pt_server_put_record(s, c, PT_CAP_CONNECT, now, NULL, 0);
+	return c;
+}
+
+static int log_deliver(void *ctx, uint64_t stream, uint32_t flags,
+		       const unsigned char *frame, size_t len)
+{
+	struct pt_server *s = ctx;
+	struct pt_frame_header h;
+	const char *why;
+	struct conn *c;
+	uint64_t now = pt_mono_ns();
+
+	(void)flags;
+	if (pt_frame_header_decode(frame, &h, &why) < 0 ||
+	    len != PT_FRAME_HDR + (size_t)h.length)
+		return -1;
+	for (c = s->conns; c; c = c->next)
+		if (c->from_log && c->stream == stream)
+			break;
+	/* The next image of the same process (an exec): the last one ended. */
+	if (c && h.type == PT_REC_HELLO && c->said_hello) {
+		conn_eof(s, c, now);
+		c = NULL;
+	}
+	if (!c)
+		c = log_conn(s, stream, h.pid, now);
+	s->st.bytes += len;
+	if (feed(s, c, frame, len, now) < 0)
+		return -1;              /* c was dropped */
+	/* Its own EXIT, not one a vfork or clone child sent in its name. */
+	if (h.type == PT_REC_EXIT && c->said_hello && h.pid == c->own_pid &&
+	    !h.origin)
+		c->ended = 1;
+	else if (h.type == PT_REC_HELLO && c->pw.fd < 0)
+		log_watch_pid(s, c);
+	return 0;
+}
+
+void pt_server_drain_log(struct pt_server *s, int final)
+{
+	struct conn *c, *next;
+	uint64_t now = pt_mono_ns();
+	int n;
+
+	if (!s->log_on)
+		return;
+	n = pt_log_drain(&s->log, now, final, log_deliver, s);
+	if (n > 0)
+		s->last_activity = now;
+	for (c = s->conns; c; c = next) {
+		next = c->next;
+		if (c->from_log && c->ended)
+			conn_eof(s, c, now);
+	}
+	s->log_due = 0;
+	s->next_log = now + (n > 0 || s->log.more ? LOG_TICK_BUSY_NS
+						  : LOG_TICK_IDLE_NS);
 }

@@ -20,6 +20,7 @@
 #include "collect/runinfo.h"
 #include "collect/watch.h"
 #include "collect/tracefile.h"
+#include "collect/log.h"
 #include "capture/frame.h"
 #include "base/strbuf.h"
 
@@ -37,7 +38,12 @@
 #define ROUND_MSGS    64
 #define DRAIN_MSGS    4096
 
-enum watch_kind { W_LISTEN, W_CONN, W_USER, W_PIDFD };
+enum watch_kind { W_LISTEN, W_CONN, W_USER, W_PIDFD, W_LOGPID };
+
+/* How often the run log is drained: soon again while records arrive,
+ * seldom when it has been idle (doc/design.md, "The transport"). */
+#define LOG_TICK_BUSY_NS (5 * 1000000ull)
+#define LOG_TICK_IDLE_NS (50 * 1000000ull)
 
 /* First member of everything registered with epoll (epoll data.ptr). */
 struct watch {
@@ -55,6 +61,13 @@ struct conn {
 	unsigned char *pend;            /* bytes of an incomplete frame */
 	size_t pend_len, pend_alloc;
 	struct conn *prev, *next;
+	/* A stream of the run log stands for a connection: w.fd is -1, and
+	 * the end comes from its EXIT, its next HELLO, or the process's
+	 * pidfd (pw, W_LOGPID). */
+	int from_log;
+	int ended;                      /* close at the end of this drain */
+	uint64_t stream;
+	struct watch pw;
 };
 
 struct user_watch {
@@ -94,6 +107,10 @@ struct pt_server {
 	uint64_t watch_tick_ns;
 	struct pollfd *pfd;             /* batch_sleep()'s, one per user watch */
 	size_t npfd;
+	struct pt_log_reader log;       /* the run log, if log_on */
+	int log_on;
+	int log_due;                    /* a pidfd fired: drain now */
+	uint64_t next_log;              /* next drain (CLOCK_MONOTONIC) */
 };
 
 void pt_server_accept_conns(struct pt_server *s, int max, int drain);
@@ -121,6 +138,14 @@ void pt_server_raise_fd_limit(void);
  * triggered epoll reports the socket again if more come.  May close c.
  */
 void pt_server_read_conn(struct pt_server *s, struct conn *c, int max);
+
+/*
+ * Take what the run log holds into the capture, each stream as a
+ * connection, and end the streams whose image ended.  Never call it from
+ * within a round of epoll events: it frees connections, whose pidfds may
+ * be among them.  final: the run's end.
+ */
+void pt_server_drain_log(struct pt_server *s, int final);
 
 void pt_server_write_meta(struct pt_server *s, const char *command);
 

@@ -185,6 +185,33 @@ fail:
 	return NULL;
 }
 
+int pt_server_open_log(struct pt_server *s, char *env, size_t cap)
+{
+	char ns[32];
+	ssize_t n = readlink("/proc/self/ns/pid", ns, sizeof ns - 1);
+	unsigned long ino = 0;
+	int fd;
+
+	if (n > 5 && !memcmp(ns, "pid:[", 5)) {
+		ns[n] = '\0';
+		ino = strtoul(ns + 5, NULL, 10);
+	}
+	if (!ino) {
+		pt_warn("run log: no pid namespace to name in /proc; using "
+			"the socket");
+		return -1;
+	}
+	fd = pt_log_create(&s->log);
+	if (fd < 0) {
+		pt_warn("run log: %s; using the socket", strerror(errno));
+		return -1;
+	}
+	s->log_on = 1;
+	s->next_log = pt_mono_ns();
+	snprintf(env, cap, "%lu:/proc/%d/fd/%d", ino, (int)getpid(), fd);
+	return 0;
+}
+
 void pt_server_begin(struct pt_server *s, struct pt_writer *w,
 		     const char *command)
 {
@@ -222,6 +249,12 @@ static void dispatch(struct pt_server *s, struct watch *wt)
 		break;
 	case W_PIDFD:
 		pt_watch_ready(s->watch, wt->fd);
+		break;
+	case W_LOGPID:
+		/* A stream's process is gone: end it once what it wrote is
+		 * drained, after this round (pt_server_drain_log). */
+		((struct conn *)(void *)((char *)wt - offsetof(struct conn, pw)))->ended = 1;
+		s->log_due = 1;
 		break;
 	}
 }
@@ -263,6 +296,14 @@ int pt_server_run(struct pt_server *s, uint64_t tick_ns,
 		/* Never sleep through a watch tick, when there is one. */
 		if (pt_watch_busy(s->watch) == 2)
 			timeout = (int)(s->watch_tick_ns / 1000000) + 1;
+		if (s->log_on) {
+			now = pt_mono_ns();
+			if (s->next_log <= now)
+				timeout = 0;
+			else if ((s->next_log - now) / 1000000 + 1 <
+				 (uint64_t)timeout)
+				timeout = (int)((s->next_log - now) / 1000000 + 1);
+		}
 		if (tick) {
 			now = pt_mono_ns();
 			if (next_tick <= now)
@@ -284,6 +325,8 @@ int pt_server_run(struct pt_server *s, uint64_t tick_ns,
 		s->round_msgs = 0;
 		for (i = 0; i < n; i++)
 			dispatch(s, ev[i].data.ptr);
+		if (s->log_on && (s->log_due || pt_mono_ns() >= s->next_log))
+			pt_server_drain_log(s, 0);
 		if (s->w)
 			pt_writer_flush(s->w, 0);
 		now = pt_mono_ns();
@@ -318,6 +361,8 @@ int pt_server_settled(struct pt_server *s)
 {
 	struct pollfd pfd = { .fd = s->listen.fd, .events = POLLIN };
 
+	/* What the run log holds is heard of, as a connection's backlog. */
+	pt_server_drain_log(s, 0);
 	return !s->st.conns_open && !pt_expect_any(&s->expect, pt_mono_ns()) &&
 	       poll(&pfd, 1, 0) == 0;
 }
@@ -345,6 +390,10 @@ void pt_server_shutdown(struct pt_server *s)
 	if (s->shut)
 		return;
 	s->shut = 1;
+	pt_server_drain_log(s, 1);
+	if (s->log_on && s->log.st.lost_bytes)
+		pt_warn("run log: %llu bytes of damaged records stepped over",
+			(unsigned long long)s->log.st.lost_bytes);
 	if (s->listen.fd >= 0) {
 		/* Unlink first so that nobody new arrives, then take in
 		 * those already in the backlog: short processes may have
@@ -358,7 +407,8 @@ void pt_server_shutdown(struct pt_server *s)
 	}
 	for (c = s->conns; c; c = next) {
 		next = c->next;         /* read_conn may free c */
-		pt_server_read_conn(s, c, DRAIN_MSGS);
+		if (c->w.fd >= 0)
+			pt_server_read_conn(s, c, DRAIN_MSGS);
 	}
 	if (s->watch)
 		pt_watch_tick(s->watch);
@@ -395,10 +445,15 @@ void pt_server_free(struct pt_server *s)
 		return;
 	for (c = s->conns; c; c = cn) {
 		cn = c->next;
-		close(c->w.fd);
+		if (c->w.fd >= 0)
+			close(c->w.fd);
+		if (c->from_log && c->pw.fd >= 0)
+			close(c->pw.fd);
 		free(c->pend);
 		free(c);
 	}
+	if (s->log_on)
+		pt_log_close(&s->log);
 	pt_watch_free(s->watch);        /* closes its pidfds */
 	pt_tracefiles_free(s->traces);  /* removes its directory */
 	for (u = s->users; u; u = un) {

@@ -73,6 +73,14 @@ int pt_server_watch(struct pt_server *s, int fd,
  */
 void pt_server_trace_dir(struct pt_server *s, const char *dir);
 
+/*
+ * Create the run log (doc/design.md, "The transport") and put in env
+ * (cap bytes) the value of PROFTRACE_LOG that lets the command's images
+ * append to it: "PIDNS:/proc/PID/fd/N".  Returns 0, or -1 with a warning
+ * said (the images then use the socket).
+ */
+int pt_server_open_log(struct pt_server *s, char *env, size_t cap);
+
 /* The watcher of processes seen from outside (watch.h), for `record`
  * to name its command. */
 struct pt_watch *pt_server_watcher(struct pt_server *s);
