@@ -6,7 +6,8 @@
 
 A busy machine moves wall-clock figures by more than the effect being
 measured; it does not move these.  For a spawn loop of /bin/true
-(bench/spawnloop) under `proftrace record`, with the floor of a shared
+(bench/spawnloop) under `proftrace record` (with the socket, and with the
+run log: PROFTRACE_TRANSPORT=log), with the floor of a shared
 ring (bench/minring.c: a mapped ring, a HELLO and an EXIT), and with the
 floor of an append-only transport, the run log (bench/minappend.c: a write(2) of each record
 to an inherited O_APPEND memfd, or to that memfd opened through /proc by
@@ -83,9 +84,9 @@ class Counts:
         ("record"), or with a floor library: the ring's ("ring"), the
         append floor's on an inherited descriptor ("append") or opened by
         each image ("open")."""
-        if config == "record":
+        if config in ("record", "record-log"):
             return ([self.proftrace, "record", "-q", "--force", "-o", self.cap, "--"] + cmd,
-                    clean_env())
+                    clean_env(**self.transport(config)))
         floor = {"ring": self.libminring, "append": self.libminappend,
                  "open": self.libminappend}.get(config)
         if floor:
@@ -135,14 +136,20 @@ class Counts:
         spawner = self.per_spawn(lambda c: vg + c, "spawn", config)
         return sp, fk, child, spawner, fsp, ffk
 
-    def collector(self):
+    @staticmethod
+    def transport(config):
+        """What asks `record` for the run log ("record-log")."""
+        return {"PROFTRACE_TRANSPORT": "log"} if config == "record-log" else {}
+
+    def collector(self, config="record"):
         """Collector instructions per program image: `proftrace record` under
         callgrind (not following the command), two loop lengths."""
         a, b = self.a.images
         x = []
         for n in (a, b):
             x.append(callgrind([self.proftrace, "record", "-q", "--force", "-o", self.cap,
-                                "--", self.spawnloop, "spawn", str(n)], clean_env(),
+                                "--", self.spawnloop, "spawn", str(n)],
+                               clean_env(**self.transport(config)),
                                self.tmp, ["--trace-children=no"]))
         return (x[1] - x[0]) / (b - a)
 
@@ -209,6 +216,7 @@ def main():
         e = c.row("empty")
         rows = []
         for name, config in (("empty library", "empty"), ("proftrace record", "record"),
+                             ("proftrace record, run log", "record-log"),
                              ("ring floor (bench/minring.c)", "ring"),
                              ("append floor (bench/minappend.c)", "append"),
                              ("append floor, opened per image", "open")):
@@ -222,6 +230,8 @@ def main():
                      "faults/spawn (posix_spawn)", "faults/spawn (fork+execve)"], rows))
         col = c.collector()
         print(f"\ncollector instructions per program image (record, callgrind): {col:,.0f}")
+        col = c.collector("record-log")
+        print(f"collector instructions per program image (record, run log): {col:,.0f}")
         if a.autoconf:
             top, execs, res, wr, cr = c.autoconf(a.autoconf, a.rounds)
             med = statistics.median
