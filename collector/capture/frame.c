@@ -209,6 +209,27 @@ int pt_record_check(const struct pt_frame_header *hdr,
 	return begin_record(hdr, payload, rec, &nargs, &nenv, why);
 }
 
+int pt_frame_check_whole(const unsigned char *p, size_t len,
+			 struct pt_frame_header *h, struct pt_record *rec,
+			 const char **why)
+{
+	if (len < PT_FRAME_HDR) {
+		*why = "shorter than a header";
+		return -1;
+	}
+	if (pt_frame_header_decode(p, h, why) < 0)
+		return -1;
+	if (len != PT_FRAME_HDR + (size_t)h->length) {
+		*why = "length other than the record's";
+		return -1;
+	}
+	if (h->flags & PT_FRAME_DEFLATED) {
+		*why = "deflated";
+		return -1;
+	}
+	return pt_record_check(h, p + PT_FRAME_HDR, rec, why);
+}
+
 void pt_record_free(struct pt_record *rec)
 {
 	free(rec->argv);

@@ -73,6 +73,16 @@ int pt_record_check(const struct pt_frame_header *hdr,
 		    const unsigned char *payload, struct pt_record *rec,
 		    const char **why);
 
+/*
+ * The whole plain frame of len bytes at p (a record of the run log):
+ * its header decoded into *h and its record checked into *rec, as
+ * pt_record_check() does.  Returns 0, or -1 with *why set: a bad header,
+ * a length other than len, a deflated payload, or a bad record.
+ */
+int pt_frame_check_whole(const unsigned char *p, size_t len,
+			 struct pt_frame_header *h, struct pt_record *rec,
+			 const char **why);
+
 /* Bytes of the fixed part of a record type; 0 for unknown types. */
 size_t pt_record_fixed_size(unsigned type);
 

@@ -304,6 +304,29 @@ void pt_server_read_conn(struct pt_server *s, struct conn *c, int max)
 	}
 }
 
+/* A new connection of peer pid and uid on fd (-1: a run log stream),
+ * listed and written to the capture. */
+static struct conn *conn_add(struct pt_server *s, int fd, uint32_t pid,
+			     uint32_t uid, uint64_t now)
+{
+	struct conn *c = pt_xcalloc(1, sizeof *c);
+
+	c->w.kind = W_CONN;
+	c->w.fd = fd;
+	c->pw.fd = -1;
+	c->id = ++s->next_id;
+	c->pid = pid;
+	c->uid = uid;
+	s->st.conns_total++;
+	s->st.conns_open++;
+	c->next = s->conns;
+	if (s->conns)
+		s->conns->prev = c;
+	s->conns = c;
+	pt_server_put_record(s, c, PT_CAP_CONNECT, now, NULL, 0);
+	return c;
+}
+
 static void new_conn(struct pt_server *s, int fd, int drain)
 {
 	struct ucred cr;
@@ -318,20 +341,8 @@ static void new_conn(struct pt_server *s, int fd, int drain)
 		close(fd);
 		return;
 	}
-	c = pt_xcalloc(1, sizeof *c);
-	c->w.kind = W_CONN;
-	c->w.fd = fd;
-	c->id = ++s->next_id;
-	c->pid = (uint32_t)cr.pid;
-	c->uid = (uint32_t)cr.uid;
+	c = conn_add(s, fd, (uint32_t)cr.pid, (uint32_t)cr.uid, now);
 	s->last_activity = now;
-	s->st.conns_total++;
-	s->st.conns_open++;
-	c->next = s->conns;
-	if (s->conns)
-		s->conns->prev = c;
-	s->conns = c;
-	pt_server_put_record(s, c, PT_CAP_CONNECT, now, NULL, 0);
 
 	if (c->uid != s->uid) {
 		/* The socket is 0600 in a 0700 directory, so only root or a
@@ -417,24 +428,13 @@ static void log_watch_pid(struct pt_server *s, struct conn *c)
 static struct conn *log_conn(struct pt_server *s, uint64_t stream, uint32_t pid,
 			     uint64_t now)
 {
-	struct conn *c = pt_xcalloc(1, sizeof *c);
+	/* The library wrote only in our pid namespace, and only our uid
+	 * can open the run log. */
+	struct conn *c = conn_add(s, -1, pid, s->uid, now);
 
-	c->w.kind = W_CONN;
-	c->w.fd = -1;
 	c->from_log = 1;
 	c->stream = stream;
 	c->pw.kind = W_LOGPID;
-	c->pw.fd = -1;
-	c->id = ++s->next_id;
-	c->pid = pid;           /* the library wrote only in our pid namespace */
-	c->uid = s->uid;        /* only our uid can open the run log */
-	s->st.conns_total++;
-	s->st.conns_open++;
-	c->next = s->conns;
-	if (s->conns)
-		s->conns->prev = c;
-	s->conns = c;
-	pt_server_put_record(s, c, PT_CAP_CONNECT, now, NULL, 0);
 	return c;
 }
 

@@ -36,9 +36,7 @@ static int take(void *ctx, uint64_t stream, uint32_t flags,
 
 	(void)ctx;
 	(void)flags;
-	if (pt_frame_header_decode(frame, &h, &why) < 0 ||
-	    len != PT_FRAME_HDR + (size_t)h.length ||
-	    pt_record_check(&h, frame + PT_FRAME_HDR, &rec, &why) < 0 ||
+	if (pt_frame_check_whole(frame, len, &h, &rec, &why) < 0 ||
 	    h.type != PT_REC_HELLO || stream != h.pid)
 		return -1;
 	printf("record %u\n", h.pid);
