@@ -422,7 +422,10 @@ static void hello_body(struct pt_body *b, uint32_t kind, uint64_t start_ns,
 	 * its parent's memory. */
 	if (kind == PT_HELLO_IMAGE || kind == PT_HELLO_FOREIGN ||
 	    (self == 1 && kind == PT_HELLO_FORK)) {
-		uint32_t ns = pidns_of_self();
+		/* An image's own was read by open_log at its start, if at
+		 * all: pt is new with each image. */
+		uint32_t ns = kind == PT_HELLO_IMAGE && pt.pidns ?
+			      pt.pidns : pidns_of_self();
 
 		if (self == pt.owner)
 			pt.pidns = ns;
@@ -512,7 +515,10 @@ static int open_log(struct pt_chan *ch)
 {
 	int fd, hi;
 
-	if (!pt.log_path || pidns_of_self() != pt.log_pidns)
+	if (!pt.log_path)
+		return -1;
+	pt.pidns = pidns_of_self();     /* the HELLO's too */
+	if (pt.pidns != pt.log_pidns)
 		return -1;
 	fd = pt_sys_open(PT_STR(log_path), O_WRONLY | O_APPEND | O_CLOEXEC, 0);
 	if (fd < 0)
