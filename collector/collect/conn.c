@@ -24,7 +24,7 @@ static void close_conn(struct pt_server *s, struct conn *c)
 {
 	if (c->w.fd >= 0)
 		close(c->w.fd);         /* also leaves the epoll set */
-	if (c->from_log && c->pw.fd >= 0)
+	if (c->pw.fd >= 0)
 		close(c->pw.fd);
 	if (c->prev)
 		c->prev->next = c->next;

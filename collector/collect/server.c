@@ -283,6 +283,16 @@ static void batch_sleep(struct pt_server *s)
 		nanosleep(&batch, NULL);
 }
 
+/* timeout (ms), shortened so that the wait ends by when. */
+static int wake_by(uint64_t when, uint64_t now, int timeout)
+{
+	if (when <= now)
+		return 0;
+	if ((when - now) / 1000000 + 1 < (uint64_t)timeout)
+		return (int)((when - now) / 1000000 + 1);
+	return timeout;
+}
+
 int pt_server_run(struct pt_server *s, uint64_t tick_ns,
 		  void (*tick)(struct pt_server *s, void *arg), void *arg)
 {
@@ -296,22 +306,11 @@ int pt_server_run(struct pt_server *s, uint64_t tick_ns,
 		/* Never sleep through a watch tick, when there is one. */
 		if (pt_watch_busy(s->watch) == 2)
 			timeout = (int)(s->watch_tick_ns / 1000000) + 1;
-		if (s->log_on) {
-			now = pt_mono_ns();
-			if (s->next_log <= now)
-				timeout = 0;
-			else if ((s->next_log - now) / 1000000 + 1 <
-				 (uint64_t)timeout)
-				timeout = (int)((s->next_log - now) / 1000000 + 1);
-		}
-		if (tick) {
-			now = pt_mono_ns();
-			if (next_tick <= now)
-				timeout = 0;
-			else if ((next_tick - now) / 1000000 + 1 <
-				 (uint64_t)timeout)
-				timeout = (int)((next_tick - now) / 1000000 + 1);
-		}
+		now = pt_mono_ns();
+		if (s->log_on)
+			timeout = wake_by(s->next_log, now, timeout);
+		if (tick)
+			timeout = wake_by(next_tick, now, timeout);
 		n = epoll_wait(s->epfd, ev, MAX_EVENTS, timeout);
 		if (n < 0) {
 			if (errno != EINTR) {
@@ -447,7 +446,7 @@ void pt_server_free(struct pt_server *s)
 		cn = c->next;
 		if (c->w.fd >= 0)
 			close(c->w.fd);
-		if (c->from_log && c->pw.fd >= 0)
+		if (c->pw.fd >= 0)
 			close(c->pw.fd);
 		free(c->pend);
 		free(c);
