@@ -438,38 +438,64 @@ static struct conn *log_conn(struct pt_server *s, uint64_t stream, uint32_t pid,
 	return c;
 }
 
-static int log_deliver(void *ctx, uint64_t stream, uint32_t flags,
-		       const unsigned char *frame, size_t len)
+/* One whole frame of a stream: to the connection that stands for the
+ * stream's image now.  Returns 0, or -1 if that connection was dropped. */
+static int log_frame(struct pt_server *s, uint64_t stream,
+		     const struct pt_frame_header *h,
+		     const unsigned char *frame, uint64_t now)
 {
-	struct pt_server *s = ctx;
-	struct pt_frame_header h;
-	const char *why;
+	size_t len = PT_FRAME_HDR + (size_t)h->length;
 	struct conn *c;
-	uint64_t now = pt_mono_ns();
 
-	(void)flags;
-	if (pt_frame_header_decode(frame, &h, &why) < 0 ||
-	    len != PT_FRAME_HDR + (size_t)h.length)
-		return -1;
 	for (c = s->conns; c; c = c->next)
 		if (c->from_log && c->stream == stream)
 			break;
 	/* The next image of the same process (an exec): the last one ended. */
-	if (c && h.type == PT_REC_HELLO && c->said_hello) {
+	if (c && h->type == PT_REC_HELLO && c->said_hello) {
 		conn_eof(s, c, now);
 		c = NULL;
 	}
 	if (!c)
-		c = log_conn(s, stream, h.pid, now);
+		c = log_conn(s, stream, h->pid, now);
 	s->st.bytes += len;
 	if (feed(s, c, frame, len, now) < 0)
 		return -1;              /* c was dropped */
 	/* Its own EXIT, not one a vfork or clone child sent in its name. */
-	if (h.type == PT_REC_EXIT && c->said_hello && h.pid == c->own_pid &&
-	    !h.origin)
+	if (h->type == PT_REC_EXIT && c->said_hello && h->pid == c->own_pid &&
+	    !h->origin)
 		c->ended = 1;
-	else if (h.type == PT_REC_HELLO && c->pw.fd < 0)
+	else if (h->type == PT_REC_HELLO && c->pw.fd < 0)
 		log_watch_pid(s, c);
+	return 0;
+}
+
+/*
+ * A record holds whole frames of one stream, one or more: a REAP goes
+ * with what was held for the child (its SPAWN or FORK, its EXEC) in one
+ * write, as it does in one message on a socket.  Returns 0, or -1 if the
+ * record was refused (a frame that does not fit it) or a frame dropped.
+ */
+static int log_deliver(void *ctx, uint64_t stream, uint32_t flags,
+		       const unsigned char *rec, size_t len)
+{
+	struct pt_server *s = ctx;
+	struct pt_frame_header h;
+	const char *why;
+	uint64_t now = pt_mono_ns();
+	size_t off = 0;
+
+	(void)flags;
+	if (!len)
+		return -1;
+	while (off < len) {
+		if (len - off < PT_FRAME_HDR ||
+		    pt_frame_header_decode(rec + off, &h, &why) < 0 ||
+		    len - off - PT_FRAME_HDR < (size_t)h.length)
+			return -1;
+		if (log_frame(s, stream, &h, rec + off, now) < 0)
+			return -1;
+		off += PT_FRAME_HDR + (size_t)h.length;
+	}
 	return 0;
 }
 

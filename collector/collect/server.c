@@ -330,6 +330,10 @@ int pt_server_run(struct pt_server *s, uint64_t tick_ns,
 			pt_writer_flush(s->w, 0);
 		now = pt_mono_ns();
 		if (now >= next_watch) {
+			/* The watch stops looking under a process once it has
+			 * heard its HELLO: hear what the run log holds first. */
+			if (s->log_on)
+				pt_server_drain_log(s, 0);
 			pt_watch_tick(s->watch);
 			next_watch = now + s->watch_tick_ns;
 		}
