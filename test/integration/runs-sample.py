@@ -129,9 +129,16 @@ def main():
             named = [x for x in r if x[1].startswith("cc1 src/stats.c")]
             check(len(named) == 1 and named[0][0] == "slower" and
                   float(named[0][2]) > 0, f"cc1 src/stats.c slower:\n{out}")
-            # Anything else beyond noise is a step of the same file.
-            for v, key, _ in r:
-                check("stats." in key, f"{key!r} ({v}) listed:\n{out}")
+            # Anything else beyond noise is a step of the same file, or
+            # a compile that ran beside the slowed one on this machine's
+            # two cores and shared its caches: one whose change is a
+            # tenth of the slowed compile's at most (the lower ends of
+            # their 95 % intervals), where a wrong attribution would move
+            # the same time.
+            big = abs(float(named[0][2]))
+            for v, key, low in r:
+                check("stats." in key or abs(float(low)) <= big / 10,
+                      f"{key!r} ({v}, at least {low} s) listed:\n{out}")
 
         def t_path_column_agrees_with_report():
             """The diff's path column for the slowed compile counts the
