@@ -6,8 +6,8 @@
 
 A busy machine moves wall-clock figures by more than the effect being
 measured; it does not move these.  For a spawn loop of /bin/true
-(bench/spawnloop) under `proftrace record` (with the socket, and with the
-run log: PROFTRACE_TRANSPORT=log), with the floor of a shared
+(bench/spawnloop) under `proftrace record` (with the run log, the
+default, and with every image on the socket: PROFTRACE_TRANSPORT=socket), with the floor of a shared
 ring (bench/minring.c: a mapped ring, a HELLO and an EXIT), and with the
 floor of an append-only transport, the run log (bench/minappend.c: a write(2) of each record
 to an inherited O_APPEND memfd, or to that memfd opened through /proc by
@@ -81,10 +81,10 @@ class Counts:
 
     def wrap(self, config, cmd):
         """cmd with the empty library ("empty"), under `proftrace record`
-        ("record"), or with a floor library: the ring's ("ring"), the
+        ("record", the run log; "record-socket"), or with a floor library: the ring's ("ring"), the
         append floor's on an inherited descriptor ("append") or opened by
         each image ("open")."""
-        if config in ("record", "record-log"):
+        if config in ("record", "record-socket"):
             return ([self.proftrace, "record", "-q", "--force", "-o", self.cap, "--"] + cmd,
                     clean_env(**self.transport(config)))
         floor = {"ring": self.libminring, "append": self.libminappend,
@@ -138,8 +138,8 @@ class Counts:
 
     @staticmethod
     def transport(config):
-        """What asks `record` for the run log ("record-log")."""
-        return {"PROFTRACE_TRANSPORT": "log"} if config == "record-log" else {}
+        """What keeps `record` to the socket ("record-socket")."""
+        return {"PROFTRACE_TRANSPORT": "socket"} if config == "record-socket" else {}
 
     def collector(self, config="record"):
         """Collector instructions per program image: `proftrace record` under
@@ -215,8 +215,9 @@ def main():
     try:
         e = c.row("empty")
         rows = []
-        for name, config in (("empty library", "empty"), ("proftrace record", "record"),
-                             ("proftrace record, run log", "record-log"),
+        for name, config in (("empty library", "empty"),
+                             ("proftrace record (run log)", "record"),
+                             ("proftrace record, socket", "record-socket"),
                              ("ring floor (bench/minring.c)", "ring"),
                              ("append floor (bench/minappend.c)", "append"),
                              ("append floor, opened per image", "open")):
@@ -229,9 +230,10 @@ def main():
                      "/bin/true instr.", "spawner instr./spawn",
                      "faults/spawn (posix_spawn)", "faults/spawn (fork+execve)"], rows))
         col = c.collector()
-        print(f"\ncollector instructions per program image (record, callgrind): {col:,.0f}")
-        col = c.collector("record-log")
-        print(f"collector instructions per program image (record, run log): {col:,.0f}")
+        print(f"\ncollector instructions per program image (record, run log, callgrind): "
+              f"{col:,.0f}")
+        col = c.collector("record-socket")
+        print(f"collector instructions per program image (record, socket): {col:,.0f}")
         if a.autoconf:
             top, execs, res, wr, cr = c.autoconf(a.autoconf, a.rounds)
             med = statistics.median

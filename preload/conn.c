@@ -474,19 +474,30 @@ void pt_chan_put(struct pt_chan *ch)
 	ch->temp = 0;
 }
 
-/* Make ch, placed already, the process's own connection (owner only). */
-static void adopt_placed(struct pt_chan *ch)
+/* Make ch, placed already and known to be the file dev:ino, the
+ * process's own connection (owner only). */
+static void adopt_known(struct pt_chan *ch, dev_t dev, ino_t ino)
 {
-	if (ch->fd >= 0 &&
-	    pt_sys_fd_identity(ch->fd, &pt.fd_dev, &pt.fd_ino) < 0) {
-		pt_sys_close(ch->fd);
-		ch->fd = -1;
-	}
+	pt.fd_dev = dev;
+	pt.fd_ino = ino;
 	pt.fd = ch->fd;
 	pt.spool = ch->spool;
 	pt.log = ch->log;
 	pt.log_stream = ch->stream;
 	ch->temp = 0;
+}
+
+/* Make ch, placed already, the process's own connection (owner only). */
+static void adopt_placed(struct pt_chan *ch)
+{
+	dev_t dev = 0;
+	ino_t ino = 0;
+
+	if (ch->fd >= 0 && pt_sys_fd_identity(ch->fd, &dev, &ino) < 0) {
+		pt_sys_close(ch->fd);
+		ch->fd = -1;
+	}
+	adopt_known(ch, dev, ino);
 }
 
 /* Decimal digits of v ending at end (exclusive); returns the first. */
@@ -506,19 +517,33 @@ static void adopt(struct pt_chan *ch)
 }
 
 /*
- * The run log, open at PT_HIGH_FD in ch, if this image may use it: it is
- * named, this process is in the collector's pid namespace (its pids are
- * the collector's), and the open succeeds (a sandbox's /proc or user
- * namespace, or another uid, refuses it).  0, or -1: use the socket.
+ * The run log, open at PT_HIGH_FD in ch and made the image's own, if it
+ * may use it: it is named, this process is in the collector's pid
+ * namespace (its pids are the collector's), the name still leads to the
+ * run log, and the open succeeds (a sandbox's /proc or user namespace,
+ * or another uid, refuses it).  0, or -1: use the socket.
+ *
+ * The name is /proc/PID/fd/N of the collector.  A process that outlives
+ * its run (a build server) keeps the variable: by then PID may be another
+ * process and N any file of it, which must be neither opened (a FIFO
+ * would block, a device may act on it) nor written.  So the file's
+ * identity is checked first, by its name; the check also gives what
+ * owned_fd_valid() compares with, so it costs no call of its own.
  */
 static int open_log(struct pt_chan *ch)
 {
+	struct statx stx;
 	int fd, hi;
 
 	if (!pt.log_path)
 		return -1;
 	pt.pidns = pidns_of_self();     /* the HELLO's too */
-	if (pt.pidns != pt.log_pidns)
+	if (pt.pidns != pt.log_pidns ||
+	    pt_sys_path_stat(PT_STR(log_path), &stx) < 0 ||
+	    !S_ISREG(stx.stx_mode) || stx.stx_nlink != 0 ||
+	    stx.stx_ino != pt.log_ino ||
+	    ((uint64_t)stx.stx_dev_major << 32 | stx.stx_dev_minor) !=
+	    pt.log_dev)
 		return -1;
 	fd = pt_sys_open(PT_STR(log_path), O_WRONLY | O_APPEND | O_CLOEXEC, 0);
 	if (fd < 0)
@@ -530,6 +555,7 @@ static int open_log(struct pt_chan *ch)
 	ch->fd = hi;
 	ch->log = 1;
 	ch->stream = (uint32_t)pt.owner;
+	adopt_known(ch, (dev_t)pt.log_dev, (ino_t)pt.log_ino);
 	return 0;
 }
 
@@ -551,12 +577,8 @@ void pt_conn_start_image(char *const *argv, char *const *envp)
 	ch.stream = 0;
 	ch.pid = pt.owner;
 	ch.owner = 1;
-	if (open_log(&ch) == 0) {
-		adopt_placed(&ch);
-		if (pt.fd >= 0)
-			goto hello;
-		ch.log = 0;
-	}
+	if (open_log(&ch) == 0)
+		goto hello;
 	ch.fd = connect_socket(PT_STR(socket_path), 1);
 	if (ch.fd < 0) {
 		ch.fd = open_spool(pt.owner);

@@ -287,18 +287,27 @@ void pt_env_setup(char *const *envp)
 					  pt_strlen(PT_RUNDIR_PREFIX), u,
 					  "/" PT_SOCKET_NAME, PT_SUN_PATH_MAX);
 	}
-	/* "PIDNS:PATH": the run log, for images in the collector's pid
-	 * namespace.  Not repaired at exec: an image without it uses the
-	 * socket. */
+	/* "PIDNS:DEV:INO:PATH": the run log, for images in the collector's
+	 * pid namespace; put back at exec as the socket's path is. */
 	if (log) {
-		uint32_t ns = 0;
+		const char *p = log;
+		uint64_t id[3] = { 0, 0, 0 };
+		int i;
 
-		while (*log >= '0' && *log <= '9')
-			ns = ns * 10 + (uint32_t)(*log++ - '0');
-		if (*log == ':' && log[1] == '/' && ns) {
-			pt.log_pidns = ns;
-			pt.log_path = pool_add(log + 1, pt_strlen(log + 1), NULL,
-					       NULL, PATH_MAX);
+		for (i = 0; i < 3 && *p >= '0' && *p <= '9'; i++) {
+			while (*p >= '0' && *p <= '9')
+				id[i] = id[i] * 10 + (uint64_t)(*p++ - '0');
+			if (*p++ != ':')
+				break;
+		}
+		if (i == 3 && *p == '/' && id[0] &&
+		    id[0] <= UINT32_MAX &&
+		    (pt.log_path = pool_add(p, pt_strlen(p), NULL, NULL,
+					    PATH_MAX))) {
+			pt.log_pidns = (uint32_t)id[0];
+			pt.log_dev = id[1];
+			pt.log_ino = id[2];
+			pt.env_log = pool_entry(PT_ENV_LOG, log, 2 * PATH_MAX);
 		}
 	}
 	if (dir && (pt.spool_dir = pool_add(dir, pt_strlen(dir), NULL, NULL,
@@ -456,7 +465,8 @@ static int is_pt_var(const char *e)
 	       (!pt_strncmp(e, PT_ENV_SOCKET "=", sizeof PT_ENV_SOCKET) ||
 		!pt_strncmp(e, PT_ENV_DIR "=", sizeof PT_ENV_DIR) ||
 		!pt_strncmp(e, PT_ENV_LIST "=", sizeof PT_ENV_LIST) ||
-		!pt_strncmp(e, PT_ENV_TRACE_DIR "=", sizeof PT_ENV_TRACE_DIR));
+		!pt_strncmp(e, PT_ENV_TRACE_DIR "=", sizeof PT_ENV_TRACE_DIR) ||
+		!pt_strncmp(e, PT_ENV_LOG "=", sizeof PT_ENV_LOG));
 }
 
 /* envp's first LD_PRELOAD entry among n, or NULL. */
@@ -538,8 +548,9 @@ char *const *pt_env_repair(char *const *envp, size_t n, char **out,
 	const char *pre = NULL;
 	const char *entry = PT_STR(preload_entry);
 	size_t entry_len = pt_strlen(entry), i, j = 0;
-	int need_pre, need_sock, need_dir, need_list, need_trace,
-	    have_sock = 0, have_dir = 0, have_list = 0, have_trace = 0;
+	int need_pre, need_sock, need_dir, need_list, need_trace, need_log,
+	    have_sock = 0, have_dir = 0, have_list = 0, have_trace = 0,
+	    have_log = 0;
 
 	if (!envp)
 		envp = empty;
@@ -563,6 +574,8 @@ char *const *pt_env_repair(char *const *envp, size_t n, char **out,
 		else if (!pt_strncmp(e, PT_ENV_TRACE_DIR "=",
 				     sizeof PT_ENV_TRACE_DIR))
 			have_trace = 1;
+		else if (!pt_strncmp(e, PT_ENV_LOG "=", sizeof PT_ENV_LOG))
+			have_log = 1;
 	}
 	/* One library per process: the innermost collector's.  Adding ours
 	 * beside another copy would load both, each reporting every event. */
@@ -574,8 +587,9 @@ char *const *pt_env_repair(char *const *envp, size_t n, char **out,
 	need_dir = pt.env_dir && !have_dir;
 	need_list = pt.env_list && !have_list;
 	need_trace = pt.env_trace && !have_trace;
-	if (!(need_pre || need_sock || need_dir || need_list || need_trace) ||
-	    n > PT_ENV_MAX)
+	need_log = pt.env_log && !have_log;
+	if (!(need_pre || need_sock || need_dir || need_list || need_trace ||
+	      need_log) || n > PT_ENV_MAX)
 		return envp;
 
 	for (i = 0; i < n; i++) {
@@ -602,6 +616,8 @@ char *const *pt_env_repair(char *const *envp, size_t n, char **out,
 		out[j++] = PT_STR(env_list);
 	if (need_trace)
 		out[j++] = PT_STR(env_trace);
+	if (need_log)
+		out[j++] = PT_STR(env_log);
 	out[j] = NULL;
 	return out;
 }

@@ -93,6 +93,7 @@ struct pt_state {
 				 * transport") */
 	uint64_t log_stream;    /* its stream: the pid that opened it */
 	uint32_t log_pidns;     /* the collector's pid namespace */
+	uint64_t log_dev, log_ino;      /* the run log's identity */
 	int transient;          /* no room for fd: a connection per event */
 	int fd_at_limit;        /* the fd last put at the soft limit (conn.c):
 				 * where fd is, it takes no slot of the
@@ -129,6 +130,7 @@ struct pt_state {
 	uint16_t env_dir;
 	uint16_t env_list;
 	uint16_t env_trace;     /* PROFTRACE_TRACE_DIR=..., maybe a relay */
+	uint16_t env_log;       /* PROFTRACE_LOG=PIDNS:PATH */
 	int trace_relay;        /* 1: the trace directory is a relay, sent
 				 * at the end; 2: one this image made */
 	uint16_t trace_known;   /* "TOOL=FILE" a known tool writes, or 0 */
@@ -236,7 +238,7 @@ PT_HIDDEN size_t pt_env_count(char *const *envp);
  * build of the library for it is installed.  Allocation-free, for vfork
  * children.
  */
-#define PT_ENV_EXTRA 5
+#define PT_ENV_EXTRA 6          /* LD_PRELOAD and the five PROFTRACE_* */
 #define PT_ENV_MAX   16384      /* larger environments are passed as they are */
 PT_HIDDEN char *const *pt_env_repair(char *const *envp, size_t n, char **out,
 				     char *scratch, size_t scratch_len,

@@ -226,6 +226,14 @@ static inline int pt_sys_fd_identity(int fd, dev_t *dev, ino_t *ino)
 	return 0;
 }
 
+/* What path names, its link followed: 0 and *stx (type, nlink, inode
+ * and device), or -1. */
+static inline int pt_sys_path_stat(const char *path, struct statx *stx)
+{
+	return PT_SC5(SYS_statx, AT_FDCWD, path, 0,
+		      STATX_TYPE | STATX_NLINK | STATX_INO, stx) < 0 ? -1 : 0;
+}
+
 /*
  * The working directory into buf (cap bytes), as getcwd(3): buf, or NULL
  * with errno set (ERANGE: too small).  A directory outside the process's

@@ -387,10 +387,14 @@ static int set_up(struct setup *u, struct record_opts *o)
 	pt_quote_argv(&u->command, (const char *const *)o->command, o->argc);
 	pt_server_begin(u->s, u->w, u->command.buf);
 	pt_server_trace_dir(u->s, u->traces);
-	/* The run log, still to be made the default (doc/design.md, "The
-	 * transport"): PROFTRACE_TRANSPORT=log asks for it. */
+	/* The run log (doc/design.md, "The transport"), unless
+	 * PROFTRACE_TRANSPORT=socket keeps every image on the socket. */
 	u->log[0] = '\0';      /* pt_server_open_log fills it on success */
-	if ((t = getenv("PROFTRACE_TRANSPORT")) && !strcmp(t, "log"))
+	t = getenv("PROFTRACE_TRANSPORT");
+	if (t && *t && strcmp(t, "log") && strcmp(t, "socket"))
+		pt_warn("PROFTRACE_TRANSPORT: expected log or socket, not "
+			"'%s'; using the run log", t);
+	if (!t || strcmp(t, "socket"))
 		pt_server_open_log(u->s, u->log, sizeof u->log);
 	return 0;
 }

@@ -11,6 +11,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/un.h>
 #include <sys/utsname.h>
 #include <time.h>
@@ -190,6 +191,7 @@ int pt_server_open_log(struct pt_server *s, char *env, size_t cap)
 	char ns[32];
 	ssize_t n = readlink("/proc/self/ns/pid", ns, sizeof ns - 1);
 	unsigned long ino = 0;
+	struct stat st;
 	int fd;
 
 	if (n > 5 && !memcmp(ns, "pid:[", 5)) {
@@ -206,9 +208,20 @@ int pt_server_open_log(struct pt_server *s, char *env, size_t cap)
 		pt_warn("run log: %s; using the socket", strerror(errno));
 		return -1;
 	}
+	if (fstat(fd, &st) < 0) {
+		pt_warn("run log: %s; using the socket", strerror(errno));
+		pt_log_close(&s->log);
+		return -1;
+	}
 	s->log_on = 1;
 	s->next_log = pt_mono_ns();
-	snprintf(env, cap, "%lu:/proc/%d/fd/%d", ino, (int)getpid(), fd);
+	/* The device and inode let the library tell the run log from
+	 * whatever the name leads to once we are gone (preload/conn.c,
+	 * open_log); the device as statx gives it, major << 32 | minor. */
+	snprintf(env, cap, "%lu:%llu:%llu:/proc/%d/fd/%d", ino,
+		 (unsigned long long)major(st.st_dev) << 32 |
+		 minor(st.st_dev),
+		 (unsigned long long)st.st_ino, (int)getpid(), fd);
 	return 0;
 }
 

@@ -7,8 +7,8 @@
 Each case runs the same command untraced and under `proftrace record`
 and compares what the program saw and did: its output, its exit status,
 the files it wrote.  What the library may leave visible is exactly what
-doc/reliability.md says: one socket (with PROFTRACE_TRANSPORT=log, the
-run log: a file) in /proc/self/fd (and to fstat), at
+doc/reliability.md says: one file, the run log (with
+PROFTRACE_TRANSPORT=socket, a socket), in /proc/self/fd (and to fstat), at
 fd 56 or, under a soft limit below 64, at the limit, never 0-2; nothing
 that fcntl, close, dup2 or close_range see; nothing at all in a program
 that loads no library (a static one).  After the program closes
@@ -28,8 +28,8 @@ from ptrel import untraced_env  # noqa: E402
 
 FAILS = []
 # What the library's one descriptor is, as fdview names its type.
-OWN_KIND = "file" if os.environ.get("PROFTRACE_TRANSPORT") == "log" \
-    else "socket"
+OWN_KIND = "socket" if os.environ.get("PROFTRACE_TRANSPORT") == "socket" \
+    else "file"
 
 
 def check(ok, what):

@@ -8,12 +8,13 @@ explicit environment (env -i, Python env={}, Perl %ENV=(), Node env:{})
 sees, traced, exactly its untraced environment, in the same order, with
 the library's entry appended to an LD_PRELOAD it was given, and then, at
 the end and in this order, those of LD_PRELOAD=<the library's entry>,
-PROFTRACE_SOCKET, PROFTRACE_DIR, PROFTRACE_ENV and PROFTRACE_TRACE_DIR
-it lacks, with the values its parent had.  The command record starts
-sees its untraced environment with LD_PRELOAD, PROFTRACE_SOCKET and
-PROFTRACE_TRACE_DIR appended.  Each child
+PROFTRACE_SOCKET, PROFTRACE_DIR, PROFTRACE_ENV, PROFTRACE_TRACE_DIR and
+PROFTRACE_LOG it lacks, with the values its parent had.  The command
+record starts sees its untraced environment with LD_PRELOAD,
+PROFTRACE_SOCKET, PROFTRACE_TRACE_DIR and (but with
+PROFTRACE_TRANSPORT=socket) PROFTRACE_LOG appended.  Each child
 prints its environment with `env -0`; each parent writes the values of
-the four variables it had into a file.
+the variables it had into a file.
 """
 
 import os
@@ -24,7 +25,9 @@ import ptrel
 from ptrel import check, log
 
 NAMES = ("LD_PRELOAD", "PROFTRACE_SOCKET", "PROFTRACE_DIR", "PROFTRACE_ENV",
-         "PROFTRACE_TRACE_DIR")
+         "PROFTRACE_TRACE_DIR", "PROFTRACE_LOG")
+# record hands its command the run log unless told to keep to the socket.
+RUN_LOG = os.environ.get("PROFTRACE_TRANSPORT") != "socket"
 ENV0 = "/usr/bin/env -0"
 
 
@@ -112,9 +115,10 @@ def the_command(a, d, env, label):
     """What record's command itself sees: `env -0` run by record."""
     plain = entries(ptrel.run(["env", "-0"], env=env).stdout)
     traced = entries(ptrel.run(record(a, d, ["env", "-0"]), env=env).stdout)
-    check(len(traced) == len(plain) + 3 and traced[:-3] == plain,
+    added = 4 if RUN_LOG else 3
+    check(len(traced) == len(plain) + added and traced[:-added] == plain,
           "the command%s: traced %s, untraced %s" % (label, traced, plain))
-    pre, sock, trace = traced[-3:]
+    pre, sock, trace = traced[-added:][:3]
     lib = pre.partition("=")[2]
     check(pre.startswith("LD_PRELOAD=") and
           (lib.startswith("/usr/") or os.path.dirname(lib) ==
@@ -126,6 +130,15 @@ def the_command(a, d, env, label):
           "the command%s: %s" % (label, sock))
     check(trace == sock.replace("PROFTRACE_SOCKET=", "PROFTRACE_TRACE_DIR=")
           [:-len("socket")] + "trace", "the command%s: %s" % (label, trace))
+    if RUN_LOG:
+        # PIDNS:DEV:INO:/proc/PID/fd/N, and N is the run log: a memfd.
+        runlog = traced[-1]
+        f = runlog.partition("=")[2].split(":")
+        check(runlog.startswith("PROFTRACE_LOG=") and len(f) == 4 and
+              all(x.isdigit() for x in f[:3]) and
+              int(f[0]) == os.stat("/proc/self/ns/pid").st_ino and
+              f[3].startswith("/proc/") and "/fd/" in f[3],
+              "the command%s: %s" % (label, runlog))
     log("%-44s traced = untraced + documented" % ("the command" + label))
 
 

@@ -106,7 +106,7 @@ def tmpdir(tag="rel"):
 def traced_env(lib, sock=None, spool=None, extra=None, base=None):
     env = dict(os.environ if base is None else base)
     for k in ("PROFTRACE_SOCKET", "PROFTRACE_DIR", "PROFTRACE_ENV",
-              "PROFTRACE_TRACE_DIR"):
+              "PROFTRACE_TRACE_DIR", "PROFTRACE_LOG"):
         env.pop(k, None)
     env["LD_PRELOAD"] = lib
     if sock:
@@ -120,7 +120,7 @@ def traced_env(lib, sock=None, spool=None, extra=None, base=None):
 def untraced_env(extra=None):
     env = dict(os.environ)
     for k in ("LD_PRELOAD", "PROFTRACE_SOCKET", "PROFTRACE_DIR",
-              "PROFTRACE_TRACE_DIR"):
+              "PROFTRACE_TRACE_DIR", "PROFTRACE_LOG"):
         env.pop(k, None)
     env.update(extra or {})
     return env

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Security: who may write into a capture, what a capture holds.
 
-Guarantees (doc/reliability.md, S1-S6):
+Guarantees (doc/reliability.md, S1-S6, S8):
  S1 record's socket is 0600 in a directory only its owner can enter
     (0700, under /tmp/proftrace-UID, itself 0700); daemon --socket is 0600;
  S2 the per-user directory is refused when it is a symbolic link, belongs
@@ -20,6 +20,9 @@ Guarantees (doc/reliability.md, S1-S6):
     every output of convert (csv, json, folded, folded-cpu), report, diff,
     record (CSV, summary) and daemon (CSV); a bad pattern is a usage
     error.
+ S8 a stale PROFTRACE_LOG (its collector gone, its /proc/PID/fd/N now
+    some other process's FIFO or file) is neither opened nor written: the
+    program runs as untraced, at once, and the file is unchanged;
 The parts that need a second uid (S2, S3) are skipped when not root.
 """
 
@@ -378,6 +381,37 @@ def s6_redact(a, d):
     log("S6 daemon --csv masks")
 
 
+def s8_stale_log(a, d):
+    """/proc/PID/fd/N of this process, holding what a stale PROFTRACE_LOG
+    may lead to once the collector is gone and PID is someone else's: a
+    FIFO nobody reads (opening it for writing would block) and a file
+    (appending would corrupt it), named with their own device and inode,
+    the closest a stale name can come."""
+    fifo, victim = d + "/stale-fifo", d + "/stale-file"
+    os.mkfifo(fifo, 0o600)
+    with open(victim, "w") as f:
+        f.write("precious\n")
+    ns = os.stat("/proc/self/ns/pid").st_ino
+    for what, fd in (("a FIFO nobody reads", os.open(fifo, os.O_PATH)),
+                     ("a file", os.open(victim, os.O_RDONLY))):
+        st = os.fstat(fd)
+        name = "%d:%d:%d:/proc/%d/fd/%d" % (
+            ns, os.major(st.st_dev) << 32 | os.minor(st.st_dev), st.st_ino,
+            os.getpid(), fd)
+        env = ptrel.traced_env(a.lib, d + "/no-socket",
+                               extra={"PROFTRACE_LOG": name})
+        r = ptrel.run(["/bin/echo", "ran"], env=env, timeout=20)
+        os.close(fd)
+        check(r.returncode == 0 and r.stdout == b"ran\n" and not r.stderr,
+              "S8 %s behind PROFTRACE_LOG: exit %d, %r %r"
+              % (what, r.returncode, r.stdout, r.stderr))
+        with open(victim) as f:
+            check(f.read() == "precious\n", "S8 %s behind PROFTRACE_LOG "
+                  "was written to" % what)
+        log("S8 %s behind a stale PROFTRACE_LOG: not opened, not written"
+            % what)
+
+
 def main():
     a = ptrel.args(__doc__, extra)
     d = ptrel.tmpdir("sec")
@@ -395,6 +429,7 @@ def main():
     s4_spool(a, d)
     s5_env(a, d)
     s6_redact(a, d)
+    s8_stale_log(a, d)
     log("PASS")
 
 
