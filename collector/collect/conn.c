@@ -408,7 +408,10 @@ void pt_server_accept_conns(struct pt_server *s, int max, int drain)
 static void log_watch_pid(struct pt_server *s, struct conn *c)
 {
 	struct epoll_event ev;
-	int fd = (int)syscall(SYS_pidfd_open, (pid_t)c->pid, 0);
+	int fd;
+
+	c->pid_asked = 1;
+	fd = (int)syscall(SYS_pidfd_open, (pid_t)c->pid, 0);
 
 	if (fd < 0) {
 		if (errno == ESRCH)
@@ -460,12 +463,13 @@ static int log_frame(struct pt_server *s, uint64_t stream,
 	s->st.bytes += len;
 	if (feed(s, c, frame, len, now) < 0)
 		return -1;              /* c was dropped */
-	/* Its own EXIT, not one a vfork or clone child sent in its name. */
+	/* Its own EXIT, not one a vfork or clone child sent in its name, is
+	 * the last frame the image writes: the EOF goes right after it, as
+	 * a socket's did, which keeps the capture's records of one image
+	 * together (they compress better so). */
 	if (h->type == PT_REC_EXIT && c->said_hello && h->pid == c->own_pid &&
 	    !h->origin)
-		c->ended = 1;
-	else if (h->type == PT_REC_HELLO && c->pw.fd < 0)
-		log_watch_pid(s, c);
+		conn_eof(s, c, now);
 	return 0;
 }
 
@@ -481,7 +485,7 @@ static int log_deliver(void *ctx, uint64_t stream, uint32_t flags,
 	struct pt_server *s = ctx;
 	struct pt_frame_header h;
 	const char *why;
-	uint64_t now = pt_mono_ns();
+	uint64_t now = s->log_now;
 	size_t off = 0;
 
 	(void)flags;
@@ -507,12 +511,21 @@ void pt_server_drain_log(struct pt_server *s, int final)
 
 	if (!s->log_on)
 		return;
+	/* One time for all it takes: the records were there by then. */
+	s->log_now = now;
 	n = pt_log_drain(&s->log, now, final, log_deliver, s);
 	if (n > 0)
 		s->last_activity = now;
+	/* A stream whose image has not ended by the end of the drain that
+	 * brought its HELLO gets a pidfd; most short images have said EXIT
+	 * by then and never cost one. */
 	for (c = s->conns; c; c = next) {
 		next = c->next;
-		if (c->from_log && c->ended)
+		if (!c->from_log)
+			continue;
+		if (!c->ended && c->said_hello && !c->pid_asked)
+			log_watch_pid(s, c);
+		if (c->ended)
 			conn_eof(s, c, now);
 	}
 	s->log_due = 0;

@@ -66,6 +66,7 @@ struct conn {
 	 * pidfd (pw, W_LOGPID). */
 	int from_log;
 	int ended;                      /* close at the end of this drain */
+	int pid_asked;                  /* pidfd_open was tried */
 	uint64_t stream;
 	struct watch pw;
 };
@@ -111,6 +112,7 @@ struct pt_server {
 	int log_on;
 	int log_due;                    /* a pidfd fired: drain now */
 	uint64_t next_log;              /* next drain (CLOCK_MONOTONIC) */
+	uint64_t log_now;               /* the drain's time: each record's */
 };
 
 void pt_server_accept_conns(struct pt_server *s, int max, int drain);

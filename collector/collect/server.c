@@ -339,6 +339,7 @@ int pt_server_run(struct pt_server *s, uint64_t tick_ns,
 			dispatch(s, ev[i].data.ptr);
 		if (s->log_on && (s->log_due || pt_mono_ns() >= s->next_log))
 			pt_server_drain_log(s, 0);
+		pt_tracefiles_settle(s->traces);
 		if (s->w)
 			pt_writer_flush(s->w, 0);
 		now = pt_mono_ns();

@@ -29,6 +29,8 @@ struct pt_tracefiles {
 	struct pending *pend;
 	size_t npend, cpend;
 	int overflow;                   /* inotify lost events: look at all */
+	struct ended { uint32_t pid, own_pid; } *ended; /* to settle */
+	size_t nended, cended;
 	uint64_t bytes;                 /* kept so far in the run */
 	struct pt_sb frame;
 };
@@ -355,24 +357,38 @@ static void take_pending(struct pt_tracefiles *t, size_t i, uint32_t pid)
 void pt_tracefiles_ended(struct pt_tracefiles *t, uint32_t pid,
 			 uint32_t own_pid)
 {
-	size_t i;
-
 	if (!t || t->dirfd < 0)
 		return;
-	/* The writer closed its file before it ended: its event is queued
+	if (t->nended == t->cended) {
+		t->cended = t->cended ? 2 * t->cended : 64;
+		t->ended = pt_xrealloc(t->ended, t->cended * sizeof *t->ended);
+	}
+	t->ended[t->nended++] = (struct ended){ pid, own_pid };
+}
+
+void pt_tracefiles_settle(struct pt_tracefiles *t)
+{
+	size_t i, e;
+
+	if (!t || !t->nended)
+		return;
+	/* Each writer closed its file before it ended: its event is queued
 	 * by now, if not read. */
 	pt_tracefiles_ready(t);
 	if (t->overflow)
 		scan_dir(t);
-	for (i = t->npend; i-- > 0;)
-		if (t->pend[i].pid == own_pid)
-			take_pending(t, i, pid);
+	for (e = 0; e < t->nended; e++)
+		for (i = t->npend; i-- > 0;)
+			if (t->pend[i].pid == t->ended[e].own_pid)
+				take_pending(t, i, t->ended[e].pid);
+	t->nended = 0;
 }
 
 void pt_tracefiles_sweep(struct pt_tracefiles *t)
 {
 	if (!t || t->dirfd < 0)
 		return;
+	pt_tracefiles_settle(t);
 	pt_tracefiles_ready(t);
 	scan_dir(t);
 	/* By the pid in the name: the model matches it with the pid's
@@ -400,6 +416,7 @@ void pt_tracefiles_free(struct pt_tracefiles *t)
 	if (t->ino >= 0)
 		close(t->ino);
 	free(t->pend);
+	free(t->ended);
 	free(t->dir);
 	pt_sb_release(&t->frame);
 	free(t);

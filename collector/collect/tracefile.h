@@ -39,11 +39,18 @@ void pt_tracefiles_ready(struct pt_tracefiles *t);
 
 /*
  * The image of process pid (the collector's), which calls itself
- * own_pid, ended: take the directory's files named after own_pid.
- * Frames are stamped now.
+ * own_pid, ended: its files (named after own_pid) are taken at the next
+ * pt_tracefiles_settle().
  */
 void pt_tracefiles_ended(struct pt_tracefiles *t, uint32_t pid,
 			 uint32_t own_pid);
+
+/*
+ * Take the files of the images ended since the last call: one read of
+ * the directory's events for all of them, where a build ends images by
+ * the hundred a round.  Frames are stamped now.
+ */
+void pt_tracefiles_settle(struct pt_tracefiles *t);
 
 /*
  * A TRACE record a traced image sent (a relay's or a known tool's file;
