@@ -2,7 +2,9 @@
  * Connections to the collector, the spool-file fallback, and getting
  * records (laid out by encode.c) across them.
  *
- * A program image owns one connection, opened by the constructor.  A fork
+ * A program image owns one connection, opened by the constructor: the run
+ * log, where it may have it (open_log; doc/design.md, "The transport"),
+ * else a socket, else a spool file.  A fork
  * child keeps using its parent's (inherited) connection for an exec, which
  * is all most fork children do, and opens its own only for anything else:
  * that keeps fork+exec at one connection per program.  A child that shares
@@ -19,7 +21,8 @@
  * pitfall 8).
  *
  * A frame too large for one message travels on a connection of its own,
- * so that its messages cannot interleave with another thread's frames.
+ * so that its messages cannot interleave with another thread's frames;
+ * in the run log or a spool file, any frame is one write.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -656,16 +659,35 @@ void pt_conn_after_fork(void)
 	}
 }
 
+static int use_own(struct pt_chan *ch);
+
 /*
  * A fork child that does more than exec gets its own connection, so its
- * end is seen (EOF) even if it is killed.
+ * end is seen (EOF) even if it is killed.  With the run log that is a
+ * stream of its own in the file it inherited: no call but the HELLO's
+ * write, and the collector watches its pid for the end.
  */
 static void fork_child_connect(void)
 {
 	struct pt_chan ch;
+	struct pt_body b;
+	uint64_t now;
 
 	if (!__atomic_exchange_n(&pt.fork_pending, 0, __ATOMIC_ACQ_REL))
 		return;
+	if (pt.log && owned_fd_valid()) {
+		pt.log_stream = (uint32_t)pt.owner;
+		use_own(&ch);
+		ch.temp = 0;
+		ch.pid = pt.owner;
+		ch.owner = 1;
+		now = pt_now_ns();
+		hello_body(&b, PT_HELLO_FORK, pt.start_ns, now,
+			   pt_realtime_ns(), pt.owner);
+		b.want_cwd = 1;
+		pt_send_record(&ch, &b, now);
+		return;
+	}
 	/* The parent's copy goes first, so that ours takes its number; but
 	 * only if it still is ours: the program may have put a file there. */
 	if (owned_fd_valid())
