@@ -22,7 +22,9 @@ preload library (bench/empty.c); Δ in brackets:
              per spawn (valgrind --tool=callgrind)
   collector  user-space instructions of the collector (the `proftrace
              record` process, under callgrind, not following the command
-             it starts) per program image
+             it starts) per program image, and its system calls per image
+             (strace -c, not following the command); and, timed, its
+             CPU per image (perf stat --no-inherit, without --quick)
 
 Per-spawn and per-image figures are the difference between two loop lengths
 divided by the difference in spawns, which cancels every process's start and
@@ -153,6 +155,44 @@ class Counts:
                                self.tmp, ["--trace-children=no"]))
         return (x[1] - x[0]) / (b - a)
 
+    def collector_calls(self, config="record"):
+        """Collector system calls per program image: `proftrace record` under
+        strace -c (not following the command), two loop lengths.  What is
+        done per tick (the run log's drain, the watch) counts here by the
+        images a tick takes, so the figure moves with the loop's speed."""
+        a, b = self.a.images
+        out = os.path.join(self.tmp, "strace-collector.out")
+        x = []
+        for n in (a, b):
+            x.append(strace_calls(["strace", "-c", "-o", out, self.proftrace, "record", "-q",
+                                   "--force", "-o", self.cap, "--", self.spawnloop, "spawn",
+                                   str(n)], clean_env(**self.transport(config)), out))
+        return (x[1] - x[0]) / (b - a)
+
+    def collector_cpu(self, configs, rounds=5, loops=(1000, 4000)):
+        """Collector CPU (user and system) per program image, in µs: the
+        task-clock of the `proftrace record` process alone (perf stat
+        --no-inherit), two loop lengths, the configurations interleaved
+        round by round; the median of the rounds for each.  Timed, so it
+        moves with the machine's load, unlike the counts above."""
+        a, b = loops
+        per = {c: [] for c in configs}
+        out = os.path.join(self.tmp, "perf.csv")
+        for _ in range(rounds):
+            for config in configs:
+                ms = []
+                for n in (a, b):
+                    subprocess.run(["perf", "stat", "--no-inherit", "-x,", "-o", out, "-e",
+                                    "task-clock", self.proftrace, "record", "-q", "--force",
+                                    "-o", self.cap, "--", self.spawnloop, "spawn", str(n)],
+                                   env=clean_env(**self.transport(config)),
+                                   capture_output=True, check=True)
+                    with open(out) as f:
+                        ms.append(next(float(line.split(",")[0]) for line in f
+                                       if "task-clock" in line))
+                per[config].append((ms[1] - ms[0]) * 1000 / (b - a))
+        return {c: statistics.median(v) for c, v in per.items()}
+
     def autoconf(self, tarball, rounds):
         src = os.path.join(self.tmp, "pkg-src")
         os.makedirs(src)
@@ -234,6 +274,14 @@ def main():
               f"{col:,.0f}")
         col = c.collector("record-socket")
         print(f"collector instructions per program image (record, socket): {col:,.0f}")
+        for name, config in (("run log", "record"), ("socket", "record-socket")):
+            print(f"collector system calls per program image (record, {name}, strace -c): "
+                  f"{c.collector_calls(config):.1f}")
+        if shutil.which("perf") and not a.quick:
+            cpu = c.collector_cpu(("record", "record-socket"))
+            print(f"collector CPU per program image (perf stat --no-inherit task-clock, "
+                  f"median of 5 interleaved rounds): {cpu['record']:.1f} µs with the run "
+                  f"log, {cpu['record-socket']:.1f} µs with the socket")
         if a.autoconf:
             top, execs, res, wr, cr = c.autoconf(a.autoconf, a.rounds)
             med = statistics.median

@@ -13,7 +13,9 @@ libraries (bench/minrec.c), the ring floor (bench/minring.c: a mapped
 ring, a HELLO and an EXIT, on a 16 MiB memfd every spawn loop inherits),
 the append floor (bench/minappend.c: a write(2) of each to an inherited
 O_APPEND memfd; the open floor: the same library opening that memfd
-through /proc in each image, nothing inherited) and libproftrace.so, against one `proftrace daemon`.
+through /proc in each image, nothing inherited) and libproftrace.so, against one `proftrace daemon`
+(the socket), and under `proftrace record` (the run log; and with
+PROFTRACE_TRANSPORT=socket).
 For each it prints the ratio of the medians over all
 rounds, (config - untraced) / (empty - untraced), with a 95 % bootstrap
 interval (the rounds resampled), for the median spawn and for the
@@ -61,7 +63,11 @@ def main():
         "append floor": os.path.join(b, "bench", "libptminappend.so"),
         "open floor": os.path.join(b, "bench", "libptminappend.so"),
         "libproftrace": os.path.join(b, "preload", "libproftrace.so"),
+        # The loop under `proftrace record`: the run log, and the socket.
+        "record": None,
+        "record, socket": None,
     }
+    proftrace = os.path.join(b, "collector", "proftrace")
     spawnloop = os.path.join(b, "bench", "spawnloop")
     for path in [spawnloop] + [p for p in libs.values() if p]:
         if not os.path.exists(path):
@@ -82,12 +88,18 @@ def main():
                     rng.shuffle(order)
                     for c, lib in order:
                         env = clean_env(PROFTRACE_SOCKET=sock)
+                        cmd = [spawnloop, m, str(a.spawns)]
                         if lib:
                             env["LD_PRELOAD"] = lib
+                        if c.startswith("record"):
+                            env = clean_env(PROFTRACE_TRANSPORT="socket"
+                                            if c.endswith("socket") else "log")
+                            cmd = [proftrace, "record", "-q", "--force", "-o",
+                                   os.path.join(tmp, "record.ptcap"), "--"] + cmd
                         env.update(floors.env({"ring floor": "ring",
                                                "append floor": "append",
                                                "open floor": "open"}.get(c, "")))
-                        p = subprocess.run([spawnloop, m, str(a.spawns)], env=env,
+                        p = subprocess.run(cmd, env=env,
                                            capture_output=True, text=True,
                                            pass_fds=floors.fds)
                         x = kv(p.stdout)
@@ -104,7 +116,7 @@ def main():
         for idx, which in ((0, "median"), (1, "p10")):
             med = {c: statistics.median(r[idx] for r in res[m][c]) for c in libs}
             for c in ("connection only", "socket floor", "ring floor", "append floor",
-                      "open floor", "libproftrace"):
+                      "open floor", "libproftrace", "record", "record, socket"):
                 boot = []
                 for _ in range(a.resamples):
                     pick = [rng.randrange(a.rounds) for _ in range(a.rounds)]
