@@ -50,11 +50,13 @@ static const char help_tail[] =
 	"proftrace stop\n"
 	"The full page: man proftrace-daemon (proftrace-daemon(1)).\n";
 
-/* The shell code that points commands at this daemon. */
-static void print_exports(FILE *f, const char *prefix, const char *sock,
-			  const char *preload, long pid)
+/* The shell code that points commands at this daemon, held by pid
+ * (0: this process), with its run log if it has one. */
+static void print_exports(FILE *f, const char *prefix, struct pt_server *s,
+			  const char *sock, const char *preload, long pid)
 {
 	struct pt_sb sb = PT_SB_INIT;
+	char log[128];
 
 	pt_sb_addf(&sb, "%sexport %s=", prefix, PT_ENV_SOCKET);
 	pt_quote_shell(&sb, sock);
@@ -63,6 +65,11 @@ static void print_exports(FILE *f, const char *prefix, const char *sock,
 	pt_sb_addf(&sb, "\n%sexport %s=", prefix, PT_ENV_TRACE_DIR);
 	pt_quote_shell(&sb, sock);
 	pt_sb_addstr(&sb, ".trace");
+	if (pt_server_log_name(s, pid ? (pid_t)pid : getpid(), log,
+			       sizeof log) == 0) {
+		pt_sb_addf(&sb, "\n%sexport %s=", prefix, PT_ENV_LOG);
+		pt_quote_shell(&sb, log);
+	}
 	if (pid)
 		pt_sb_addf(&sb, "\n%sexport PROFTRACE_PID=%ld", prefix, pid);
 	pt_sb_addch(&sb, '\n');
@@ -95,8 +102,8 @@ static void on_signal(struct pt_server *s, void *arg)
  * log_fd; the parent waits until the child is ready, prints the exports
  * and exits.  Returns only in the child (0) or on error (-1).
  */
-static int detach(int log_fd, const char *sock, const char *preload,
-		  const char *log_path)
+static int detach(struct pt_server *s, int log_fd, const char *sock,
+		  const char *preload, const char *log_path)
 {
 	int ready[2], null_fd;
 	pid_t pid;
@@ -121,7 +128,7 @@ static int detach(int log_fd, const char *sock, const char *preload,
 			fputs(DETACH_FAILED, stdout);
 			_exit(1);
 		}
-		print_exports(stdout, "", sock, preload, (long)pid);
+		print_exports(stdout, "", s, sock, preload, (long)pid);
 		_exit(ferror(stdout) ? 1 : 0);
 	}
 	close(ready[0]);
@@ -239,6 +246,14 @@ static int run(int argc, char **argv)
 		pt_server_trace_dir(s, td.buf);
 		pt_sb_release(&td);
 	}
+	/* The run log, named by the exports: commands started with them
+	 * append to it rather than connect (doc/design.md, "The
+	 * transport").  A detached daemon's child inherits it. */
+	if (pt_server_want_log()) {
+		char name[128];
+
+		pt_server_open_log(s, getpid(), name, sizeof name);
+	}
 
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);
@@ -254,13 +269,13 @@ static int run(int argc, char **argv)
 	}
 
 	if (o.detach) {
-		if (detach(log_fd, sock, preload, log_path) < 0)
+		if (detach(s, log_fd, sock, preload, log_path) < 0)
 			goto out;
 		log_fd = -1;
 	} else {
 		pt_warn("collecting into %s; trace commands run with:",
 			o.output);
-		print_exports(stderr, "  ", sock, preload, 0);
+		print_exports(stderr, "  ", s, sock, preload, 0);
 	}
 	started = 1;
 	pt_warn("listening at %s (pid %ld)", sock, (long)getpid());

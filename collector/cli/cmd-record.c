@@ -361,7 +361,6 @@ struct setup {
 static int set_up(struct setup *u, struct record_opts *o)
 {
 	struct stat sb;
-	const char *t;
 
 	pt_sb_init(&u->command);
 	u->output = o->output ? pt_xstrdup(o->output) : default_output();
@@ -390,12 +389,8 @@ static int set_up(struct setup *u, struct record_opts *o)
 	/* The run log (doc/design.md, "The transport"), unless
 	 * PROFTRACE_TRANSPORT=socket keeps every image on the socket. */
 	u->log[0] = '\0';      /* pt_server_open_log fills it on success */
-	t = getenv("PROFTRACE_TRANSPORT");
-	if (t && *t && strcmp(t, "log") && strcmp(t, "socket"))
-		pt_warn("PROFTRACE_TRANSPORT: expected log or socket, not "
-			"'%s'; using the run log", t);
-	if (!t || strcmp(t, "socket"))
-		pt_server_open_log(u->s, u->log, sizeof u->log);
+	if (pt_server_want_log())
+		pt_server_open_log(u->s, getpid(), u->log, sizeof u->log);
 	return 0;
 }
 

@@ -186,42 +186,65 @@ fail:
 	return NULL;
 }
 
-int pt_server_open_log(struct pt_server *s, char *env, size_t cap)
+int pt_server_want_log(void)
+{
+	const char *t = getenv("PROFTRACE_TRANSPORT");
+
+	if (t && *t && strcmp(t, "log") && strcmp(t, "socket"))
+		pt_warn("PROFTRACE_TRANSPORT: expected log or socket, not "
+			"'%s'; using the run log", t);
+	return !t || strcmp(t, "socket");
+}
+
+/* The inode of our pid namespace, 0 if /proc does not say. */
+static unsigned long pidns_ino(void)
 {
 	char ns[32];
 	ssize_t n = readlink("/proc/self/ns/pid", ns, sizeof ns - 1);
-	unsigned long ino = 0;
-	struct stat st;
-	int fd;
 
-	if (n > 5 && !memcmp(ns, "pid:[", 5)) {
-		ns[n] = '\0';
-		ino = strtoul(ns + 5, NULL, 10);
-	}
-	if (!ino) {
-		pt_warn("run log: no pid namespace to name in /proc; using "
-			"the socket");
+	if (n <= 5 || memcmp(ns, "pid:[", 5))
+		return 0;
+	ns[n] = '\0';
+	return strtoul(ns + 5, NULL, 10);
+}
+
+int pt_server_log_name(const struct pt_server *s, pid_t pid, char *env,
+		       size_t cap)
+{
+	unsigned long ino = pidns_ino();
+	struct stat st;
+
+	if (!s->log_on || !ino || fstat(s->log.fd, &st) < 0)
 		return -1;
-	}
-	fd = pt_log_create(&s->log);
-	if (fd < 0) {
-		pt_warn("run log: %s; using the socket", strerror(errno));
-		return -1;
-	}
-	if (fstat(fd, &st) < 0) {
-		pt_warn("run log: %s; using the socket", strerror(errno));
-		pt_log_close(&s->log);
-		return -1;
-	}
-	s->log_on = 1;
-	s->next_log = pt_mono_ns();
 	/* The device and inode let the library tell the run log from
 	 * whatever the name leads to once we are gone (preload/conn.c,
 	 * open_log); the device as statx gives it, major << 32 | minor. */
 	snprintf(env, cap, "%lu:%llu:%llu:/proc/%d/fd/%d", ino,
 		 (unsigned long long)major(st.st_dev) << 32 |
 		 minor(st.st_dev),
-		 (unsigned long long)st.st_ino, (int)getpid(), fd);
+		 (unsigned long long)st.st_ino, (int)pid, s->log.fd);
+	return 0;
+}
+
+int pt_server_open_log(struct pt_server *s, pid_t pid, char *env, size_t cap)
+{
+	if (!pidns_ino()) {
+		pt_warn("run log: no pid namespace to name in /proc; using "
+			"the socket");
+		return -1;
+	}
+	if (pt_log_create(&s->log) < 0) {
+		pt_warn("run log: %s; using the socket", strerror(errno));
+		return -1;
+	}
+	s->log_on = 1;
+	s->next_log = pt_mono_ns();
+	if (pt_server_log_name(s, pid, env, cap) < 0) {
+		pt_warn("run log: %s; using the socket", strerror(errno));
+		pt_log_close(&s->log);
+		s->log_on = 0;
+		return -1;
+	}
 	return 0;
 }
 

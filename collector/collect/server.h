@@ -20,6 +20,7 @@
 #define PT_SERVER_H
 
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "capture/write.h"
 
@@ -75,11 +76,24 @@ void pt_server_trace_dir(struct pt_server *s, const char *dir);
 
 /*
  * Create the run log (doc/design.md, "The transport") and put in env
- * (cap bytes) the value of PROFTRACE_LOG that lets the command's images
- * append to it: "PIDNS:/proc/PID/fd/N".  Returns 0, or -1 with a warning
+ * (cap bytes) the value of PROFTRACE_LOG that lets images append to it
+ * while this process, pid, holds it: "PIDNS:DEV:INO:/proc/PID/fd/N" (a
+ * detached daemon names its child).  Returns 0, or -1 with a warning
  * said (the images then use the socket).
  */
-int pt_server_open_log(struct pt_server *s, char *env, size_t cap);
+int pt_server_open_log(struct pt_server *s, pid_t pid, char *env, size_t cap);
+
+/* The same value of PROFTRACE_LOG for process pid holding the run log
+ * (a detached daemon's child, which inherited it).  -1 if there is no
+ * run log. */
+int pt_server_log_name(const struct pt_server *s, pid_t pid, char *env,
+		       size_t cap);
+
+/*
+ * Does PROFTRACE_TRANSPORT ask for the run log?  1 unless it says
+ * "socket"; a value other than "log" or "socket" is said in one line.
+ */
+int pt_server_want_log(void);
 
 /* The watcher of processes seen from outside (watch.h), for `record`
  * to name its command. */

@@ -77,6 +77,33 @@ def main():
         if extra:
             fail(f"the CSV has what strace did not show after the eval: {extra}")
         print(f"stop-hidden: ok: {len(rows)} executions, the stop left out")
+        if os.environ.get("PROFTRACE_TRANSPORT") != "socket":
+            run_log(p, d, env)
+
+
+def run_log(p, d, env):
+    """The exports name the daemon's run log, and what they trace writes
+    there: not one connect(2) (doc/design.md, "The transport")."""
+    cap, out, st = (os.path.join(d, n) for n in ("l.ptcap", "l.csv", "lst"))
+    script = ('eval "$("$0" daemon -o "$1" --csv "$2" --socket "$1.sock" '
+              '--detach)" || exit 97; echo "$PROFTRACE_LOG"; '
+              'strace -f -e trace=connect -o "$3" sh -c "sh -c true; true"; '
+              '"$0" stop >/dev/null')
+    r = subprocess.run(["sh", "-c", script, p, cap, out, st], env=env,
+                       capture_output=True, text=True)
+    name = r.stdout.strip()
+    if r.returncode != 0 or not name.count(":") == 3 or "/fd/" not in name:
+        fail(f"run log: exit {r.returncode}, PROFTRACE_LOG {name!r}, "
+             f"{r.stderr!r}")
+    with open(st) as f:
+        calls = [line for line in f if "connect(" in line]
+    if calls:
+        fail(f"run log: the traced commands connected: {calls}")
+    argvs = [row["argv"] for row in read_csv(out)]
+    if argvs.count(["sh", "-c", "true"]) != 1 or \
+            argvs.count(["sh", "-c", "sh -c true; true"]) != 1:
+        fail(f"run log: the CSV has {argvs}")
+    print("stop-hidden: ok: the exports' run log, no connection")
 
 
 if __name__ == "__main__":
