@@ -232,10 +232,10 @@ struct pt_rec_exit {                    /* 32 bytes */
  * The run log (doc/design.md, "The transport"): a memfd the collector
  * creates and each program image opens for appending, through
  * /proc/PID/fd/N of the collector, and keeps at fd 56 with close-on-exec,
- * as it keeps its connection today.  Each record is one write(2) on the
- * O_APPEND descriptor: a struct pt_log_rec, `length` bytes of one frame
- * (header and payload, as on a connection), and PT_LOG_TRAILER bytes
- * repeating the header's check.  Records follow each other without
+ * as it would keep a connection.  Each record is one write(2) on the
+ * O_APPEND descriptor: a struct pt_log_rec, `length` bytes of whole
+ * frames of one stream, one or more (headers and payloads, as on a
+ * connection), and PT_LOG_TRAILER bytes repeating the header's check.  Records follow each other without
  * padding.  Little-endian, like the frames, read with pt_wire_get*.
  *
  * A writer killed inside its write leaves a record cut short, directly
@@ -243,15 +243,16 @@ struct pt_rec_exit {                    /* 32 bytes */
  * record is whole only when the trailer at its claimed end repeats its
  * check, and finds the next one by the magic (collector/collect/log.c).
  *
- * `stream` stands for a connection: the frames of one stream are read as
- * one connection's, in order; a HELLO starts a stream anew, and a record
- * flagged PT_LOG_LAST ends it.
+ * `stream` stands for a connection (the pid of the image that writes
+ * it): the frames of one stream are read as one connection's, in order;
+ * a HELLO starts a stream anew.  A record flagged PT_LOG_LAST would end
+ * it: defined for streams of one event, which no writer makes yet.
  */
 #define PT_LOG_MAGIC    0x474c5450u     /* "PTLG" as bytes in the file */
 #define PT_LOG_REC_HDR  24u             /* bytes of struct pt_log_rec */
 #define PT_LOG_TRAILER  4u              /* the check again, after the frame */
 #define PT_LOG_FRAME_MAX (PT_FRAME_HDR + PT_FRAME_MAX)
-/* "/proc/PID/fd/N": where an image opens the run log */
+/* "PIDNS:DEV:INO:/proc/PID/fd/N": which run log, and where to open it */
 #define PT_ENV_LOG "PROFTRACE_LOG"
 
 enum pt_log_flag {
@@ -260,7 +261,7 @@ enum pt_log_flag {
 
 struct pt_log_rec {                     /* 24 bytes, unaligned in the file */
 	uint32_t magic;                 /* PT_LOG_MAGIC */
-	uint32_t length;                /* frame bytes that follow */
+	uint32_t length;                /* bytes of frames that follow */
 	uint64_t stream;                /* which connection this stands for */
 	uint32_t flags;                 /* enum pt_log_flag */
 	uint32_t check;                 /* pt_log_check() of the above */
