@@ -518,12 +518,17 @@ void pt_server_drain_log(struct pt_server *s, int final)
 		s->last_activity = now;
 	/* A stream whose image has not ended by the end of the drain that
 	 * brought its HELLO gets a pidfd; most short images have said EXIT
-	 * by then and never cost one. */
+	 * by then and never cost one.  Frames of a stream without a HELLO
+	 * (one written after its EXIT, or whose HELLO was lost) name no
+	 * image to watch: they end with the drain, and each is kept by the
+	 * pid in its header, as on any connection. */
 	for (c = s->conns; c; c = next) {
 		next = c->next;
 		if (!c->from_log)
 			continue;
-		if (!c->ended && c->said_hello && !c->pid_asked)
+		if (!c->said_hello)
+			c->ended = 1;
+		else if (!c->ended && !c->pid_asked)
 			log_watch_pid(s, c);
 		if (c->ended)
 			conn_eof(s, c, now);
