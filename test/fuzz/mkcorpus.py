@@ -24,6 +24,10 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "reliability"))
+from ptrel import log_record  # noqa: E402
+
 
 def put(d, data):
     os.makedirs(d, exist_ok=True)
@@ -73,28 +77,6 @@ def frames(data):
         out.append(data[off:off + n])
         off += n
     return out
-
-
-LOG_MAGIC = 0x474c5450
-U64 = (1 << 64) - 1
-
-
-def log_check(length, stream, flags):
-    """pt_log_check() of proftrace/wire.h."""
-    h = (length * 0x9e3779b97f4a7c15) & U64
-    h ^= (stream + 0x632be59bd9b4e019 + ((h << 6) & U64) + (h >> 2)) & U64
-    h ^= (flags * 0xc2b2ae3d27d4eb4f) & U64
-    h ^= h >> 29
-    return ((h ^ (h >> 32)) & 0xffffffff) ^ LOG_MAGIC
-
-
-def log_record(stream, flags, frame, length=None):
-    """A run log record as the library appends it; length, if given, is
-    what the header claims (and its check vouches for)."""
-    n = len(frame) if length is None else length
-    check = log_check(n, stream, flags)
-    return (struct.pack("<IIQII", LOG_MAGIC, n, stream, flags, check) +
-            frame + struct.pack("<I", check))
 
 
 def log_seeds():

@@ -19,32 +19,10 @@ and the program itself.
 
 import os
 import shlex
-import struct
 import sys
 
 import ptrel
-from ptrel import check, log, hello, exit_frame, HELLO_IMAGE
-
-M64 = (1 << 64) - 1
-LOG_MAGIC = 0x474c5450
-
-
-def log_check(length, stream, flags):
-    """pt_log_check() of proftrace/wire.h, written again from the
-    formula."""
-    h = (length * 0x9e3779b97f4a7c15) & M64
-    h ^= (stream + 0x632be59bd9b4e019 + ((h << 6) & M64) + (h >> 2)) & M64
-    h ^= (flags * 0xc2b2ae3d27d4eb4f) & M64
-    h ^= h >> 29
-    return ((h ^ (h >> 32)) & 0xffffffff) ^ LOG_MAGIC
-
-
-def record(stream, body, flags=0, length=None):
-    n = len(body) if length is None else length
-    c = log_check(n, stream, flags)
-    return (struct.pack("<IIQII", LOG_MAGIC, n, stream, flags, c) + body +
-            struct.pack("<I", c))
-
+from ptrel import check, log, hello, exit_frame, log_record, HELLO_IMAGE
 
 # Run by `record`, in the traced program: append to the run log.
 WRITER = r'''
@@ -67,14 +45,15 @@ def main():
     d = ptrel.tmpdir("runlog")
     good, late, orphan = 3999990, 3999991, 3999992
     parts = [
-        record(good, hello(good, argv=("made-up-good",), kind=HELLO_IMAGE)),
+        log_record(good, 0, hello(good, argv=("made-up-good",),
+                                  kind=HELLO_IMAGE)),
         bytes(range(256)) * 3,                                  # garbage
-        record(good, exit_frame(good, status=7))[:30],     # cut short
-        record(orphan, exit_frame(orphan)),                     # no HELLO
-        record(good, hello(good)[:40], length=400)[:64],        # overruns
-        record(late, hello(late, argv=("made-up-late",))),
-        record(late, exit_frame(late, status=0)),
-        record(good, exit_frame(good, status=7)),
+        log_record(good, 0, exit_frame(good, status=7))[:30],   # cut short
+        log_record(orphan, 0, exit_frame(orphan)),              # no HELLO
+        log_record(good, 0, hello(good)[:40], length=400)[:64],  # overruns
+        log_record(late, 0, hello(late, argv=("made-up-late",))),
+        log_record(late, 0, exit_frame(late, status=0)),
+        log_record(good, 0, exit_frame(good, status=7)),
     ]
     cap = os.path.join(d, "r.ptcap")
     wrapper = shlex.split(a.wrapper)

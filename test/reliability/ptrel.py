@@ -483,6 +483,30 @@ def _parse_v2(raw, off):
     return recs, off
 
 
+# ---- the run log (proftrace/wire.h, struct pt_log_rec) ----
+
+LOG_MAGIC = 0x474c5450
+
+
+def log_check(length, stream, flags):
+    """pt_log_check() of proftrace/wire.h, written again from the
+    formula."""
+    h = (length * 0x9e3779b97f4a7c15) & M64
+    h ^= (stream + 0x632be59bd9b4e019 + ((h << 6) & M64) + (h >> 2)) & M64
+    h ^= (flags * 0xc2b2ae3d27d4eb4f) & M64
+    h ^= h >> 29
+    return ((h ^ (h >> 32)) & 0xffffffff) ^ LOG_MAGIC
+
+
+def log_record(stream, flags, frames, length=None):
+    """A run log record as the library appends it; length, if given, is
+    what the header claims (and its check vouches for)."""
+    n = len(frames) if length is None else length
+    check = log_check(n, stream, flags)
+    return (struct.pack("<IIQII", LOG_MAGIC, n, stream, flags, check) +
+            frames + struct.pack("<I", check))
+
+
 def read_capture(path):
     with open(path, "rb") as f:
         raw, _ = gunzip_prefix(f.read())
