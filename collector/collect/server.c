@@ -335,7 +335,7 @@ int pt_server_run(struct pt_server *s, uint64_t tick_ns,
 	struct epoll_event ev[MAX_EVENTS];
 	uint64_t now = pt_mono_ns(), next_tick = now + tick_ns;
 	uint64_t next_watch = now + s->watch_tick_ns;
-	int n, i, timeout;
+	int n, i, timeout, watch_due;
 
 	while (!s->stop) {
 		timeout = FLUSH_MS;
@@ -360,17 +360,18 @@ int pt_server_run(struct pt_server *s, uint64_t tick_ns,
 		s->round_msgs = 0;
 		for (i = 0; i < n; i++)
 			dispatch(s, ev[i].data.ptr);
-		if (s->log_on && (s->log_due || pt_mono_ns() >= s->next_log))
+		now = pt_mono_ns();
+		watch_due = now >= next_watch;
+		/* Also before a watch scan: the watch stops looking under a
+		 * process once it has heard its HELLO. */
+		if (s->log_on &&
+		    (s->log_due || now >= s->next_log || watch_due))
 			pt_server_drain_log(s, 0);
 		pt_tracefiles_settle(s->traces);
 		if (s->w)
 			pt_writer_flush(s->w, 0);
 		now = pt_mono_ns();
-		if (now >= next_watch) {
-			/* The watch stops looking under a process once it has
-			 * heard its HELLO: hear what the run log holds first. */
-			if (s->log_on)
-				pt_server_drain_log(s, 0);
+		if (watch_due) {
 			pt_watch_tick(s->watch);
 			next_watch = now + s->watch_tick_ns;
 		}
