@@ -441,10 +441,21 @@ static void hello_body(struct pt_body *b, uint32_t kind, uint64_t start_ns,
 		      start_ns ? start_ns : now);
 }
 
+/* Say HELLO of kind on ch, for ch->pid (which starts a connection or a
+ * stream).  now and realtime_ns are read together; 0, or -1. */
+static int send_hello(struct pt_chan *ch, uint32_t kind, uint64_t start_ns,
+		      uint64_t now, uint64_t realtime_ns)
+{
+	struct pt_body b;
+
+	hello_body(&b, kind, start_ns, now, realtime_ns, ch->pid);
+	b.want_cwd = kind != PT_HELLO_AUX;
+	return pt_send_record(ch, &b, now);
+}
+
 static int conn_open(struct pt_chan *ch, uint32_t hello_kind,
 		     uint64_t start_ns, pid_t self)
 {
-	struct pt_body b;
 	uint64_t now = pt_now_ns(), realtime_ns = pt_realtime_ns();
 
 	ch->temp = 1;
@@ -460,9 +471,7 @@ static int conn_open(struct pt_chan *ch, uint32_t hello_kind,
 	}
 	if (ch->fd < 0)
 		return -1;
-	hello_body(&b, hello_kind, start_ns, now, realtime_ns, self);
-	b.want_cwd = hello_kind != PT_HELLO_AUX;
-	if (pt_send_record(ch, &b, now) < 0) {
+	if (send_hello(ch, hello_kind, start_ns, now, realtime_ns) < 0) {
 		pt_chan_put(ch);
 		return -1;
 	}
@@ -544,9 +553,7 @@ static int open_log(struct pt_chan *ch)
 	if (pt.pidns != pt.log_pidns ||
 	    pt_sys_path_stat(PT_STR(log_path), &stx) < 0 ||
 	    !S_ISREG(stx.stx_mode) || stx.stx_nlink != 0 ||
-	    stx.stx_ino != pt.log_ino ||
-	    ((uint64_t)stx.stx_dev_major << 32 | stx.stx_dev_minor) !=
-	    pt.log_dev)
+	    stx.stx_ino != pt.log_ino || pt_statx_dev(&stx) != pt.log_dev)
 		return -1;
 	fd = pt_sys_open(PT_STR(log_path), O_WRONLY | O_APPEND | O_CLOEXEC, 0);
 	if (fd < 0)
@@ -598,10 +605,9 @@ void pt_conn_start_image(char *const *argv, char *const *envp)
 		 * each opened by a HELLO of kind AUX, so that its end means
 		 * nothing (the image's end is its EXIT, or its parent's REAP). */
 		pt.transient = 1;
-		hello_body(&b, PT_HELLO_AUX, 0, now, pt.start_realtime_ns,
-			   pt.owner);
 		ch.temp = 1;
-		if (pt_send_record(&ch, &b, now) < 0) {
+		if (send_hello(&ch, PT_HELLO_AUX, 0, now,
+			       pt.start_realtime_ns) < 0) {
 			pt_chan_put(&ch);
 			return;
 		}
@@ -670,7 +676,6 @@ static int use_own(struct pt_chan *ch);
 static void fork_child_connect(void)
 {
 	struct pt_chan ch;
-	struct pt_body b;
 	uint64_t now;
 
 	if (!__atomic_exchange_n(&pt.fork_pending, 0, __ATOMIC_ACQ_REL))
@@ -682,10 +687,8 @@ static void fork_child_connect(void)
 		ch.pid = pt.owner;
 		ch.owner = 1;
 		now = pt_now_ns();
-		hello_body(&b, PT_HELLO_FORK, pt.start_ns, now,
-			   pt_realtime_ns(), pt.owner);
-		b.want_cwd = 1;
-		pt_send_record(&ch, &b, now);
+		send_hello(&ch, PT_HELLO_FORK, pt.start_ns, now,
+			   pt_realtime_ns());
 		return;
 	}
 	/* The parent's copy goes first, so that ours takes its number; but

@@ -130,7 +130,7 @@ struct pt_state {
 	uint16_t env_dir;
 	uint16_t env_list;
 	uint16_t env_trace;     /* PROFTRACE_TRACE_DIR=..., maybe a relay */
-	uint16_t env_log;       /* PROFTRACE_LOG=PIDNS:PATH */
+	uint16_t env_log;       /* PROFTRACE_LOG=PIDNS:DEV:INO:PATH */
 	int trace_relay;        /* 1: the trace directory is a relay, sent
 				 * at the end; 2: one this image made */
 	uint16_t trace_known;   /* "TOOL=FILE" a known tool writes, or 0 */

@@ -214,6 +214,13 @@ static inline void pt_sys_clock_gettime(clockid_t clock, struct timespec *ts)
 #endif
 }
 
+/* A statx's device as one number: major << 32 | minor (what the
+ * collector puts in PROFTRACE_LOG, too). */
+static inline uint64_t pt_statx_dev(const struct statx *stx)
+{
+	return (uint64_t)stx->stx_dev_major << 32 | stx->stx_dev_minor;
+}
+
 /* statx: one layout on every architecture, unlike struct stat. */
 static inline int pt_sys_fd_identity(int fd, dev_t *dev, ino_t *ino)
 {
@@ -221,7 +228,7 @@ static inline int pt_sys_fd_identity(int fd, dev_t *dev, ino_t *ino)
 
 	if (PT_SC5(SYS_statx, fd, "", AT_EMPTY_PATH, STATX_INO, &stx) < 0)
 		return -1;
-	*dev = (dev_t)stx.stx_dev_major << 32 | stx.stx_dev_minor;
+	*dev = (dev_t)pt_statx_dev(&stx);
 	*ino = (ino_t)stx.stx_ino;
 	return 0;
 }
