@@ -57,7 +57,7 @@ int pt_conn_owns(int fd)
 {
 	int saved = errno, r = fd >= 0 && fd == pt.fd && owned_fd_valid();
 
-	errno = saved;
+	pt_errno_restore(saved);
 	return r;
 }
 
@@ -131,7 +131,7 @@ int pt_conn_step_aside(void)
 		pt_sys_close(pt.fd);
 		pt.fd = hi;
 	}
-	errno = saved;
+	pt_errno_restore(saved);
 	return hi < 0 ? -1 : 0;
 }
 
@@ -383,7 +383,7 @@ int pt_send_record(struct pt_chan *ch, const struct pt_body *b, uint64_t t)
 		return -1;
 	n = pt_encode_record(ch, b, t, buf, sizeof buf);
 	rc = n ? pt_chan_write(ch, buf, n) : send_large(ch, b, t);
-	errno = saved;
+	pt_errno_restore(saved);
 	return rc;
 }
 
@@ -569,11 +569,55 @@ static int open_log(struct pt_chan *ch)
 	return 0;
 }
 
+/* Send the image's HELLO, b filled up to its program's path, on ch. */
+static void image_hello(struct pt_chan *ch, struct pt_body *b, uint64_t now,
+			char *const *argv, char *const *envp)
+{
+	char cpu[48];
+
+	b->argv = argv;
+	b->envp = envp;
+	b->want_cwd = 1;
+	/* What the process ran before this image (a fork child's work up to
+	 * its exec) is in its rusage now, and in no record otherwise. */
+	if (pt.base_utime_us || pt.base_stime_us) {
+		char *s = put_dec(cpu + sizeof cpu - 1, pt.base_stime_us);
+
+		cpu[sizeof cpu - 1] = '\0';
+		*--s = ' ';
+		b->cpu_before = put_dec(s, pt.base_utime_us);
+	}
+	if (pt_send_record(ch, b, now) < 0 && !ch->spool && !ch->temp) {
+		pt_sys_close(pt.fd);    /* collector stalled: stop waiting */
+		pt.fd = -1;
+	}
+}
+
+/*
+ * image_hello() with the program's path the kernel's.  Apart, for its
+ * PATH_MAX buffer: that much more stack below the constructor is a page
+ * more that every image would fault in.
+ */
+static __attribute__((noinline)) void image_hello_by_fd(struct pt_chan *ch,
+							struct pt_body *b,
+							uint64_t now,
+							char *const *argv,
+							char *const *envp)
+{
+	char exe[PATH_MAX];
+	ssize_t n = pt_sys_readlink("/proc/self/exe", exe, sizeof exe - 1);
+
+	if (n > 0) {
+		exe[n] = '\0';
+		b->exe = exe;
+	}
+	image_hello(ch, b, now, argv, envp);
+}
+
 void pt_conn_start_image(char *const *argv, char *const *envp)
 {
 	struct pt_chan ch;
 	struct pt_body b;
-	char exe[PATH_MAX], cpu[48];
 	/* The HELLO is stamped with the image's start, not a second clock
 	 * reading a few microseconds later: start_ns then costs the capture
 	 * one byte instead of three of noise. */
@@ -627,30 +671,10 @@ hello:
 	/* fexecve and execveat(dirfd, ...) name the program by a descriptor
 	 * gone by now ("/dev/fd/3", "/dev/fd/3/sh"): the kernel's path is
 	 * the one to keep. */
-	if (b.exe && !pt_strncmp(b.exe, "/dev/fd/", 8)) {
-		ssize_t n = pt_sys_readlink("/proc/self/exe", exe, sizeof exe - 1);
-
-		if (n > 0) {
-			exe[n] = '\0';
-			b.exe = exe;
-		}
-	}
-	b.argv = argv;
-	b.envp = envp;
-	b.want_cwd = 1;
-	/* What the process ran before this image (a fork child's work up to
-	 * its exec) is in its rusage now, and in no record otherwise. */
-	if (pt.base_utime_us || pt.base_stime_us) {
-		char *s = put_dec(cpu + sizeof cpu - 1, pt.base_stime_us);
-
-		cpu[sizeof cpu - 1] = '\0';
-		*--s = ' ';
-		b.cpu_before = put_dec(s, pt.base_utime_us);
-	}
-	if (pt_send_record(&ch, &b, now) < 0 && !ch.spool && !ch.temp) {
-		pt_sys_close(pt.fd);    /* collector stalled: stop waiting */
-		pt.fd = -1;
-	}
+	if (b.exe && !pt_strncmp(b.exe, "/dev/fd/", 8))
+		image_hello_by_fd(&ch, &b, now, argv, envp);
+	else
+		image_hello(&ch, &b, now, argv, envp);
 	pt_chan_put(&ch);
 }
 

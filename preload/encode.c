@@ -231,7 +231,7 @@ size_t pt_encode_record(const struct pt_chan *ch, const struct pt_body *b,
 	int saved = errno;
 
 	emit_body(&e, b);
-	errno = saved;
+	pt_errno_restore(saved);
 	if (e.overflow)
 		return 0;
 	put_header(out, ch, b, 0, (uint32_t)e.len, (uint32_t)e.len, t);

@@ -49,15 +49,46 @@ static uint16_t pool_entry(const char *name, const char *val, size_t max)
 	return pool_add(name, pt_strlen(name), "=", val, max);
 }
 
-static const char *lookup(char *const *envp, const char *name)
-{
-	size_t n = pt_strlen(name);
+/* The variables the library reads at load, by their index in it. */
+enum { V_PRELOAD, V_SOCKET, V_DIR, V_LIST, V_TRACE, V_LOG, V_COUNT };
 
-	for (; envp && *envp; envp++)
-		if (**envp == *name && !pt_strncmp(*envp, name, n) &&
-		    (*envp)[n] == '=')
-			return *envp + n + 1;
-	return NULL;
+#define VAR(name) { name "=", sizeof name }  /* "NAME=" and its length */
+static const struct {
+	char name[24];
+	size_t len;
+} read_at_load[V_COUNT] = {
+	[V_PRELOAD] = VAR("LD_PRELOAD"), [V_SOCKET] = VAR(PT_ENV_SOCKET),
+	[V_DIR] = VAR(PT_ENV_DIR), [V_LIST] = VAR(PT_ENV_LIST),
+	[V_TRACE] = VAR(PT_ENV_TRACE_DIR), [V_LOG] = VAR(PT_ENV_LOG),
+};
+#undef VAR
+
+/*
+ * The value of each variable of read_at_load in envp, the first entry of
+ * its name as getenv() has it, or NULL.  One pass: every image does this
+ * with every variable, and all but a few are told apart by their first
+ * letter.
+ */
+static void lookup_all(char *const *envp, const char *val[V_COUNT])
+{
+	size_t i;
+
+	for (i = 0; i < V_COUNT; i++)
+		val[i] = NULL;
+	for (; envp && *envp; envp++) {
+		const char *e = *envp;
+
+		if (e[0] != 'L' && e[0] != 'P')
+			continue;
+		for (i = 0; i < V_COUNT; i++)
+			if (e[1] == read_at_load[i].name[1] &&
+			    !pt_strncmp(e, read_at_load[i].name,
+					read_at_load[i].len)) {
+				if (!val[i])
+					val[i] = e + read_at_load[i].len;
+				break;
+			}
+	}
 }
 
 /* Is `entry` one of the ':'- or ' '-separated items of list? */
@@ -107,13 +138,23 @@ static int list_has_other_copy(const char *list, const char *entry,
 	return 0;
 }
 
+/* Our file's path in the pool, from the loader (dladdr: about 2,000
+ * instructions, so only where LD_PRELOAD does not say it plainly); 0 if
+ * unknown. */
+static uint16_t own_path(void)
+{
+	Dl_info info;
+
+	if (!dladdr((void *)own_path, &info) || !info.dli_fname)
+		return 0;
+	return pool_add(info.dli_fname, pt_strlen(info.dli_fname), NULL, NULL,
+			PATH_MAX);
+}
+
 /* Our own item of LD_PRELOAD, as written there (it may hold $LIB). */
 static void find_preload_entry(const char *preload)
 {
 	const char *p = preload;
-	Dl_info info;
-	int have_info = dladdr((void *)find_preload_entry, &info) &&
-			info.dli_fname;
 
 	while (p && *p) {
 		size_t k = pt_strcspn(p, ": ");
@@ -126,19 +167,18 @@ static void find_preload_entry(const char *preload)
 		p += *p != '\0';
 	}
 	/* Loaded some other way (ld.so.preload, a renamed copy): our path. */
-	if (!pt.preload_entry && have_info)
-		pt.preload_entry = pool_add(info.dli_fname,
-					    pt_strlen(info.dli_fname), NULL, NULL,
-					    PATH_MAX);
+	if (!pt.preload_entry) {
+		pt.preload_entry = own_path();
+		pt.lib_path = pt.preload_entry;
+		return;
+	}
 	/* What exec hooks check is readable: where this process found us
 	 * when the entry holds $LIB (ld.so expands it) or is a bare name
 	 * (ld.so searches the library path for it). */
 	pt.lib_path = pt.preload_entry;
 	if (pt_strchr(PT_STR(preload_entry), '$') ||
 	    !pt_strchr(PT_STR(preload_entry), '/'))
-		pt.lib_path = have_info ? pool_add(info.dli_fname,
-						   pt_strlen(info.dli_fname),
-						   NULL, NULL, PATH_MAX) : 0;
+		pt.lib_path = own_path();
 }
 
 #ifdef PT_FOREIGN_LOADER
@@ -187,32 +227,23 @@ static int loader_lib(const char *loader, char *buf, size_t cap)
 }
 #endif
 
-/*
- * Would a program of the other class find a build of the library from our
- * LD_PRELOAD entry?  Through $LIB, the file it expands to for that class;
- * by a bare name, a file in that class's default directories; a path,
- * never (it names one build).  Once per process, at load time.
- */
-static void note_foreign(void)
-{
 #ifdef PT_FOREIGN_LOADER
+/*
+ * Does a build of the other class sit where our entry e ($LIB in it, or a
+ * bare name) leads a loader of that class?  1 or 0; -1 if the loader is
+ * not there.  Apart from note_foreign(), so that the common case, a path,
+ * takes none of its two PATH_MAX buffers: a frame that size is stack
+ * pages, probed and so faulted in, at every image's start.
+ */
+static __attribute__((noinline)) int other_build_found(const char *e)
+{
 	char flib[PATH_MAX], path[PATH_MAX];
-	const char *e = PT_STR(preload_entry), *d;
+	const char *d;
 	size_t fl, at = 0;
-	int ok = 0, saved = errno;
+	int ok = 0;
 
-	if (!*e)
-		goto out;
-	if (pt_strchr(e, '/') && !pt_strchr(e, '$')) {
-		/* A path names one build, never one for the other class.
-		 * Whether such programs can run here at all is asked at the
-		 * first exec that needs it (target.c): an image that never
-		 * execs, most of a build's, is spared the loader's links. */
-		pt.foreign_missing = PT_FOREIGN_UNKNOWN;
-		goto out;
-	}
 	if (!loader_lib(PT_FOREIGN_LOADER, flib, sizeof flib))
-		goto out;
+		return -1;
 	fl = pt_strlen(flib);
 	if ((d = pt_strchr(e, '$'))) {
 		/* "$LIB" or "${LIB}", once: anything else, not ours to expand */
@@ -251,23 +282,52 @@ static void note_foreign(void)
 			ok = pt_sys_readable(path) == 0;
 		}
 	}
-	pt.foreign_missing = !ok;
-out:
-	errno = saved;
+	return ok;
+}
+#endif
+
+/*
+ * Would a program of the other class find a build of the library from our
+ * LD_PRELOAD entry?  Through $LIB, the file it expands to for that class;
+ * by a bare name, a file in that class's default directories; a path,
+ * never (it names one build).  Once per process, at load time.
+ */
+static void note_foreign(void)
+{
+#ifdef PT_FOREIGN_LOADER
+	const char *e = PT_STR(preload_entry);
+	int saved = errno, found;
+
+	if (!*e)
+		return;
+	if (pt_strchr(e, '/') && !pt_strchr(e, '$')) {
+		/* A path names one build, never one for the other class.
+		 * Whether such programs can run here at all is asked at the
+		 * first exec that needs it (target.c): an image that never
+		 * execs, most of a build's, is spared the loader's links. */
+		pt.foreign_missing = PT_FOREIGN_UNKNOWN;
+		return;
+	}
+	found = other_build_found(e);
+	if (found >= 0)
+		pt.foreign_missing = !found;
+	pt_errno_restore(saved);
 #endif
 }
 
 void pt_env_setup(char *const *envp)
 {
-	const char *sock = lookup(envp, PT_ENV_SOCKET);
-	const char *dir = lookup(envp, PT_ENV_DIR);
-	const char *list = lookup(envp, PT_ENV_LIST);
-	const char *trace = lookup(envp, PT_ENV_TRACE_DIR);
-	const char *log = lookup(envp, PT_ENV_LOG);
+	const char *val[V_COUNT], *sock, *dir, *list, *trace, *log;
 	char uid[16], *u = uid + sizeof uid;
 	unsigned v;
 
-	find_preload_entry(lookup(envp, "LD_PRELOAD"));
+	lookup_all(envp, val);
+	sock = val[V_SOCKET];
+	dir = val[V_DIR];
+	list = val[V_LIST];
+	trace = val[V_TRACE];
+	log = val[V_LOG];
+	find_preload_entry(val[V_PRELOAD]);
 	note_foreign();
 	if (pt.preload_entry)
 		pt.env_preload = pool_entry("LD_PRELOAD", PT_STR(preload_entry),
@@ -454,7 +514,7 @@ static int lib_hidden(void)
 		hidden = errno == ENOENT || errno == EACCES ||
 			 errno == ENOTDIR || errno == ELOOP;
 	hidden = hidden || loader_starved();
-	errno = saved;
+	pt_errno_restore(saved);
 	return hidden;
 }
 
@@ -549,7 +609,7 @@ char *const *pt_env_repair(char *const *envp, size_t n, char **out,
 	const char *entry = PT_STR(preload_entry);
 	size_t entry_len = pt_strlen(entry), i, j = 0;
 	int need_pre, need_sock, need_dir, need_list, need_trace, need_log,
-	    have_sock = 0, have_dir = 0, have_list = 0, have_trace = 0,
+	    only_ours, have_sock = 0, have_dir = 0, have_list = 0, have_trace = 0,
 	    have_log = 0;
 
 	if (!envp)
@@ -577,12 +637,16 @@ char *const *pt_env_repair(char *const *envp, size_t n, char **out,
 		else if (!pt_strncmp(e, PT_ENV_LOG "=", sizeof PT_ENV_LOG))
 			have_log = 1;
 	}
+	/* The common case, LD_PRELOAD=<our entry> and nothing else, in one
+	 * comparison: every spawn of a build passes here. */
+	only_ours = pre && entry_len &&
+		    !pt_strncmp(pre + 11, entry, entry_len + 1);
 	/* One library per process: the innermost collector's.  Adding ours
 	 * beside another copy would load both, each reporting every event. */
-	if (pre && list_has_other_copy(pre + 11, entry, entry_len))
+	if (pre && !only_ours && list_has_other_copy(pre + 11, entry, entry_len))
 		return envp;
-	need_pre = entry_len && (!pre || !list_has(pre + 11, entry,
-						    entry_len));
+	need_pre = entry_len && !only_ours &&
+		   (!pre || !list_has(pre + 11, entry, entry_len));
 	need_sock = pt.env_socket && !have_sock;
 	need_dir = pt.env_dir && !have_dir;
 	need_list = pt.env_list && !have_list;

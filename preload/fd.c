@@ -84,7 +84,7 @@ static int dup_from(int fd, int cmd, long min)
 	int r = __fcntl(fd, cmd, min), ours = pt.fd, saved = errno;
 
 	if (r < 0 || r < ours || min > ours || !OURS(ours) || !pt_is_owner()) {
-		errno = saved;
+		pt_errno_restore(saved);
 		return r;
 	}
 	if (pt_sys_dup3(ours, r, O_CLOEXEC) == r) {
@@ -95,7 +95,7 @@ static int dup_from(int fd, int cmd, long min)
 			pt_sys_dup3(fd, r, cmd == F_DUPFD_CLOEXEC ? O_CLOEXEC : 0);
 		}
 	}
-	errno = saved;
+	pt_errno_restore(saved);
 	return r;
 }
 
@@ -186,5 +186,5 @@ PT_EXPORT void closefrom(int lowfd)
 		for (unsigned long long fd = first; fd < l.cur && fd < (1u << 20); fd++)
 			if (!OURS((int)fd))
 				pt_sys_close((int)fd);
-	errno = saved;
+	pt_errno_restore(saved);
 }

@@ -143,7 +143,7 @@ static int do_execve(enum pt_call call, const char *path, char *const argv[],
 		return pt_real.execve(path, argv, envp);
 	REPAIRED_ENV(env, envp, path, 0);
 	exec_announce(&ch, call, path, argv);
-	errno = saved;
+	pt_errno_restore(saved);
 	pt_real.execve(path, argv, env);
 	exec_failed(&ch, call);
 	return -1;
@@ -161,7 +161,7 @@ static int do_execvpe(enum pt_call call, const char *file, char *const argv[],
 		return pt_real.execvpe(file, argv, envp);
 	REPAIRED_ENV(env, envp, file, 1);
 	exec_announce(&ch, call, file, argv);
-	errno = saved;
+	pt_errno_restore(saved);
 	pt_real.execvpe(file, argv, env);
 	exec_failed(&ch, call);
 	return -1;
@@ -322,7 +322,7 @@ PT_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 	REPAIRED_ENV(env, envp, NULL, 0);
 	exec_announce(&ch, PT_CALL_FEXECVE, fd_path(fd, NULL, path, sizeof path),
 		      argv);
-	errno = saved;
+	pt_errno_restore(saved);
 	pt_real.fexecve(fd, argv, env);
 	exec_failed(&ch, PT_CALL_FEXECVE);
 	return -1;
@@ -351,7 +351,7 @@ PT_EXPORT int execveat(int dirfd, const char *pathname, char *const argv[],
 	    (dirfd != AT_FDCWD || !*pathname))
 		shown = fd_path(dirfd, pathname, path, sizeof path);
 	exec_announce(&ch, PT_CALL_EXECVEAT, shown, argv);
-	errno = saved;
+	pt_errno_restore(saved);
 	pt_real.execveat(dirfd, pathname, argv, env, flags);
 	exec_failed(&ch, PT_CALL_EXECVEAT);
 	return -1;
@@ -425,7 +425,7 @@ static int do_spawn(spawn_fn *real, enum pt_call call, int search, int saved,
 	if (PASS_THROUGH(envp))
 		return real(pid, path, fa, attr, argv, envp);
 	REPAIRED_ENV(env, envp, path, search);
-	errno = saved;
+	pt_errno_restore(saved);
 	rc = real(&child, path, fa, attr, argv, env);
 	saved = errno;
 	if (pid && rc == 0)
@@ -434,7 +434,7 @@ static int do_spawn(spawn_fn *real, enum pt_call call, int search, int saved,
 		send_spawn(call, child, path, argv);
 	else
 		send_spawn_failed(call, rc, path, argv);
-	errno = saved;
+	pt_errno_restore(saved);
 	return rc;
 }
 
@@ -539,7 +539,7 @@ PT_EXPORT int system(const char *command)
 	env_return(&loan);
 	if (command && rc != -1)
 		send_reap(0, rc, NULL);
-	errno = saved;
+	pt_errno_restore(saved);
 	return rc;
 }
 
@@ -558,7 +558,7 @@ PT_EXPORT FILE *popen(const char *command, const char *type)
 	f = PT_REAL_LAZY(popen)(command, type);
 	saved = errno;
 	env_return(&loan);
-	errno = saved;
+	pt_errno_restore(saved);
 	return f;
 }
 
@@ -576,7 +576,7 @@ PT_EXPORT int pclose(FILE *f)
 	saved = errno;
 	if (rc != -1)
 		send_reap(0, rc, NULL);
-	errno = saved;
+	pt_errno_restore(saved);
 	return rc;
 }
 
@@ -640,7 +640,7 @@ static pid_t fork_common(pid_t (*real)(void), enum pt_call call)
 		if (r > 0)
 			send_fork(r, call, t, self);
 	}
-	errno = saved;
+	pt_errno_restore(saved);
 	return r;
 }
 
@@ -710,7 +710,7 @@ PT_EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
 		__atomic_store_n(&pt.clone_top, 0, __ATOMIC_RELAXED);
 	if (r > 0)
 		send_fork(r, PT_CALL_CLONE, now, 0);
-	errno = saved;
+	pt_errno_restore(saved);
 	return r;
 }
 
@@ -756,7 +756,7 @@ static void send_reap(pid_t child, int status, const struct rusage *ru)
 		int saved = errno;
 
 		pt_chan_write(&ch, buf, held + n);
-		errno = saved;
+		pt_errno_restore(saved);
 		if (n) {
 			pt_chan_put(&ch);
 			return;
@@ -785,7 +785,7 @@ static pid_t wait_common(pid_t pid, int *status, int options, struct rusage *ru)
 	saved = errno;
 	if (r > 0 && (WIFEXITED(*sp) || WIFSIGNALED(*sp)))
 		send_reap(r, *sp, rp);
-	errno = saved;
+	pt_errno_restore(saved);
 	return r;
 }
 
@@ -832,7 +832,7 @@ PT_EXPORT int waitid(idtype_t idtype, id_t id, siginfo_t *info, int options)
 		if (st >= 0)
 			send_reap(ip->si_pid, st, NULL);
 	}
-	errno = saved;
+	pt_errno_restore(saved);
 	return r;
 }
 

@@ -59,7 +59,7 @@ void pt_send_exit(int status, int how, pid_t self)
 	pt_send_record(&ch, &b, pt_now_ns());
 	pt_chan_put(&ch);
 out:
-	errno = saved;
+	pt_errno_restore(saved);
 }
 
 void pt_init_after_fork(uint64_t fork_ns)
@@ -129,8 +129,14 @@ __attribute__((constructor)) static void pt_init(int argc, char **argv,
 	int saved = errno;
 
 	(void)argc;
-	pt_resolve();
+	/* A write before pt_resolve() reads the page pt_real shares with
+	 * pt: a read first would map the zero page, and the write after it
+	 * fault a second time. */
 	pt.fd = -1;
+	pt_resolve();
+	/* argv is on the main thread's stack, just above where _start found
+	 * it (stack.c). */
+	__atomic_store_n(&pt.stack_end, (uintptr_t)argv, __ATOMIC_RELAXED);
 	pt.owner = pt_sys_getpid();
 	pt.start_ns = pt_now_ns();
 	pt.start_realtime_ns = pt_realtime_ns();
@@ -145,5 +151,5 @@ __attribute__((constructor)) static void pt_init(int argc, char **argv,
 	if (!pt.off)
 		pt.at_exit = on_exit(pt_on_exit, NULL) == 0;
 	pt.ready = 1;
-	errno = saved;
+	pt_errno_restore(saved);
 }

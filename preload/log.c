@@ -40,6 +40,6 @@ int pt_log_put(int fd, uint64_t stream, uint32_t flags, const void *frame,
 	do
 		w = pt_sys_writev(fd, iov, 3);
 	while (w < 0 && errno == EINTR);
-	errno = saved;
+	pt_errno_restore(saved);
 	return w == (ssize_t)(sizeof hdr + len + sizeof trailer) ? 0 : -1;
 }

@@ -59,9 +59,10 @@ struct mb {
 #define MMAP_NR SYS_mmap
 #endif
 
-static struct mb *mb;           /* shared with the fork children */
-static int mb_failed;           /* mmap refused: do without */
-static pid_t mb_user;           /* the process that reserved a slot last */
+/* In pt (pt-preload.h, where the reason is). */
+#define mb ((struct mb *)pt.mbox)
+#define mb_failed pt.mbox_failed
+#define mb_user pt.mbox_user
 
 static int cas(int i, int from, int to)
 {
@@ -85,7 +86,7 @@ int pt_mbox_reserve(void)
 		if (p == -1)
 			mb_failed = 1;
 		else
-			mb = (struct mb *)p;
+			pt.mbox = (void *)p;
 	}
 	if (!mb)
 		return -1;

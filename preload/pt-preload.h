@@ -87,6 +87,7 @@ struct pt_state {
 	int quiet;              /* under seccomp: no system call of ours */
 	uintptr_t clone_top;    /* stack handed to a clone(CLONE_VM) child */
 	uint64_t quiet_stack_limit;     /* RLIMIT_STACK when it went quiet */
+	uintptr_t stack_end;    /* top of the main thread's stack (stack.c) */
 	int fd;                 /* connection, run log or spool file, -1 if none */
 	int spool;
 	int log;                /* fd is the run log (doc/design.md, "The
@@ -150,6 +151,12 @@ struct pt_state {
 	pid_t defer_child[PT_DEFER_SLOTS];
 	uint32_t defer_len[PT_DEFER_SLOTS];
 	int mbox_slot;          /* fork child: 1 + the slot its EXEC goes to */
+	/* The mailbox (mailbox.c), here rather than in statics of its own,
+	 * which sat on a page of .bss that every image faulted in for them
+	 * alone, and every parent again, copy-on-write, at each fork. */
+	void *mbox;             /* the page shared with the fork children */
+	int mbox_failed;        /* its mmap was refused: do without */
+	pid_t mbox_user;        /* the process that reserved a slot last */
 	uint32_t env_initials[8];       /* first letters of recorded names */
 	char pool[5 * PATH_MAX];
 };

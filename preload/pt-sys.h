@@ -25,6 +25,17 @@
 #include <time.h>
 #include <unistd.h>
 
+/*
+ * errno = e, without the write when errno holds e already: after a fork
+ * the thread's TLS page is shared copy-on-write, and a hook's restoring
+ * an unchanged errno would cost the parent a page fault at every spawn.
+ */
+static inline void pt_errno_restore(int e)
+{
+	if (errno != e)
+		errno = e;
+}
+
 static inline long pt_sc(long n, long a, long b, long c, long d, long e,
 			 long f)
 {

@@ -9,7 +9,11 @@
  *  - the stack of a clone() child: its size is the caller's secret, and
  *    the memory below it may be anything (a malloc'd block): never room;
  *  - the main thread's stack: its bound is RLIMIT_STACK below the top
- *    (__libc_stack_end, plus what lies above it: argv, environment);
+ *    (where the constructor found argv, plus what lies above it: the
+ *    strings of argv and the environment).  That is ld.so's
+ *    __libc_stack_end within a word, without importing it, which cost
+ *    every process a symbol lookup and a check of ld.so's versions.
+ *    Before the constructor has run, the probe below answers;
  *  - any other (a thread's, a vfork child's on it): one process_vm_readv
  *    of a byte of each page down to sp - need, which stops at the first
  *    page that is not mapped or not readable (a thread stack's guard).
@@ -21,8 +25,6 @@
 
 #include "pt-preload.h"
 #include "pt-sys.h"
-
-extern void *__libc_stack_end;
 
 #define PT_PAGE 4096u
 #define PT_PROBE_PAGES 64               /* need beyond 256 KiB: no room */
@@ -72,7 +74,7 @@ int pt_stack_fits(size_t need)
 {
 	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
 	uintptr_t clone_top = __atomic_load_n(&pt.clone_top, __ATOMIC_RELAXED);
-	uintptr_t end = (uintptr_t)__libc_stack_end;
+	uintptr_t end = __atomic_load_n(&pt.stack_end, __ATOMIC_RELAXED);
 	int saved = errno, fits;
 
 	if (clone_top && sp < clone_top && clone_top - sp < PT_MAIN_STACK_SPAN)
@@ -81,7 +83,7 @@ int pt_stack_fits(size_t need)
 		fits = main_room(sp, end, need, stack_limit());
 	else
 		fits = probe(sp, need);
-	errno = saved;
+	pt_errno_restore(saved);
 	return fits;
 }
 
@@ -90,14 +92,14 @@ void pt_stack_note_limit(void)
 	int saved = errno;
 
 	__atomic_store_n(&pt.quiet_stack_limit, stack_limit(), __ATOMIC_RELAXED);
-	errno = saved;
+	pt_errno_restore(saved);
 }
 
 int pt_stack_fits_quiet(size_t need)
 {
 	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
 	uintptr_t clone_top = __atomic_load_n(&pt.clone_top, __ATOMIC_RELAXED);
-	uintptr_t end = (uintptr_t)__libc_stack_end;
+	uintptr_t end = __atomic_load_n(&pt.stack_end, __ATOMIC_RELAXED);
 
 	if (clone_top && sp < clone_top && clone_top - sp < PT_MAIN_STACK_SPAN)
 		return 0;

@@ -219,14 +219,14 @@ int pt_target_foreign(const char *file, int search)
 		pt.foreign_missing = pt_sys_readable(PT_FOREIGN_LOADER) == 0;
 #endif
 	if (!pt.foreign_missing || !file || !*file) {
-		errno = saved;
+		pt_errno_restore(saved);
 		return 0;
 	}
 	if (search && !pt_strchr(file, '/'))
 		r = searched(file, foreign);
 	else
 		r = foreign(file) > 0;
-	errno = saved;
+	pt_errno_restore(saved);
 	return r;
 }
 
@@ -240,6 +240,6 @@ int pt_target_loads(const char *file, int search)
 		r = searched(file, loads);
 	else
 		r = loads(file) > 0;
-	errno = saved;
+	pt_errno_restore(saved);
 	return r;
 }
