@@ -234,6 +234,10 @@ int pt_chan_write(const struct pt_chan *ch, const void *buf, size_t len)
 {
 	const char *p = buf;
 
+	/* Never onto a descriptor not known to be ours: callers check
+	 * first (pt_chan_check), this is the net under a missed one. */
+	if (ch->unchecked && !owned_fd_valid())
+		return -1;
 	if (ch->log)
 		return pt_log_put(ch->fd, ch->stream, 0, buf, len);
 	if (ch->spool) {
@@ -461,6 +465,7 @@ static int conn_open(struct pt_chan *ch, uint32_t hello_kind,
 	ch->temp = 1;
 	ch->spool = 0;
 	ch->log = 0;
+	ch->unchecked = 0;
 	ch->stream = 0;
 	ch->pid = self;
 	ch->owner = self == pt.owner;
@@ -628,6 +633,7 @@ void pt_conn_start_image(char *const *argv, char *const *envp)
 	ch.temp = 0;
 	ch.spool = 0;
 	ch.log = 0;
+	ch.unchecked = 0;
 	ch.stream = 0;
 	ch.pid = pt.owner;
 	ch.owner = 1;
@@ -727,6 +733,7 @@ static void fork_child_connect(void)
 /* ch to use the process's own channel, as it is now. */
 static int use_own(struct pt_chan *ch)
 {
+	ch->unchecked = 0;
 	ch->fd = pt.fd;
 	ch->spool = pt.spool;
 	ch->log = pt.log;
@@ -734,11 +741,33 @@ static int use_own(struct pt_chan *ch)
 	return 0;
 }
 
+/* The owner's channel for ch->pid, checked to be ours still; else a
+ * replacement, opened and made the process's own.  0, or -1. */
+static int chan_checked(struct pt_chan *ch)
+{
+	if (owned_fd_valid())
+		return use_own(ch);
+	if (pt.transient)       /* a connection for this event alone */
+		return conn_open(ch, PT_HELLO_AUX, pt.start_ns, ch->pid);
+	/*
+	 * The program closed our fd (or a fork child's inherited one is
+	 * gone): open a replacement.  AUX, because this process already said
+	 * HELLO; only a fork child that never did says so now.
+	 */
+	if (conn_open(ch, pt.fork_pending ? PT_HELLO_FORK : PT_HELLO_AUX,
+			 pt.start_ns, ch->pid) < 0)
+		return -1;
+	pt.fork_pending = 0;
+	adopt(ch);
+	return use_own(ch);
+}
+
 int pt_chan_get(struct pt_chan *ch, enum pt_chan_use use, pid_t self)
 {
 	ch->temp = 0;
 	ch->spool = pt.spool;
 	ch->log = 0;
+	ch->unchecked = 0;
 	ch->fd = -1;
 	if (!pt.ready || pt.off)
 		return -1;
@@ -755,19 +784,24 @@ int pt_chan_get(struct pt_chan *ch, enum pt_chan_use use, pid_t self)
 	}
 	if (pt.fork_pending && use != PT_USE_EXEC)
 		fork_child_connect();
-	if (owned_fd_valid())
-		return use_own(ch);
-	if (pt.transient)       /* a connection for this event alone */
-		return conn_open(ch, PT_HELLO_AUX, pt.start_ns, ch->pid);
-	/*
-	 * The program closed our fd (or a fork child's inherited one is
-	 * gone): open a replacement.  AUX, because this process already said
-	 * HELLO; only a fork child that never did says so now.
-	 */
-	if (conn_open(ch, pt.fork_pending ? PT_HELLO_FORK : PT_HELLO_AUX,
-			 pt.start_ns, ch->pid) < 0)
-		return -1;
-	pt.fork_pending = 0;
-	adopt(ch);
-	return use_own(ch);
+	/* A SPAWN, a FORK or a fork child's EXEC usually waits in memory
+	 * for the child's REAP, written with it after that REAP's check:
+	 * checking now too would cost every spawn a statx for nothing. */
+	if (use != PT_USE_EVENT && pt.fd >= 0 && !pt.transient) {
+		use_own(ch);
+		ch->unchecked = 1;
+		return 0;
+	}
+	return chan_checked(ch);
+}
+
+int pt_chan_check(struct pt_chan *ch)
+{
+	int saved = errno, rc = 0;
+
+	if (ch->unchecked && !owned_fd_valid())
+		rc = chan_checked(ch);
+	ch->unchecked = 0;
+	pt_errno_restore(saved);
+	return rc;
 }

@@ -48,23 +48,28 @@ static void exec_announce(struct pt_chan *ch, enum pt_call call,
 	ch->exec_left = 0;
 	if (pt_chan_get(ch, PT_USE_EXEC, 0) < 0)
 		return;
-	pt_defer_flush(ch);     /* the new image would lose them */
-	pt_mbox_flush(ch);
 	exec_body(&b, PT_REC_EXEC, (uint32_t)pt_sys_getppid(), call);
 	b.path = path;
 	b.argv = argv;
 	b.want_cwd = 1;
 	now = pt_now_ns();
 	/* A fork child that did nothing else leaves it to its parent, if
-	 * the new image will report itself should the parent be killed. */
+	 * the new image will report itself should the parent be killed.
+	 * Such a child holds nothing else (any other event ended its
+	 * fork_pending), and writes nothing. */
 	if (__atomic_load_n(&pt.fork_pending, __ATOMIC_ACQUIRE) &&
 	    pt.mbox_slot && ch->owner &&
 	    pt_target_loads(path, call == PT_CALL_EXECVP ||
 			    call == PT_CALL_EXECVPE || call == PT_CALL_EXECLP) &&
-	    pt_mbox_put(pt.mbox_slot - 1, ch, &b, now) == 0)
+	    pt_mbox_put(pt.mbox_slot - 1, ch, &b, now) == 0) {
 		ch->exec_left = 1;
-	else
-		pt_send_record(ch, &b, now);
+		return;
+	}
+	if (pt_chan_check(ch) < 0)
+		return;
+	pt_defer_flush(ch);     /* the new image would lose them */
+	pt_mbox_flush(ch);
+	pt_send_record(ch, &b, now);
 }
 
 /* The exec returned: say so, release ch, leave errno as it was. */
@@ -78,7 +83,8 @@ static void exec_failed(struct pt_chan *ch, enum pt_call call)
 		if (ch->exec_left)      /* the EXEC first, as it happened */
 			pt_mbox_unput(pt.mbox_slot - 1, ch);
 		exec_body(&b, PT_REC_EXEC_FAILED, (uint32_t)err, call);
-		pt_send_record(ch, &b, pt_now_ns());
+		if (pt_chan_check(ch) == 0)
+			pt_send_record(ch, &b, pt_now_ns());
 	}
 	pt_chan_put(ch);
 	errno = err;
@@ -366,14 +372,14 @@ static void send_spawn(enum pt_call call, pid_t child, const char *path,
 	struct pt_body b;
 	uint64_t now;
 
-	if (pt_chan_get(&ch, PT_USE_EVENT, 0) < 0)
+	if (pt_chan_get(&ch, PT_USE_HOLD, 0) < 0)
 		return;
 	exec_body(&b, PT_REC_SPAWN, (uint32_t)child, call);
 	b.path = path;
 	b.argv = argv;
 	now = pt_now_ns();
 	/* Usually held until the child is reaped (defer.c). */
-	if (pt_defer_hold(&ch, &b, child, now) < 0)
+	if (pt_defer_hold(&ch, &b, child, now) < 0 && pt_chan_check(&ch) == 0)
 		pt_send_record(&ch, &b, now);
 	pt_chan_put(&ch);
 }
@@ -591,12 +597,13 @@ static void send_fork(pid_t child, enum pt_call call, uint64_t t, pid_t self)
 	struct pt_chan ch;
 	struct pt_body b;
 
-	if (pt_chan_get(&ch, PT_USE_EVENT, self) < 0)
+	if (pt_chan_get(&ch, PT_USE_HOLD, self) < 0)
 		return;
 	exec_body(&b, PT_REC_FORK, (uint32_t)child, call);
 	/* Held until the child is reaped (defer.c), except after clone(),
 	 * whose child may share our memory. */
-	if (call == PT_CALL_CLONE || pt_defer_hold(&ch, &b, child, t) < 0)
+	if ((call == PT_CALL_CLONE || pt_defer_hold(&ch, &b, child, t) < 0) &&
+	    pt_chan_check(&ch) == 0)
 		pt_send_record(&ch, &b, t);
 	pt_chan_put(&ch);
 }
@@ -622,6 +629,8 @@ static pid_t fork_common(pid_t (*real)(void), enum pt_call call)
 	t = pt_now_ns();
 	self = pt.ready ? pt_sys_getpid() : 0;
 	from_owner = self && self == pt.owner;
+	if (from_owner)
+		pt_target_ask_loader();
 	/* Where the child's EXEC will wait for us (mailbox.c). */
 	slot = from_owner && pt.fd >= 0 && !pt.spool && !pt.off ?
 	       pt_mbox_reserve() : -1;

@@ -76,6 +76,8 @@ struct pt_chan {
 	int exec_left;          /* the EXEC went to the mailbox, not sent */
 	int log;                /* fd is the run log: one record a write */
 	uint64_t stream;        /* the run log's stream these frames are on */
+	int unchecked;          /* fd is the owner's, not yet checked to be
+				   ours still (pt_chan_check) */
 };
 
 /* ---- the state, the real functions, the clocks (state.c) ---- */
@@ -356,14 +358,24 @@ PT_HIDDEN int pt_encode_stream(const struct pt_chan *ch,
 enum pt_chan_use {
 	PT_USE_EXEC,            /* about to exec: the inherited fd will do */
 	PT_USE_EVENT,           /* anything else: a fork child connects */
+	PT_USE_HOLD,            /* an event whose frame is likely held */
 };
 
 /*
  * Pick the channel for an event of process self (0: call getpid() here,
  * unless there is nothing to send to).  Returns 0, or -1 if there is none.
+ * For PT_USE_EXEC and PT_USE_HOLD, the owner's own descriptor comes
+ * unchecked: a frame held (defer.c, mailbox.c) is written later, and
+ * pt_chan_check must be called before anything is written now.
  */
 PT_HIDDEN int pt_chan_get(struct pt_chan *ch, enum pt_chan_use use,
 			  pid_t self);
+/*
+ * Before a write on ch from pt_chan_get(): make sure its
+ * descriptor is still ours (one statx), else open a replacement as
+ * pt_chan_get would.  0, or -1 if there is nothing to send to.
+ */
+PT_HIDDEN int pt_chan_check(struct pt_chan *ch);
 /* Release what pt_chan_get opened for this call only. */
 PT_HIDDEN void pt_chan_put(struct pt_chan *ch);
 
@@ -487,6 +499,12 @@ PT_HIDDEN int pt_target_loads(const char *file, int search);
  * Fork and vfork children too: no allocation, bounded stack.
  */
 PT_HIDDEN int pt_target_foreign(const char *file, int search);
+/*
+ * Find out now, once per process, what pt_target_foreign needs to know
+ * of this system: a parent asks before fork, so that each of its fork
+ * children does not ask again.  errno preserved.
+ */
+PT_HIDDEN void pt_target_ask_loader(void);
 
 /* ---- the image's start and end (init.c) ---- */
 

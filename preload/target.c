@@ -207,17 +207,26 @@ static int foreign(const char *path)
 	return 0;
 }
 
-int pt_target_foreign(const char *file, int search)
+void pt_target_ask_loader(void)
 {
-	int saved = errno, r;
-
 #ifdef PT_FOREIGN_LOADER
 	/* Our entry is a path (env.c): it matters if such programs can run
 	 * here, which the loader's presence says.  Once per process; a
 	 * vfork child's answer is its parent's too, and as true. */
-	if (pt.foreign_missing == PT_FOREIGN_UNKNOWN)
+	if (pt.foreign_missing == PT_FOREIGN_UNKNOWN) {
+		int saved = errno;
+
 		pt.foreign_missing = pt_sys_readable(PT_FOREIGN_LOADER) == 0;
+		pt_errno_restore(saved);
+	}
 #endif
+}
+
+int pt_target_foreign(const char *file, int search)
+{
+	int saved = errno, r;
+
+	pt_target_ask_loader();
 	if (!pt.foreign_missing || !file || !*file) {
 		pt_errno_restore(saved);
 		return 0;
