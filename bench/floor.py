@@ -2,7 +2,7 @@
 """What a collector connection per program image costs in the spawn loop,
 with enough rounds to bound it.
 
-    bench/floor.py [--rounds 31] [--spawns 1000]
+    bench/floor.py [--rounds 31] [--spawns 1000] [--against OTHER_BUILD_DIR]
 
 The spawn-loop stage of bench/run.py measures 11 rounds, and the ratios it
 reports divide by (empty - untraced), 20-40 us here, so a single run can
@@ -15,7 +15,10 @@ the append floor (bench/minappend.c: a write(2) of each to an inherited
 O_APPEND memfd; the open floor: the same library opening that memfd
 through /proc in each image, nothing inherited) and libproftrace.so, against one `proftrace daemon`
 (the socket), and under `proftrace record` (the run log; and with
-PROFTRACE_TRANSPORT=socket).
+PROFTRACE_TRANSPORT=socket); with --against, under another build's
+`proftrace record` too (an earlier commit's, built apart), and the
+difference of the two per round, which a change to the library is
+judged by.
 For each it prints the ratio of the medians over all
 rounds, (config - untraced) / (empty - untraced), with a 95 % bootstrap
 interval (the rounds resampled), for the median spawn and for the
@@ -52,6 +55,9 @@ def main():
     ap.add_argument("--spawns", type=int, default=1000)
     ap.add_argument("--resamples", type=int, default=2000)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--against", metavar="BUILD_DIR",
+                    help="another build's `proftrace record` as one more "
+                         "configuration, compared round by round")
     a = ap.parse_args()
     b = os.path.abspath(a.build_dir)
     libs = {
@@ -68,6 +74,12 @@ def main():
         "record, socket": None,
     }
     proftrace = os.path.join(b, "collector", "proftrace")
+    against = None
+    if a.against:
+        against = os.path.join(os.path.abspath(a.against), "collector", "proftrace")
+        if not os.path.exists(against):
+            sys.exit(f"floor: {against} is missing; build that tree first")
+        libs["record, against"] = None
     spawnloop = os.path.join(b, "bench", "spawnloop")
     for path in [spawnloop] + [p for p in libs.values() if p]:
         if not os.path.exists(path):
@@ -94,7 +106,8 @@ def main():
                         if c.startswith("record"):
                             env = clean_env(PROFTRACE_TRANSPORT="socket"
                                             if c.endswith("socket") else "log")
-                            cmd = [proftrace, "record", "-q", "--force", "-o",
+                            exe = against if c == "record, against" else proftrace
+                            cmd = [exe, "record", "-q", "--force", "-o",
                                    os.path.join(tmp, "record.ptcap"), "--"] + cmd
                         env.update(floors.env({"ring floor": "ring",
                                                "append floor": "append",
@@ -115,8 +128,7 @@ def main():
     for m, name in zip(modes, ("posix_spawn", "fork+execve")):
         for idx, which in ((0, "median"), (1, "p10")):
             med = {c: statistics.median(r[idx] for r in res[m][c]) for c in libs}
-            for c in ("connection only", "socket floor", "ring floor", "append floor",
-                      "open floor", "libproftrace", "record", "record, socket"):
+            for c in [k for k in libs if k not in ("untraced", "empty library")]:
                 boot = []
                 for _ in range(a.resamples):
                     pick = [rng.randrange(a.rounds) for _ in range(a.rounds)]
@@ -139,6 +151,24 @@ def main():
           f"µs per spawn are medians over the rounds.\n")
     print(table(["mode", "spawn", "library", "untraced µs", "empty µs", "library µs",
                  "ratio of medians", "95 % interval", f"rounds ≤ {TARGET}"], rows))
+    if against:
+        rows = []
+        for m, name in zip(modes, ("posix_spawn", "fork+execve")):
+            for idx, which in ((0, "median"), (1, "p10")):
+                d = [res[m]["record"][i][idx] - res[m]["record, against"][i][idx]
+                     for i in range(a.rounds)]
+                boot = sorted(statistics.median(d[rng.randrange(a.rounds)]
+                                                for _ in range(a.rounds))
+                              for _ in range(a.resamples))
+                lo = boot[len(boot) * 25 // 1000]
+                hi = boot[min(len(boot) - 1, len(boot) * 975 // 1000)]
+                rows.append([name, which, f"{statistics.median(d):+.1f}",
+                             f"{lo:+.1f} to {hi:+.1f}",
+                             f"{sum(x < 0 for x in d)}/{a.rounds}"])
+        print(f"\n`record` of this build less `record` of {a.against}, "
+              "µs a spawn, per round:\n")
+        print(table(["mode", "spawn", "median difference", "95 % interval",
+                     "rounds faster"], rows))
 
 
 if __name__ == "__main__":
