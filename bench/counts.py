@@ -29,7 +29,8 @@ preload library (bench/empty.c); Δ in brackets:
 Per-spawn and per-image figures are the difference between two loop lengths
 divided by the difference in spawns, which cancels every process's start and
 end.  With --autoconf, a real GNU package (its release tarball: configure
-and `make -j2`) is built untraced and under `proftrace record`, interleaved;
+and `make -j2`) is built untraced, with the empty library preloaded (the
+floor of any preload library) and under `proftrace record`, interleaved;
 wall and CPU ratios, medians (these are timed, so noisy on a shared machine).
 doc/performance.md quotes this script's output.
 """
@@ -200,18 +201,22 @@ class Counts:
             t.extractall(src)
         (top,) = os.listdir(src)
         build = "./configure >/dev/null && make -j2 >/dev/null"
-        res = {"untraced": [], "traced": []}
+        res = {"untraced": [], "empty": [], "traced": []}
         execs = None
         for r in range(rounds):
-            order = ["untraced", "traced"] if r % 2 == 0 else ["traced", "untraced"]
+            order = list(res)
+            order = order[r % 3:] + order[:r % 3]
             for c in order:
                 d = os.path.join(self.tmp, f"pkg-{r}-{c}")
                 shutil.copytree(os.path.join(src, top), d, symlinks=True)
                 cmd = ["sh", "-c", build]
+                env = clean_env()
                 if c == "traced":
                     cmd = [self.proftrace, "record", "-q", "--force", "-o", self.cap,
                            "--"] + cmd
-                p = subprocess.run([self.rusage] + cmd, cwd=d, env=clean_env(),
+                elif c == "empty":
+                    env["LD_PRELOAD"] = self.libempty
+                p = subprocess.run([self.rusage] + cmd, cwd=d, env=env,
                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                    text=True)
                 last = p.stderr.splitlines()[-1] if p.stderr else ""
@@ -227,9 +232,7 @@ class Counts:
                     with open(csvp) as f:
                         execs = sum(1 for _ in f) - 1
             print(f"[autoconf] round {r + 1}/{rounds}", file=sys.stderr)
-        wr = [t[0] / u[0] for t, u in zip(res["traced"], res["untraced"])]
-        cr = [t[1] / u[1] for t, u in zip(res["traced"], res["untraced"])]
-        return top, execs, res, wr, cr
+        return top, execs, res
 
 
 def main():
@@ -283,16 +286,20 @@ def main():
                   f"median of 5 interleaved rounds): {cpu['record']:.1f} µs with the run "
                   f"log, {cpu['record-socket']:.1f} µs with the socket")
         if a.autoconf:
-            top, execs, res, wr, cr = c.autoconf(a.autoconf, a.rounds)
+            top, execs, res = c.autoconf(a.autoconf, a.rounds)
             med = statistics.median
-            print(f"\n{top}: configure + make -j2, {execs} executions, {a.rounds} rounds\n")
-            print(table(["", "untraced", "proftrace record", "ratio (min–max)"], [
-                ["wall s", f"{med(x[0] for x in res['untraced']):.2f}",
-                 f"{med(x[0] for x in res['traced']):.2f}",
-                 f"{med(wr):.3f} ({min(wr):.3f}–{max(wr):.3f})"],
-                ["CPU s", f"{med(x[1] for x in res['untraced']):.2f}",
-                 f"{med(x[1] for x in res['traced']):.2f}",
-                 f"{med(cr):.3f} ({min(cr):.3f}–{max(cr):.3f})"]]))
+            rows = []
+            for i, what in ((0, "wall s"), (1, "CPU s")):
+                row = [what] + [f"{med(x[i] for x in res[k]):.2f}" for k in res]
+                for k in ("empty", "traced"):
+                    q = [t[i] / u[i] for t, u in zip(res[k], res["untraced"])]
+                    row.append(f"{med(q):.3f} ({min(q):.3f}–{max(q):.3f})")
+                rows.append(row)
+            print(f"\n{top}: configure + make -j2, {execs} executions, {a.rounds} rounds "
+                  "(the empty library: every process preloads bench/empty.c)\n")
+            print(table(["", "untraced", "empty library", "proftrace record",
+                         "empty / untraced (min–max)", "record / untraced (min–max)"],
+                        rows))
     finally:
         shutil.rmtree(c.tmp, ignore_errors=True)
     return 0
