@@ -684,6 +684,31 @@ hello:
 	pt_chan_put(&ch);
 }
 
+#define PT_LOG_ASKS 8     /* spawns and forks after which we stop asking */
+
+void pt_conn_learn_log(struct pt_chan *ch)
+{
+	char buf[192];
+	ssize_t n;
+	int saved = errno;
+
+	if (!ch->owner || ch->temp || pt.env_log || pt.log || pt.spool ||
+	    pt.transient || pt.fd < 0 || pt.log_asks >= PT_LOG_ASKS)
+		return;
+	pt.log_asks++;
+	/* Only from our own socket: the program's data is not ours to take. */
+	if (pt_chan_check(ch) == 0 && ch->fd == pt.fd && !ch->temp) {
+		n = pt_sys_recv(pt.fd, buf, sizeof buf - 1, MSG_DONTWAIT);
+		if (n > (ssize_t)sizeof PT_ENV_LOG &&
+		    !pt_strncmp(buf, PT_ENV_LOG "=", sizeof PT_ENV_LOG)) {
+			buf[n] = '\0';
+			if (pt_env_take_log(buf + sizeof PT_ENV_LOG) == 0)
+				pt.log_asks = PT_LOG_ASKS;
+		}
+	}
+	pt_errno_restore(saved);
+}
+
 void pt_conn_after_fork(void)
 {
 	pt.fork_pending = pt.fd >= 0;

@@ -315,6 +315,30 @@ static void note_foreign(void)
 #endif
 }
 
+int pt_env_take_log(const char *log)
+{
+	const char *p = log;
+	uint64_t id[3] = { 0, 0, 0 };
+	int i;
+
+	/* "PIDNS:DEV:INO:PATH": the run log, for images in the collector's
+	 * pid namespace; put back at exec as the socket's path is. */
+	for (i = 0; i < 3 && *p >= '0' && *p <= '9'; i++) {
+		while (*p >= '0' && *p <= '9')
+			id[i] = id[i] * 10 + (uint64_t)(*p++ - '0');
+		if (*p++ != ':')
+			break;
+	}
+	if (i != 3 || *p != '/' || !id[0] || id[0] > UINT32_MAX ||
+	    !(pt.log_path = pool_add(p, pt_strlen(p), NULL, NULL, PATH_MAX)))
+		return -1;
+	pt.log_pidns = (uint32_t)id[0];
+	pt.log_dev = id[1];
+	pt.log_ino = id[2];
+	pt.env_log = pool_entry(PT_ENV_LOG, log, 2 * PATH_MAX);
+	return pt.env_log ? 0 : -1;
+}
+
 void pt_env_setup(char *const *envp)
 {
 	const char *val[V_COUNT], *sock, *dir, *list, *trace, *log;
@@ -347,29 +371,8 @@ void pt_env_setup(char *const *envp)
 					  pt_strlen(PT_RUNDIR_PREFIX), u,
 					  "/" PT_SOCKET_NAME, PT_SUN_PATH_MAX);
 	}
-	/* "PIDNS:DEV:INO:PATH": the run log, for images in the collector's
-	 * pid namespace; put back at exec as the socket's path is. */
-	if (log) {
-		const char *p = log;
-		uint64_t id[3] = { 0, 0, 0 };
-		int i;
-
-		for (i = 0; i < 3 && *p >= '0' && *p <= '9'; i++) {
-			while (*p >= '0' && *p <= '9')
-				id[i] = id[i] * 10 + (uint64_t)(*p++ - '0');
-			if (*p++ != ':')
-				break;
-		}
-		if (i == 3 && *p == '/' && id[0] &&
-		    id[0] <= UINT32_MAX &&
-		    (pt.log_path = pool_add(p, pt_strlen(p), NULL, NULL,
-					    PATH_MAX))) {
-			pt.log_pidns = (uint32_t)id[0];
-			pt.log_dev = id[1];
-			pt.log_ino = id[2];
-			pt.env_log = pool_entry(PT_ENV_LOG, log, 2 * PATH_MAX);
-		}
-	}
+	if (log)
+		pt_env_take_log(log);
 	if (dir && (pt.spool_dir = pool_add(dir, pt_strlen(dir), NULL, NULL,
 					    PATH_MAX)))
 		pt.env_dir = pool_entry(PT_ENV_DIR, dir, 2 * PATH_MAX);

@@ -381,6 +381,7 @@ static void send_spawn(enum pt_call call, pid_t child, const char *path,
 	/* Usually held until the child is reaped (defer.c). */
 	if (pt_defer_hold(&ch, &b, child, now) < 0 && pt_chan_check(&ch) == 0)
 		pt_send_record(&ch, &b, now);
+	pt_conn_learn_log(&ch);
 	pt_chan_put(&ch);
 }
 
@@ -605,6 +606,7 @@ static void send_fork(pid_t child, enum pt_call call, uint64_t t, pid_t self)
 	if ((call == PT_CALL_CLONE || pt_defer_hold(&ch, &b, child, t) < 0) &&
 	    pt_chan_check(&ch) == 0)
 		pt_send_record(&ch, &b, t);
+	pt_conn_learn_log(&ch);
 	pt_chan_put(&ch);
 }
 
@@ -767,11 +769,16 @@ static void send_reap(pid_t child, int status, const struct rusage *ru)
 		pt_chan_write(&ch, buf, held + n);
 		pt_errno_restore(saved);
 		if (n) {
+			pt_conn_learn_log(&ch);
 			pt_chan_put(&ch);
 			return;
 		}
 	}
 	pt_send_record(&ch, &b, now);
+	/* A shell that vforks (dash) spawns through no hook of ours, but
+	 * waits: its next child, which reads pt as the vfork child it is,
+	 * gets the run log. */
+	pt_conn_learn_log(&ch);
 	pt_chan_put(&ch);
 }
 

@@ -134,6 +134,7 @@ struct pt_state {
 	uint16_t env_list;
 	uint16_t env_trace;     /* PROFTRACE_TRACE_DIR=..., maybe a relay */
 	uint16_t env_log;       /* PROFTRACE_LOG=PIDNS:DEV:INO:PATH */
+	int log_asks;           /* times the daemon was asked for it */
 	int trace_relay;        /* 1: the trace directory is a relay, sent
 				 * at the end; 2: one this image made */
 	uint16_t trace_known;   /* "TOOL=FILE" a known tool writes, or 0 */
@@ -270,6 +271,12 @@ PT_HIDDEN size_t pt_env_preload_size(char *const *envp, size_t n);
 
 /* "NAME=value" added to the library's pool (offset for PT_STR), or 0. */
 PT_HIDDEN uint16_t pt_env_pool_entry(const char *name, const char *val);
+/*
+ * Take log, a value of PROFTRACE_LOG ("PIDNS:DEV:INO:PATH"), as the run
+ * log the exec hooks give children.  0, or -1 if it does not parse.
+ * Owner context.
+ */
+PT_HIDDEN int pt_env_take_log(const char *log);
 
 /* ---- trace files written inside a sandbox (trace.c) ---- */
 
@@ -376,6 +383,14 @@ PT_HIDDEN int pt_chan_get(struct pt_chan *ch, enum pt_chan_use use,
  * pt_chan_get would.  0, or -1 if there is nothing to send to.
  */
 PT_HIDDEN int pt_chan_check(struct pt_chan *ch);
+/*
+ * After a spawn, a fork or a wait of the owner's, on ch from
+ * pt_chan_get(): if this image is on a socket without PROFTRACE_LOG
+ * (started by hand against `proftrace daemon`), take the run log's name
+ * the daemon sent in answer to its HELLO, if it is there yet, for its
+ * children (pt_env_take_log).  A few tries at most; never waits.
+ */
+PT_HIDDEN void pt_conn_learn_log(struct pt_chan *ch);
 /* Release what pt_chan_get opened for this call only. */
 PT_HIDDEN void pt_chan_put(struct pt_chan *ch);
 

@@ -117,6 +117,11 @@ static inline ssize_t pt_sys_send(int fd, const void *buf, size_t len,
 	return (ssize_t)PT_SC6(SYS_sendto, fd, buf, len, flags, NULL, 0);
 }
 
+static inline ssize_t pt_sys_recv(int fd, void *buf, size_t len, int flags)
+{
+	return (ssize_t)PT_SC6(SYS_recvfrom, fd, buf, len, flags, NULL, NULL);
+}
+
 static inline ssize_t pt_sys_write(int fd, const void *buf, size_t len)
 {
 	return (ssize_t)PT_SC3(SYS_write, fd, buf, len);

@@ -102,8 +102,11 @@ static int account(struct pt_server *s, struct conn *c,
 			if (c->hello_kind != PT_HELLO_AUX)
 				s->st.running++;
 		}
-		if (rec->u.hello.kind == PT_HELLO_IMAGE)
+		if (rec->u.hello.kind == PT_HELLO_IMAGE) {
 			s->st.images++;
+			if (!c->from_log)
+				pt_server_offer_log(s, c, rec->u.hello.pidns);
+		}
 		break;
 	case PT_REC_EXIT:
 		s->st.exits++;

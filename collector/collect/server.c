@@ -226,6 +226,24 @@ int pt_server_log_name(const struct pt_server *s, pid_t pid, char *env,
 	return 0;
 }
 
+void pt_server_offer_log(struct pt_server *s, struct conn *c, uint32_t pidns)
+{
+	if (!s->log_on || c->w.fd < 0 || c->uid != s->uid)
+		return;         /* another uid could not open it anyway */
+	if (!s->log_offer_made) {
+		int n = snprintf(s->log_offer, sizeof s->log_offer, "%s=", PT_ENV_LOG);
+
+		s->log_offer_made = 1;
+		s->log_offer_ns = (uint32_t)pidns_ino();
+		if (n > 0 && pt_server_log_name(s, getpid(), s->log_offer + n,
+					       sizeof s->log_offer - (size_t)n) == 0)
+			s->log_offer_len = strlen(s->log_offer);
+	}
+	if (s->log_offer_len && pidns && pidns == s->log_offer_ns)
+		(void)send(c->w.fd, s->log_offer, s->log_offer_len,
+			   MSG_DONTWAIT | MSG_NOSIGNAL);
+}
+
 int pt_server_open_log(struct pt_server *s, pid_t pid, char *env, size_t cap)
 {
 	if (!pidns_ino()) {

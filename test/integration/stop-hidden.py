@@ -79,6 +79,7 @@ def main():
         print(f"stop-hidden: ok: {len(rows)} executions, the stop left out")
         if os.environ.get("PROFTRACE_TRANSPORT") != "socket":
             run_log(p, d, env)
+            offered_log(p, d, env)
 
 
 def run_log(p, d, env):
@@ -104,6 +105,51 @@ def run_log(p, d, env):
             argvs.count(["sh", "-c", "sh -c true; true"]) != 1:
         fail(f"run log: the CSV has {argvs}")
     print("stop-hidden: ok: the exports' run log, no connection")
+
+
+def offered_log(p, d, env):
+    """The exports without PROFTRACE_LOG, as `LD_PRELOAD=... cmd` started
+    by hand against the daemon: the first images connect, the daemon
+    answers their HELLO with the run log's name, and their later children
+    append to the run log instead (doc/design.md, "Processes started
+    against `proftrace daemon`")."""
+    cap, out, st = (os.path.join(d, n) for n in ("o.ptcap", "o.csv", "ost"))
+    script = ('eval "$("$0" daemon -o "$1" --csv "$2" --socket "$1.sock" '
+              '--detach)" || exit 97; unset PROFTRACE_LOG; '
+              'strace -f -e trace=connect,openat,execve -o "$3" '
+              'sh -c "/bin/true; sleep 0.3; /bin/true; /bin/true"; '
+              '"$0" stop >/dev/null')
+    r = subprocess.run(["sh", "-c", script, p, cap, out, st], env=env,
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        fail(f"offered log: exit {r.returncode}, {r.stderr!r}")
+    execs, connects, opens = {}, set(), set()
+    with open(st) as f:
+        for line in f:
+            pid, _, call = line.partition(" ")
+            call = call.lstrip()
+            if call.startswith("execve(") and " = 0" in line:
+                execs.setdefault(pid, []).append(call.split('"')[1])
+            elif call.startswith("connect("):
+                connects.add(pid)
+            elif call.startswith("openat(") and "/fd/" in call and \
+                    "/proc/" in call and "O_APPEND" in call:
+                opens.add(pid)
+    trues = [pid for pid, e in execs.items() if os.path.basename(e[-1]) == "true"]
+    if len(trues) != 3:
+        fail(f"offered log: strace saw {execs}")
+    last = max(trues, key=int)
+    if last in connects or last not in opens:
+        fail(f"offered log: the last child connected ({sorted(connects)}) "
+             f"rather than open the run log ({sorted(opens)})")
+    if len(connects) >= len(execs):
+        fail(f"offered log: every image connected: {sorted(connects)}")
+    argvs = [row["argv"] for row in read_csv(out)]
+    if argvs.count(["/bin/true"]) != 3 or argvs.count(["sleep", "0.3"]) != 1 or \
+            argvs.count(["sh", "-c", "/bin/true; sleep 0.3; /bin/true; /bin/true"]) != 1:
+        fail(f"offered log: the CSV has {argvs}")
+    print(f"stop-hidden: ok: without PROFTRACE_LOG, {len(connects)} of "
+          f"{len(execs)} images connected, the rest took the run log")
 
 
 if __name__ == "__main__":
