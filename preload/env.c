@@ -64,31 +64,36 @@ static const struct {
 #undef VAR
 
 /*
+ * The index in read_at_load of the variable entry e sets, or -1.  Every
+ * image and every spawn asks this of every variable: all but a few are
+ * told apart by their first two letters.
+ */
+static int var_index(const char *e)
+{
+	int i;
+
+	if (e[0] != 'L' && e[0] != 'P')
+		return -1;
+	for (i = 0; i < V_COUNT; i++)
+		if (e[1] == read_at_load[i].name[1] &&
+		    !pt_strncmp(e, read_at_load[i].name, read_at_load[i].len))
+			return i;
+	return -1;
+}
+
+/*
  * The value of each variable of read_at_load in envp, the first entry of
- * its name as getenv() has it, or NULL.  One pass: every image does this
- * with every variable, and all but a few are told apart by their first
- * letter.
+ * its name as getenv() has it, or NULL.  One pass.
  */
 static void lookup_all(char *const *envp, const char *val[V_COUNT])
 {
-	size_t i;
+	int i;
 
 	for (i = 0; i < V_COUNT; i++)
 		val[i] = NULL;
-	for (; envp && *envp; envp++) {
-		const char *e = *envp;
-
-		if (e[0] != 'L' && e[0] != 'P')
-			continue;
-		for (i = 0; i < V_COUNT; i++)
-			if (e[1] == read_at_load[i].name[1] &&
-			    !pt_strncmp(e, read_at_load[i].name,
-					read_at_load[i].len)) {
-				if (!val[i])
-					val[i] = e + read_at_load[i].len;
-				break;
-			}
-	}
+	for (; envp && *envp; envp++)
+		if ((i = var_index(*envp)) >= 0 && !val[i])
+			val[i] = *envp + read_at_load[i].len;
 }
 
 /* Is `entry` one of the ':'- or ' '-separated items of list? */
@@ -335,7 +340,10 @@ int pt_env_take_log(const char *log)
 	pt.log_pidns = (uint32_t)id[0];
 	pt.log_dev = id[1];
 	pt.log_ino = id[2];
-	pt.env_log = pool_entry(PT_ENV_LOG, log, 2 * PATH_MAX);
+	/* Last, and released: another thread's exec hook may read it now
+	 * (pt_conn_learn_log), and must find the pool's string whole. */
+	__atomic_store_n(&pt.env_log, pool_entry(PT_ENV_LOG, log, 2 * PATH_MAX),
+			 __ATOMIC_RELEASE);
 	return pt.env_log ? 0 : -1;
 }
 
@@ -524,12 +532,7 @@ static int lib_hidden(void)
 /* Is e one of the PROFTRACE_* variables the library reads? */
 static int is_pt_var(const char *e)
 {
-	return e[0] == 'P' &&
-	       (!pt_strncmp(e, PT_ENV_SOCKET "=", sizeof PT_ENV_SOCKET) ||
-		!pt_strncmp(e, PT_ENV_DIR "=", sizeof PT_ENV_DIR) ||
-		!pt_strncmp(e, PT_ENV_LIST "=", sizeof PT_ENV_LIST) ||
-		!pt_strncmp(e, PT_ENV_TRACE_DIR "=", sizeof PT_ENV_TRACE_DIR) ||
-		!pt_strncmp(e, PT_ENV_LOG "=", sizeof PT_ENV_LOG));
+	return var_index(e) > V_PRELOAD;
 }
 
 /* envp's first LD_PRELOAD entry among n, or NULL. */
@@ -611,34 +614,25 @@ char *const *pt_env_repair(char *const *envp, size_t n, char **out,
 	const char *pre = NULL;
 	const char *entry = PT_STR(preload_entry);
 	size_t entry_len = pt_strlen(entry), i, j = 0;
-	int need_pre, need_sock, need_dir, need_list, need_trace, need_log,
-	    only_ours, have_sock = 0, have_dir = 0, have_list = 0, have_trace = 0,
-	    have_log = 0;
+	/* What each PROFTRACE_* variable would be put back as (0: nothing),
+	 * in read_at_load's order, which is the order they are added in. */
+	uint16_t add[V_COUNT] = {
+		[V_SOCKET] = pt.env_socket, [V_DIR] = pt.env_dir,
+		[V_LIST] = pt.env_list, [V_TRACE] = pt.env_trace,
+		[V_LOG] = __atomic_load_n(&pt.env_log, __ATOMIC_ACQUIRE),
+	};
+	int need_pre, need_any, only_ours, k;
 
 	if (!envp)
 		envp = empty;
 	if (n <= PT_ENV_MAX && (lib_hidden() || pt_target_foreign(file, search)))
 		return without_lib(envp, n, out, scratch, scratch_len, 0);
 	for (i = 0; i < n; i++) {
-		const char *e = envp[i];
-
-		/* Every spawn passes here with the whole environment: most
-		 * entries are told apart by their first letter. */
-		if (e[0] != 'L' && e[0] != 'P')      /* LD_PRELOAD, PROFTRACE_* */
-			continue;
-		if (!pt_strncmp(e, "LD_PRELOAD=", 11))
-			pre = e;
-		else if (!pt_strncmp(e, PT_ENV_SOCKET "=", sizeof PT_ENV_SOCKET))
-			have_sock = 1;
-		else if (!pt_strncmp(e, PT_ENV_DIR "=", sizeof PT_ENV_DIR))
-			have_dir = 1;
-		else if (!pt_strncmp(e, PT_ENV_LIST "=", sizeof PT_ENV_LIST))
-			have_list = 1;
-		else if (!pt_strncmp(e, PT_ENV_TRACE_DIR "=",
-				     sizeof PT_ENV_TRACE_DIR))
-			have_trace = 1;
-		else if (!pt_strncmp(e, PT_ENV_LOG "=", sizeof PT_ENV_LOG))
-			have_log = 1;
+		k = var_index(envp[i]);
+		if (k == V_PRELOAD)
+			pre = envp[i];
+		else if (k > V_PRELOAD)
+			add[k] = 0;     /* the program's own value stays */
 	}
 	/* The common case, LD_PRELOAD=<our entry> and nothing else, in one
 	 * comparison: every spawn of a build passes here. */
@@ -650,13 +644,10 @@ char *const *pt_env_repair(char *const *envp, size_t n, char **out,
 		return envp;
 	need_pre = entry_len && !only_ours &&
 		   (!pre || !list_has(pre + 11, entry, entry_len));
-	need_sock = pt.env_socket && !have_sock;
-	need_dir = pt.env_dir && !have_dir;
-	need_list = pt.env_list && !have_list;
-	need_trace = pt.env_trace && !have_trace;
-	need_log = pt.env_log && !have_log;
-	if (!(need_pre || need_sock || need_dir || need_list || need_trace ||
-	      need_log) || n > PT_ENV_MAX)
+	need_any = need_pre;
+	for (k = V_PRELOAD + 1; k < V_COUNT; k++)
+		need_any |= add[k] != 0;
+	if (!need_any || n > PT_ENV_MAX)
 		return envp;
 
 	for (i = 0; i < n; i++) {
@@ -675,16 +666,9 @@ char *const *pt_env_repair(char *const *envp, size_t n, char **out,
 	}
 	if (need_pre && !pre)
 		out[j++] = PT_STR(env_preload);
-	if (need_sock)
-		out[j++] = PT_STR(env_socket);
-	if (need_dir)
-		out[j++] = PT_STR(env_dir);
-	if (need_list)
-		out[j++] = PT_STR(env_list);
-	if (need_trace)
-		out[j++] = PT_STR(env_trace);
-	if (need_log)
-		out[j++] = PT_STR(env_log);
+	for (k = V_PRELOAD + 1; k < V_COUNT; k++)
+		if (add[k])
+			out[j++] = pt.pool + add[k];
 	out[j] = NULL;
 	return out;
 }

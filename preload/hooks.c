@@ -734,6 +734,7 @@ static void send_reap(pid_t child, int status, const struct rusage *ru)
 	struct pt_body b;
 	uint64_t now;
 	size_t held = 0;
+	int sent = 0;
 
 	if (pt_chan_get(&ch, PT_USE_EVENT, 0) < 0)
 		return;
@@ -768,13 +769,10 @@ static void send_reap(pid_t child, int status, const struct rusage *ru)
 
 		pt_chan_write(&ch, buf, held + n);
 		pt_errno_restore(saved);
-		if (n) {
-			pt_conn_learn_log(&ch);
-			pt_chan_put(&ch);
-			return;
-		}
+		sent = n != 0;
 	}
-	pt_send_record(&ch, &b, now);
+	if (!sent)
+		pt_send_record(&ch, &b, now);
 	/* A shell that vforks (dash) spawns through no hook of ours, but
 	 * waits: its next child, which reads pt as the vfork child it is,
 	 * gets the run log. */
