@@ -269,12 +269,14 @@ void pt_server_read_conn(struct pt_server *s, struct conn *c, int max)
 				continue;
 			if (errno == EAGAIN || errno == EWOULDBLOCK)
 				return;
+			/* The process closed with our answer to its HELLO
+			 * unread (pt_server_offer_log): Linux says so once, and
+			 * what it sent before is still queued, up to the EOF. */
+			if (errno == ECONNRESET)
+				continue;
 			now = pt_mono_ns();
 			s->last_activity = now;
-			if (errno == ECONNRESET)
-				conn_eof(s, c, now);
-			else
-				drop_conn(s, c, strerror(errno));
+			drop_conn(s, c, strerror(errno));
 			return;
 		}
 		now = pt_mono_ns();

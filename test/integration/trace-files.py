@@ -550,9 +550,16 @@ def test_sandbox():
         raise Failed("bwrap is not installed (tools/install-deps.sh)")
     # The second makes the relay in a shell that then execs the writer:
     # the same process's last image removes it.
+    # The third keeps the writer off the run log (a name that is not
+    # the collector's), so that it sends its relay's files over a socket
+    # and exits at once, the run log's name the collector offered it
+    # unread: what it sent must be taken all the same.
     for name, opt, via in (("bwrap", [], []),
                            ("bwrap-pidns", ["--unshare-pid"],
-                            ["sh", "-c", 'exec "$0" "$@"'])):
+                            ["sh", "-c", 'exec "$0" "$@"']),
+                           ("bwrap-socket",
+                            ["--setenv", "PROFTRACE_LOG", "1:1:1:/nonexistent"],
+                            [])):
         work = os.path.join(viewlib.TMP, name)
         os.makedirs(work)
         truth = os.path.join(work, "truth")
