@@ -38,7 +38,7 @@ static void exec_body(struct pt_body *b, uint8_t type, uint32_t a, uint32_t c)
 	pt_wire_put32(b->fixed + PT_OFF(pt_rec_exec, call), c);
 }
 
-/* Announce an exec; ch stays open until exec_failed or the exec. */
+/* Announce an exec; ch is for exec_failed, should the exec return. */
 static void exec_announce(struct pt_chan *ch, enum pt_call call,
 			  const char *path, char *const argv[])
 {
@@ -65,11 +65,12 @@ static void exec_announce(struct pt_chan *ch, enum pt_call call,
 		ch->exec_left = 1;
 		return;
 	}
-	if (pt_chan_check(ch) < 0)
-		return;
 	pt_defer_flush(ch);     /* the new image would lose them */
 	pt_mbox_flush(ch);
 	pt_send_record(ch, &b, now);
+	/* Closed before the exec runs: the program's exec must not find a
+	 * number of ours taken (fexecve of a descriptor it closed). */
+	pt_chan_put(ch);
 }
 
 /* The exec returned: say so, release ch, leave errno as it was. */
@@ -79,12 +80,11 @@ static void exec_failed(struct pt_chan *ch, enum pt_call call)
 	int err = errno;
 
 	/* Not after the EXEC timed out (pt.off): one wait per process. */
-	if (ch->fd >= 0 && !pt.off) {
+	if (ch->kind && !pt.off) {
 		if (ch->exec_left)      /* the EXEC first, as it happened */
 			pt_mbox_unput(pt.mbox_slot - 1, ch);
 		exec_body(&b, PT_REC_EXEC_FAILED, (uint32_t)err, call);
-		if (pt_chan_check(ch) == 0)
-			pt_send_record(ch, &b, pt_now_ns());
+		pt_send_record(ch, &b, pt_now_ns());
 	}
 	pt_chan_put(ch);
 	errno = err;
@@ -379,9 +379,8 @@ static void send_spawn(enum pt_call call, pid_t child, const char *path,
 	b.argv = argv;
 	now = pt_now_ns();
 	/* Usually held until the child is reaped (defer.c). */
-	if (pt_defer_hold(&ch, &b, child, now) < 0 && pt_chan_check(&ch) == 0)
+	if (pt_defer_hold(&ch, &b, child, now) < 0)
 		pt_send_record(&ch, &b, now);
-	pt_conn_learn_log(&ch);
 	pt_chan_put(&ch);
 }
 
@@ -603,10 +602,8 @@ static void send_fork(pid_t child, enum pt_call call, uint64_t t, pid_t self)
 	exec_body(&b, PT_REC_FORK, (uint32_t)child, call);
 	/* Held until the child is reaped (defer.c), except after clone(),
 	 * whose child may share our memory. */
-	if ((call == PT_CALL_CLONE || pt_defer_hold(&ch, &b, child, t) < 0) &&
-	    pt_chan_check(&ch) == 0)
+	if (call == PT_CALL_CLONE || pt_defer_hold(&ch, &b, child, t) < 0)
 		pt_send_record(&ch, &b, t);
-	pt_conn_learn_log(&ch);
 	pt_chan_put(&ch);
 }
 
@@ -634,7 +631,7 @@ static pid_t fork_common(pid_t (*real)(void), enum pt_call call)
 	if (from_owner)
 		pt_target_ask_loader();
 	/* Where the child's EXEC will wait for us (mailbox.c). */
-	slot = from_owner && pt.fd >= 0 && !pt.spool && !pt.off ?
+	slot = from_owner && pt.chan && !pt.off ?
 	       pt_mbox_reserve() : -1;
 	r = real();
 	saved = errno;
@@ -773,10 +770,6 @@ static void send_reap(pid_t child, int status, const struct rusage *ru)
 	}
 	if (!sent)
 		pt_send_record(&ch, &b, now);
-	/* A shell that vforks (dash) spawns through no hook of ours, but
-	 * waits: its next child, which reads pt as the vfork child it is,
-	 * gets the run log. */
-	pt_conn_learn_log(&ch);
 	pt_chan_put(&ch);
 }
 

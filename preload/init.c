@@ -72,6 +72,7 @@ void pt_init_after_fork(uint64_t fork_ns)
 	pt.exit_sent = 0;
 	pt.mbox_slot = 0;
 	pt.trace_known = 0;     /* the tool's image is the parent's */
+	pt.spool_name = 0;      /* so is its spool file */
 	pt_defer_forget();
 	pt_conn_after_fork();
 }
@@ -132,7 +133,7 @@ __attribute__((constructor)) static void pt_init(int argc, char **argv,
 	/* A write before pt_resolve() reads the page pt_real shares with
 	 * pt: a read first would map the zero page, and the write after it
 	 * fault a second time. */
-	pt.fd = -1;
+	pt.owner = 0;
 	pt_resolve();
 	/* argv is on the main thread's stack, just above where _start found
 	 * it (stack.c). */
