@@ -20,6 +20,9 @@
  *    __libc_stack_end within a word, without importing it, which cost
  *    every process a symbol lookup and a check of ld.so's versions.
  *    Before the constructor has run, the probe below answers;
+ *  - a signal handler's alternate stack (sigaltstack says we are on it):
+ *    what is left of it, exactly; it is often a malloc'd block, where the
+ *    probe would read on into the heap below;
  *  - any other (a thread's, a vfork child's on it): process_vm_readv of a
  *    byte of each page down to sp - need, which stops at the first page
  *    that is not mapped or not readable (a thread stack's guard).
@@ -27,6 +30,7 @@
  * limit read when the process went quiet stands for the main thread's,
  * and elsewhere only a need of PT_QUIET_STACK is taken to fit.
  */
+#include <signal.h>
 #include <sys/uio.h>
 
 #include "pt-preload.h"
@@ -103,6 +107,18 @@ void pt_stack_setup(char **argv)
 	__atomic_store_n(&pt.stack_end, (uintptr_t)argv, __ATOMIC_RELAXED);
 }
 
+/* Off the main thread's stack: on an alternate signal stack, what is
+ * left of it; elsewhere, the probe. */
+static __attribute__((noinline)) int other_room(uintptr_t sp, size_t need)
+{
+	stack_t ss;     /* the kernel's layout */
+
+	if (PT_SC2(SYS_sigaltstack, NULL, &ss) == 0 && (ss.ss_flags & SS_ONSTACK))
+		return sp > (uintptr_t)ss.ss_sp &&
+		       sp - (uintptr_t)ss.ss_sp >= need;
+	return probe(sp, need);
+}
+
 int pt_stack_fits(size_t need)
 {
 	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
@@ -117,7 +133,7 @@ int pt_stack_fits(size_t need)
 			return 1;
 		fits = main_room(sp, end, need, stack_limit());
 	} else
-		fits = probe(sp, need);
+		fits = other_room(sp, need);
 	pt_errno_restore(saved);
 	return fits;
 }

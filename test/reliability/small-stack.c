@@ -1,8 +1,9 @@
 /*
  * small-stack MODE: start a program from a small stack, as programs do.
- * Every stack here is mapped with a PROT_NONE guard page below it, as a
- * pthread stack is: a hook that uses more than there is faults, where on
- * a malloc'd stack it would silently write into the heap.  Modes:
+ * Every stack here but the alternate one is mapped with a PROT_NONE guard
+ * page below it, as a pthread stack is: a hook that uses more than there
+ * is faults, where on a malloc'd stack it would silently write into the
+ * heap.  Modes:
  *   clone-vfork    clone(CLONE_VM|CLONE_VFORK) on an 8 KiB stack of our
  *                  own mapping; the child execs /bin/sh -c '...; exit 3'
  *   vfork-thread   a thread with a 16 KiB stack vforks; the child execs
@@ -12,6 +13,10 @@
  *   env-spawn      a 24 KiB thread with 1,500 more environment variables
  *                  calls posix_spawn of sh ... exit 7
  *   env-vfork      the same thread vforks; the child execve()s sh ... exit 8
+ *   altstack       a signal handler on an 8 KiB alternate stack at the top
+ *                  of a malloc'd block forks; the child execs sh ... exit 9.
+ *                  The rest of the block, below the stack, must come out
+ *                  as it went in: there an overflow does not fault.
  * With LEAVE (bytes), a thread first takes all of its stack but LEAVE above
  * the guard page, as a deeper program would before it starts a child.
  * Prints how the child ended; exits 0 if it could wait for it.
@@ -85,10 +90,53 @@ static __attribute__((noinline)) void act(void)
 		report(pid);
 		return;
 	}
-	pid = !strcmp(mode, "fork-thread") ? fork() : vfork();
+	pid = !strcmp(mode, "fork-thread") || !strcmp(mode, "altstack") ?
+	      fork() : vfork();
 	if (pid == 0)
 		exec_sh();
 	report(pid);
+}
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	act();
+}
+
+/* Bytes of n at p that are no longer fill. */
+static size_t changed(const unsigned char *p, size_t n, unsigned char fill)
+{
+	size_t k = 0;
+
+	while (n--)
+		k += *p++ != fill;
+	return k;
+}
+
+static void on_altstack(void)
+{
+	size_t below = 57344, size = 8192;
+	unsigned char *block = malloc(below + size);
+	struct sigaction sa;
+	stack_t ss;
+
+	if (!block)
+		return;
+	memset(block, 0xa5, below + size);
+	ss.ss_sp = block + below;
+	ss.ss_size = size;
+	ss.ss_flags = 0;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal;
+	sa.sa_flags = SA_ONSTACK;
+	if (sigaltstack(&ss, NULL) || sigaction(SIGUSR1, &sa, NULL)) {
+		printf("%s: no alternate stack\n", mode);
+		return;
+	}
+	raise(SIGUSR1);
+	if (changed(block, below, 0xa5))
+		printf("%s: %zu bytes below the stack overwritten\n", mode,
+		       changed(block, below, 0xa5));
 }
 
 static void *thread_fn(void *arg)
@@ -140,7 +188,7 @@ int main(int argc, char **argv)
 {
 	static const char *const modes[] = {
 		"clone-vfork", "vfork-thread", "fork-thread", "system-thread",
-		"env-spawn", "env-vfork",
+		"env-spawn", "env-vfork", "altstack",
 	};
 	int code = 0, i;
 
@@ -167,6 +215,8 @@ int main(int argc, char **argv)
 			     CLONE_VM | CLONE_VFORK | SIGCHLD, NULL));
 	} else if (code <= 6) {
 		in_thread(16384);
+	} else if (code == 9) {
+		on_altstack();
 	} else {
 		char name[32];
 
