@@ -17,7 +17,7 @@ static uint64_t tv_us(struct timeval tv)
 	return (uint64_t)tv.tv_sec * 1000000u + (uint64_t)tv.tv_usec;
 }
 
-void pt_send_exit(int status, int how, pid_t self)
+static __attribute__((noinline)) void send_exit(int status, int how, pid_t self)
 {
 	struct rusage ru;
 	struct pt_chan ch;
@@ -25,8 +25,6 @@ void pt_send_exit(int status, int how, pid_t self)
 	uint64_t ut = 0, st = 0;
 	int owner, saved = errno;
 
-	if (!pt.ready || pt.off)
-		return;
 	if (!self)
 		self = pt_sys_getpid();
 	owner = self == pt.owner;
@@ -60,6 +58,14 @@ void pt_send_exit(int status, int how, pid_t self)
 	pt_chan_put(&ch);
 out:
 	pt_errno_restore(saved);
+}
+
+void pt_send_exit(int status, int how, pid_t self)
+{
+	/* Without room (a thread's small stack, a clone child's), the end
+	 * comes from the parent's REAP or the collector's pidfd. */
+	if (pt.ready && !pt.off && pt_stack_fits(PT_HOOK_STACK))
+		send_exit(status, how, self);
 }
 
 void pt_init_after_fork(uint64_t fork_ns)
@@ -135,9 +141,7 @@ __attribute__((constructor)) static void pt_init(int argc, char **argv,
 	 * fault a second time. */
 	pt.owner = 0;
 	pt_resolve();
-	/* argv is on the main thread's stack, just above where _start found
-	 * it (stack.c). */
-	__atomic_store_n(&pt.stack_end, (uintptr_t)argv, __ATOMIC_RELAXED);
+	pt_stack_setup(argv);
 	pt.owner = pt_sys_getpid();
 	pt.start_ns = pt_now_ns();
 	pt.start_realtime_ns = pt_realtime_ns();

@@ -85,6 +85,7 @@ struct pt_state {
 	uintptr_t clone_top;    /* stack handed to a clone(CLONE_VM) child */
 	uint64_t quiet_stack_limit;     /* RLIMIT_STACK when it went quiet */
 	uintptr_t stack_end;    /* top of the main thread's stack (stack.c) */
+	uintptr_t stack_sure;   /* and how far down it is surely mapped */
 	int chan;               /* PT_CHAN_*: the run log or the socket
 				 * (doc/design.md, "The transport") */
 	uint64_t log_stream;    /* the run log stream: the image's pid, or
@@ -465,12 +466,24 @@ PT_HIDDEN int pt_alone_run(int (*fn)(void *), void *arg);
  * pointers (doc/design.md, "The stack the hooks use"), and the exec hooks'
  * whole need for an environment of n entries.
  */
-#define PT_EXEC_STACK 32768u
+#define PT_EXEC_STACK 36864u
 #define PT_EXEC_NEED(n) (PT_EXEC_STACK + ((n) + PT_ENV_EXTRA + 1) * sizeof(char *))
 
+/*
+ * The most stack any other hook's record takes (fork, clone, wait,
+ * system, popen, pclose, the exit family, the destructor).
+ */
+#define PT_HOOK_STACK 28672u
+
 /* Does this stack have need bytes left below the caller?  1 or 0; errno
- * preserved.  A clone() child's stack never does (its size is unknown). */
+ * preserved.  A clone() child's stack never does (its size is unknown).
+ * No system call on the main thread's stack within the 128 KiB the kernel
+ * mapped at exec; elsewhere one (up to 64 KiB).  Ask from a small frame,
+ * then call the function with the large one: its frame is touched on
+ * entry. */
 PT_HIDDEN int pt_stack_fits(size_t need);
+/* The main thread's stack begins at argv (the constructor). */
+PT_HIDDEN void pt_stack_setup(char **argv);
 
 /*
  * The same under seccomp, without a system call: on the main thread's
@@ -509,7 +522,7 @@ PT_HIDDEN void pt_target_ask_loader(void);
 
 /*
  * Send an EXIT record now (for _exit and friends, and the destructor) for
- * process self (0: find out).
+ * process self (0: find out); none without room on this stack.
  */
 PT_HIDDEN void pt_send_exit(int status, int how, pid_t self);
 
