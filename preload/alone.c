@@ -20,6 +20,7 @@
  * that no handler of the program's runs on its small stack.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -53,6 +54,27 @@ static int alone_main(void *p)
 	return 0;
 }
 
+struct pread_args {
+	const char *path;
+	void *buf;
+	size_t cap;
+	ssize_t got;
+};
+
+static int pread_fn(void *arg)
+{
+	struct pread_args *p = arg;
+	int fd = pt_sys_open(p->path, O_RDONLY | O_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -1;
+	do
+		p->got = (ssize_t)PT_SC5(SYS_pread64, fd, p->buf, p->cap, 0, 0);
+	while (p->got < 0 && errno == EINTR);
+	pt_sys_close(fd);
+	return 0;
+}
+
 int pt_alone_safe(int owner)
 {
 	/* A fork child is the one thread its parent's fork was called
@@ -60,6 +82,18 @@ int pt_alone_safe(int owner)
 	 * without CLONE_FILES) has a table of its own. */
 	return !owner || pt.forked ||
 	       __atomic_load_n(&__libc_single_threaded, __ATOMIC_RELAXED);
+}
+
+ssize_t pt_alone_pread(const char *path, void *buf, size_t cap)
+{
+	struct pread_args p = { path, buf, cap, -1 };
+
+	/* Whether we are the owner costs a system call: asked last. */
+	if (pt_alone_safe(1) || !pt_is_owner())
+		pread_fn(&p);
+	else
+		pt_alone_run(pread_fn, &p);
+	return p.got;
 }
 
 int pt_alone_run(int (*fn)(void *), void *arg)

@@ -17,7 +17,8 @@ static uint64_t tv_us(struct timeval tv)
 	return (uint64_t)tv.tv_sec * 1000000u + (uint64_t)tv.tv_usec;
 }
 
-static __attribute__((noinline)) void send_exit(int status, int how, pid_t self)
+static __attribute__((noinline)) void send_exit(int status, int how, pid_t self,
+						int direct)
 {
 	struct rusage ru;
 	struct pt_chan ch;
@@ -32,6 +33,7 @@ static __attribute__((noinline)) void send_exit(int status, int how, pid_t self)
 		return;
 	if (pt_chan_get(&ch, PT_USE_EVENT, self) < 0)
 		goto out;
+	ch.direct = direct;
 	pt_defer_flush(&ch);    /* SPAWNs of children never reaped */
 	pt_mbox_flush(&ch);     /* and the EXECs they left */
 	if (owner)
@@ -60,12 +62,35 @@ out:
 	pt_errno_restore(saved);
 }
 
+struct exit_args {
+	int status, how;
+	pid_t self;
+};
+
+static int send_exit_alone(void *arg)
+{
+	struct exit_args *a = arg;
+
+	send_exit(a->status, a->how, a->self, 1);
+	return 0;
+}
+
 void pt_send_exit(int status, int how, pid_t self)
 {
+	struct exit_args a = { status, how, self };
+
 	/* Without room (a thread's small stack, a clone child's), the end
 	 * comes from the parent's REAP or the collector's pidfd. */
-	if (pt.ready && !pt.off && pt_stack_fits(PT_HOOK_STACK))
-		send_exit(status, how, self);
+	if (!pt.ready || pt.off || !pt_stack_fits(PT_HOOK_STACK))
+		return;
+	if (!self)
+		a.self = pt_sys_getpid();
+	/* The trace files it reads and every record it writes, in one
+	 * descriptor table of its own where other threads may run. */
+	if (!pt_alone_safe(a.self == pt.owner))
+		pt_alone_run(send_exit_alone, &a);
+	else
+		send_exit(status, how, a.self, 0);
 }
 
 void pt_init_after_fork(uint64_t fork_ns)

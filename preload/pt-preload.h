@@ -456,8 +456,15 @@ PT_HIDDEN int pt_alone_safe(int owner);
  * of PT_ALONE_STACK.  fn's result, or, where no such thread can be made,
  * fn(arg) run here.
  */
-#define PT_ALONE_STACK 16384u
+#define PT_ALONE_STACK 65536u
 PT_HIDDEN int pt_alone_run(int (*fn)(void *), void *arg);
+/*
+ * The first cap bytes of the file path into buf, read where no other
+ * thread's close can reach the descriptor (on a thread of its own, where
+ * pt_alone_safe says so).  Bytes read, or -1 if the file cannot be
+ * opened or read.
+ */
+PT_HIDDEN ssize_t pt_alone_pread(const char *path, void *buf, size_t cap);
 
 /* ---- stack room (stack.c) ---- */
 
