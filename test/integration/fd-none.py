@@ -185,7 +185,7 @@ def race(run, fdrace, runs):
           % ("ok  " if not bad else "FAIL", runs - bad, runs), file=sys.stderr)
 
 
-def bwrap(run, fdsee, proftrace):
+def bwrap(run, fdsee):
     if os.environ.get("PROFTRACE_TRANSPORT") == "socket":
         # inside, the images take the socket under either transport: the
         # run log's twin of this test runs the case (and only one makes
@@ -255,7 +255,7 @@ def main():
         if "race" in only:
             race(run, fdrace, a.race_runs)
         if "bwrap" in only:
-            bwrap(run, fdsee, run.proftrace)
+            bwrap(run, fdsee)
     if FAILS:
         sys.exit("fd-none: %d failure(s)" % len(FAILS))
     print("fd-none: ok")
