@@ -30,6 +30,9 @@ command -v npm >/dev/null 2>&1 || pkgs="$pkgs npm"
 if [ "$(dpkg --print-architecture 2>/dev/null)" = amd64 ]; then
 	pkgs="$pkgs gcc-multilib qemu-user-static"
 fi
+# CPython's own test_subprocess (test/integration/cpython-subprocess.py),
+# where this release has it.
+apt-cache show libpython3.11-testsuite >/dev/null 2>&1 && pkgs="$pkgs libpython3.11-testsuite"
 missing=
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
