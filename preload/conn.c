@@ -474,7 +474,14 @@ static void hello_body(struct pt_body *b, uint32_t kind, uint64_t start_ns,
 			pt.pidns = ns;
 		pt_wire_put32(b->fixed + PT_OFF(pt_rec_hello, pidns), ns);
 	} else {
-		pt_wire_put32(b->fixed + PT_OFF(pt_rec_hello, pidns), pt.pidns);
+		/* An AUX HELLO: the namespace its connection's pids are in,
+		 * read once (a new namespace's first process forgot its
+		 * parent's, pt_conn_after_fork). */
+		uint32_t ns = pt.pidns;
+
+		if (!ns && self == pt.owner)
+			ns = pt.pidns = pidns_of_self();
+		pt_wire_put32(b->fixed + PT_OFF(pt_rec_hello, pidns), ns);
 	}
 	pt_wire_put64(b->fixed + PT_OFF(pt_rec_hello, realtime_ns), realtime_ns);
 	pt_wire_put64(b->fixed + PT_OFF(pt_rec_hello, start_ns),
@@ -651,9 +658,13 @@ void pt_conn_after_fork(void)
 {
 	pt.fork_pending = pt.chan != 0;
 	/* The first process of a new pid namespace (unshare --fork): the
-	 * run log speaks of the collector's pids, not of ours. */
-	if (pt.owner == 1 && pt.chan == PT_CHAN_LOG)
-		pt.chan = PT_CHAN_SOCK;
+	 * run log speaks of the collector's pids, not of ours; and the
+	 * namespace its HELLO names is read anew. */
+	if (pt.owner == 1) {
+		pt.pidns = 0;
+		if (pt.chan == PT_CHAN_LOG)
+			pt.chan = PT_CHAN_SOCK;
+	}
 }
 
 /*

@@ -119,6 +119,10 @@ static int account(struct pt_server *s, struct conn *c,
 	return 1;
 }
 
+static int log_frame(struct pt_server *s, uint64_t stream,
+		     const struct pt_frame_header *h,
+		     const unsigned char *frame, uint64_t now);
+
 /*
  * Check one whole frame at p and write it, inflated, into the capture.
  * Returns 0, or -1 with *why set (the caller drops the connection).
@@ -142,7 +146,22 @@ static int handle_frame(struct pt_server *s, struct conn *c,
 		free(inflated);
 		return -1;
 	}
+	if (c->to_stream) {
+		/* A connection the library opened for one call, in our pid
+		 * namespace: its frames belong to the image's stream, as if
+		 * they had come through the run log, so that the image's end
+		 * is its process's (a pidfd), not the connection's. */
+		free(inflated);
+		log_frame(s, h->origin ? h->origin : h->pid, h, p, now);
+		return 0;
+	}
 	keep = account(s, c, &rec, now);
+	/* The sender names itself by the pid we see it by: it is in our
+	 * pid namespace, and so are the pids of its stream. */
+	if (c->said_hello && c->hello_kind == PT_HELLO_AUX && !c->from_log &&
+	    rec.hdr.type == PT_REC_HELLO && c->uid == s->uid &&
+	    h->pid == c->pid && rec.u.hello.pidns == s->pidns)
+		c->to_stream = s->sock_streams = 1;
 	/* Trace files sent by the images count against the run's budget
 	 * like those the collector takes itself. */
 	if (keep && rec.hdr.type == PT_REC_TRACE)
@@ -440,6 +459,10 @@ static struct conn *log_conn(struct pt_server *s, uint64_t stream, uint32_t pid,
 	c->from_log = 1;
 	c->stream = stream;
 	c->pw.kind = W_LOGPID;
+	if (!s->streams) {
+		s->streams = 1;
+		s->next_log = now;
+	}
 	return c;
 }
 
@@ -511,13 +534,32 @@ void pt_server_drain_log(struct pt_server *s, int final)
 	uint64_t now = pt_mono_ns();
 	int n;
 
-	if (!s->log_on)
+	if (!s->log_on && !s->streams)
 		return;
 	/* One time for all it takes: the records were there by then. */
 	s->log_now = now;
-	n = pt_log_drain(&s->log, now, final, log_deliver, s);
+	n = s->log_on ? pt_log_drain(&s->log, now, final, log_deliver, s) : 0;
 	if (n > 0)
 		s->last_activity = now;
+	/* A process that ended may have sent its last frames over
+	 * connections of its own (the socket): they are all there by now,
+	 * in the backlog or unread, and go to its stream before it ends. */
+	if ((s->log_due || final) && s->sock_streams) {
+		unsigned gen = ++s->read_gen;
+
+		pt_server_accept_conns(s, 1 << 16, 1);
+		/* Reading one may end (free) others, a stream among them:
+		 * each pass starts again from the list's head. */
+		for (c = s->conns; c;) {
+			if (c->to_stream && c->read_gen != gen) {
+				c->read_gen = gen;
+				pt_server_read_conn(s, c, DRAIN_MSGS);
+				c = s->conns;
+			} else {
+				c = c->next;
+			}
+		}
+	}
 	/* A stream whose image has not ended by the end of the drain that
 	 * brought its HELLO gets a pidfd; most short images have said EXIT
 	 * by then and never cost one.  Frames of a stream without a HELLO
@@ -536,6 +578,6 @@ void pt_server_drain_log(struct pt_server *s, int final)
 			conn_eof(s, c, now);
 	}
 	s->log_due = 0;
-	s->next_log = now + (n > 0 || s->log.more ? LOG_TICK_BUSY_NS
-						  : LOG_TICK_IDLE_NS);
+	s->next_log = now + (n > 0 || (s->log_on && s->log.more) ?
+			     LOG_TICK_BUSY_NS : LOG_TICK_IDLE_NS);
 }

@@ -65,6 +65,10 @@ struct conn {
 	 * the end comes from its EXIT, its next HELLO, or the process's
 	 * pidfd (pw, W_LOGPID). */
 	int from_log;
+	unsigned read_gen;              /* read in this drain already */
+	int to_stream;                  /* an AUX connection of our pid
+					 * namespace: its frames go to their
+					 * image's stream (handle_frame) */
 	int ended;                      /* close at the end of this drain */
 	int pid_asked;                  /* pidfd_open was tried */
 	uint64_t stream;
@@ -110,6 +114,11 @@ struct pt_server {
 	size_t npfd;
 	struct pt_log_reader log;       /* the run log, if log_on */
 	int log_on;
+	int streams;                    /* streams exist: the run log's, or
+					 * those of AUX connections */
+	int sock_streams;               /* some came over the socket */
+	unsigned read_gen;              /* pt_server_drain_log's passes */
+	uint32_t pidns;                 /* our pid namespace's inode */
 	int log_due;                    /* a pidfd fired: drain now */
 	uint64_t next_log;              /* next drain (CLOCK_MONOTONIC) */
 	uint64_t log_now;               /* the drain's time: each record's */

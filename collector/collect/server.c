@@ -130,6 +130,8 @@ static int synth_watch(void *arg, int fd, int on)
 	return add_user(s, fd, W_PIDFD, NULL, NULL);
 }
 
+static unsigned long pidns_ino(void);
+
 struct pt_server *pt_server_new(const char *path)
 {
 	struct pt_server *s = pt_xcalloc(1, sizeof *s);
@@ -147,6 +149,7 @@ struct pt_server *pt_server_new(const char *path)
 		s->mm[i].msg_hdr.msg_iovlen = 1;
 	}
 	s->uid = geteuid();
+	s->pidns = (uint32_t)pidns_ino();
 	pt_sb_init(&s->scratch);
 	s->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (s->epfd < 0) {
@@ -379,7 +382,7 @@ int pt_server_run(struct pt_server *s, uint64_t tick_ns,
 		if (pt_watch_busy(s->watch) == 2)
 			timeout = (int)(s->watch_tick_ns / 1000000) + 1;
 		now = pt_mono_ns();
-		if (s->log_on)
+		if (s->log_on || s->streams)
 			timeout = wake_by(s->next_log, now, timeout);
 		if (tick)
 			timeout = wake_by(next_tick, now, timeout);
@@ -400,7 +403,7 @@ int pt_server_run(struct pt_server *s, uint64_t tick_ns,
 		watch_due = now >= next_watch;
 		/* Also before a watch scan: the watch stops looking under a
 		 * process once it has heard its HELLO. */
-		if (s->log_on &&
+		if ((s->log_on || s->streams) &&
 		    (s->log_due || now >= s->next_log || watch_due))
 			pt_server_drain_log(s, 0);
 		pt_tracefiles_settle(s->traces);
