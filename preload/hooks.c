@@ -101,6 +101,19 @@ static void exec_failed(struct pt_chan *ch, enum pt_call call)
  * untouched, without a record.
  */
 #define EXEC_ROOM(envp) pt_stack_fits(PT_EXEC_NEED(pt_env_count(envp)))
+
+/*
+ * Passed through: return call, made with `passed` standing for envp, what
+ * was taken out of the environment at load put back (pt_env_passed).
+ */
+#define RETURN_PASSED(envp, call)                                            \
+	do {                                                                 \
+		struct pt_env_map map_;                                      \
+		char *const *passed = pt_env_passed(envp, &map_);            \
+		int rc_ = call;                                              \
+		pt_env_unmap(&map_);                                         \
+		return rc_;                                                  \
+	} while (0)
 /* Room for a record of a hook outside the exec family; never asked when
  * nothing would be recorded (under seccomp no system call may be made). */
 #define HOOK_ROOM() (pt.ready && !pt.off && pt_stack_fits(PT_HOOK_STACK))
@@ -166,7 +179,7 @@ static int do_execve(enum pt_call call, const char *path, char *const argv[],
 	if (pt.quiet)
 		return execve_quiet(path, argv, envp);
 	if (!EXEC_ROOM(envp))
-		return pt_real.execve(path, argv, envp);
+		RETURN_PASSED(envp, pt_real.execve(path, argv, passed));
 	return execve_traced(call, path, argv, envp, saved);
 }
 
@@ -199,7 +212,7 @@ static int do_execvpe(enum pt_call call, const char *file, char *const argv[],
 	if (pt.quiet)
 		return execvpe_quiet(file, argv, envp);
 	if (!EXEC_ROOM(envp))
-		return pt_real.execvpe(file, argv, envp);
+		RETURN_PASSED(envp, pt_real.execvpe(file, argv, passed));
 	return execvpe_traced(call, file, argv, envp, saved);
 }
 
@@ -374,7 +387,7 @@ PT_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 	if (pt.quiet)
 		return fexecve_quiet(fd, argv, envp);
 	if (!EXEC_ROOM(envp))
-		return pt_real.fexecve(fd, argv, envp);
+		RETURN_PASSED(envp, pt_real.fexecve(fd, argv, passed));
 	return fexecve_traced(fd, argv, envp, saved);
 }
 
@@ -418,7 +431,8 @@ PT_EXPORT int execveat(int dirfd, const char *pathname, char *const argv[],
 	if (pt.quiet)
 		return execveat_quiet(dirfd, pathname, argv, envp, flags);
 	if (!EXEC_ROOM(envp))
-		return pt_real.execveat(dirfd, pathname, argv, envp, flags);
+		RETURN_PASSED(envp, pt_real.execveat(dirfd, pathname, argv,
+						     passed, flags));
 	return execveat_traced(dirfd, pathname, argv, envp, flags, saved);
 }
 
@@ -518,7 +532,7 @@ static int do_spawn(spawn_fn *real, enum pt_call call, int search, int saved,
 	if (pt.quiet)
 		return spawn_quiet(real, pid, path, fa, attr, argv, envp);
 	if (!EXEC_ROOM(envp))
-		return real(pid, path, fa, attr, argv, envp);
+		RETURN_PASSED(envp, real(pid, path, fa, attr, argv, passed));
 	return spawn_traced(real, call, search, saved, pid, path, fa, attr,
 			    argv, envp);
 }
@@ -558,6 +572,7 @@ PT_EXPORT int posix_spawnp(pid_t *pid, const char *file,
 struct env_loan {
 	char **saved;
 	char **lent;
+	int heap;               /* lent is ours to free */
 };
 
 static void env_lend(struct env_loan *l)
@@ -574,12 +589,14 @@ static void env_lend(struct env_loan *l)
 		return;
 	scratch = (char *)(buf + n + PT_ENV_EXTRA + 1);
 	use = pt_env_repair(environ, n, buf, scratch, PATH_MAX * 2, NULL, 0);
-	if (use == (char *const *)environ) {
+	/* Nothing built: environ itself, or the initial array whole */
+	l->heap = use == buf;
+	if (!l->heap)
 		free(buf);
+	if (use == (char *const *)environ)
 		return;
-	}
 	l->saved = environ;
-	l->lent = environ = buf;
+	l->lent = environ = (char **)use;
 }
 
 static void env_return(struct env_loan *l)
@@ -590,7 +607,8 @@ static void env_return(struct env_loan *l)
 		environ = l->saved;
 	else
 		return;         /* the program replaced it meanwhile: keep theirs */
-	free(l->lent);
+	if (l->heap)
+		free(l->lent);
 }
 
 /*
