@@ -67,21 +67,27 @@ static const struct {
 	[V_ADDED] = VAR(PT_ENV_ADDED),
 };
 #undef VAR
+_Static_assert(V_COUNT <= sizeof pt.env_at / sizeof pt.env_at[0],
+	       "pt.env_at holds a place for each variable");
 
 /*
  * The index in read_at_load of the variable entry e sets, or -1.  Every
  * image and every spawn asks this of every variable: all but a few are
- * told apart by their first two letters.
+ * told apart by their first two letters, and ours, but LD_PRELOAD, by the
+ * letter after the "PROFTRACE_" they share (each a different one).
  */
 static int var_index(const char *e)
 {
 	int i;
 
-	if (e[0] != 'L' && e[0] != 'P')
+	if (e[0] == 'L')
+		return pt_strncmp(e, "LD_PRELOAD=", 11) ? -1 : V_PRELOAD;
+	if (e[0] != 'P' || e[1] != 'R' || pt_strncmp(e, "PROFTRACE_", 10))
 		return -1;
-	for (i = 0; i < V_COUNT; i++)
-		if (e[1] == read_at_load[i].name[1] &&
-		    !pt_strncmp(e, read_at_load[i].name, read_at_load[i].len))
+	for (i = V_PRELOAD + 1; i < V_COUNT; i++)
+		if (e[10] == read_at_load[i].name[10] &&
+		    !pt_strncmp(e + 11, read_at_load[i].name + 11,
+				read_at_load[i].len - 11))
 			return i;
 	return -1;
 }
@@ -92,13 +98,17 @@ static int var_index(const char *e)
  */
 static void lookup_all(char *const *envp, const char *val[V_COUNT])
 {
+	size_t n;
 	int i;
 
 	for (i = 0; i < V_COUNT; i++)
 		val[i] = NULL;
-	for (; envp && *envp; envp++)
-		if ((i = var_index(*envp)) >= 0 && !val[i])
-			val[i] = *envp + read_at_load[i].len;
+	for (n = 0; envp && envp[n]; n++)
+		if ((i = var_index(envp[n])) >= 0 && !val[i]) {
+			val[i] = envp[n] + read_at_load[i].len;
+			pt.env_at[i] = (uint32_t)n + 1;  /* for pt_env_hide */
+		}
+	pt.env_n = n;
 }
 
 /* Is `entry` one of the ':'- or ' '-separated items of list? */
@@ -365,8 +375,10 @@ static unsigned added_mask(const char *list)
 	while (*p) {
 		size_t k = pt_strcspn(p, ":");
 
+		/* Length and last letter tell them apart but for one compare */
 		for (i = 0; i < V_ADDED; i++)
 			if (k == read_at_load[i].len - 1 &&
+			    p[k - 1] == read_at_load[i].name[k - 1] &&
 			    !pt_strncmp(p, read_at_load[i].name, k))
 				mask |= 1u << i;
 		p += k;
@@ -443,37 +455,30 @@ static char *preload_without_own(char *e)
 	return at ? pt.pool + at : e;
 }
 
-/* Is e an entry pt_env_hide() takes out (drop: a mask of read_at_load)? */
-static int dropped(const char *e, unsigned drop)
+void pt_env_hide(char **envp)
 {
-	int i = var_index(e);
-
-	return i >= 0 && drop & 1u << i;
-}
-
-void pt_env_hide(void)
-{
-	char **env = environ, *gone[PT_ENV_HIDDEN_MAX], *e;
+	char **env = envp, *gone[PT_ENV_HIDDEN_MAX], *e;
+	size_t at[PT_ENV_HIDDEN_MAX], n = pt.env_n, i, j, k = 0, m;
 	unsigned drop = pt.env_added;
-	size_t n, i, j, k = 0;
-	int pre = drop >> V_PRELOAD & 1;
+	int v;
 
-	if (!drop || !env)
+	/* What pt_env_setup() found where it is: the first entry of each
+	 * name, which getenv() and ld.so read. */
+	if (!drop || !env || environ != env)
 		return;
-	drop = (drop & ~(1u << V_PRELOAD)) | 1u << V_ADDED;
-	for (n = 0; env[n]; n++) {
-		if (pre && var_index(env[n]) == V_PRELOAD) {
-			pre = 0;        /* the first, which ld.so read */
-			if (!(e = preload_without_own(env[n])))
-				drop |= 1u << V_PRELOAD;
-			else if (e != env[n])
-				env[n] = e, pt.env_own_preload = 1;
+	for (v = 0; v < V_COUNT; v++) {
+		if (!(drop & 1u << v) || !pt.env_at[v])
+			continue;
+		i = pt.env_at[v] - 1;
+		if (v == V_PRELOAD && (e = preload_without_own(env[i]))) {
+			if (e != env[i])
+				env[i] = e, pt.env_own_preload = 1;
+			continue;
 		}
-		if (dropped(env[n], drop)) {
-			if (k == PT_ENV_HIDDEN_MAX)
-				return;
-			gone[k++] = env[n];
-		}
+		/* in the order of the array */
+		for (m = k++; m && at[m - 1] > i; m--)
+			at[m] = at[m - 1];
+		at[m] = i;
 	}
 	if (!k)
 		return;
@@ -482,9 +487,14 @@ void pt_env_hide(void)
 	 * Its end stays where it was, since the auxiliary vector follows it
 	 * and some read it from there (Go's runtime, hand-made startup
 	 * code): they walk it from argv and still see every entry. */
-	for (i = n, j = n; i-- > 0;)
-		if (!dropped(env[i], drop))
+	for (m = 0; m < k; m++)
+		gone[m] = env[at[m]];
+	for (i = n, j = n, m = k; i-- > 0;) {
+		if (m && i == at[m - 1])
+			m--;
+		else
 			env[--j] = env[i];
+	}
 	pt_memcpy(env, gone, k * sizeof *gone);
 	environ = env + k;
 	pt.env_whole = env;
@@ -813,8 +823,10 @@ static char *const *add_missing(char *const *envp, size_t n, char **out,
 	 * array passed on, with LD_PRELOAD of the user's appended to).  The
 	 * image to come takes out what the marker names (pt_env_hide);
 	 * without room for it, they stay in its sight. */
-	if (old_mark)
-		mask |= added_mask(old_mark + sizeof PT_ENV_ADDED);
+	if (old_mark)       /* the initial one was read at load */
+		mask |= envp == (char *const *)pt.env_whole ?
+			pt.env_added & ~(1u << V_ADDED) :
+			added_mask(old_mark + sizeof PT_ENV_ADDED);
 	if (mask && (mark = marker(mask, scratch + used, scratch_len - used)))
 		out[j++] = mark;
 	out[j] = NULL;

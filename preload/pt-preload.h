@@ -130,6 +130,9 @@ struct pt_state {
 	char **env_view;        /* first, then environ as load left it */
 	int env_own_preload;    /* the view's LD_PRELOAD is the user's part,
 				 * in pool, not the initial entry */
+	uint32_t env_at[8];     /* 1 + where pt_env_setup() found each
+				 * variable in envp, 0: not there */
+	size_t env_n;           /* the entries of envp */
 	int trace_relay;        /* 1: the trace directory is a relay, sent
 				 * at the end; 2: one this image made */
 	uint16_t trace_known;   /* "TOOL=FILE" a known tool writes, or 0 */
@@ -231,7 +234,7 @@ PT_HIDDEN void pt_env_setup(char *const *envp);
  * marker itself), kept by pt_env_setup() for the exec hooks to put back.
  * Constructor only: it rearranges the initial array in place.
  */
-PT_HIDDEN void pt_env_hide(void);
+PT_HIDDEN void pt_env_hide(char **envp);
 
 /*
  * What an exec passed through (no room on its stack for repair) hands
