@@ -858,8 +858,42 @@ char *const *pt_env_repair(char *const *envp, size_t n, char **out,
 #define MMAP_NR SYS_mmap
 #endif
 
-char *const *pt_env_passed(char *const *envp, struct pt_env_map *m)
+/* Bytes of the longest PROFTRACE_ADDED=... marker() makes, with its NUL */
+#define MARK_MAX 160
+
+/*
+ * What pt_env_passed() starts from: the whole initial array for the
+ * view of it, or envp; NULL where it passes envp on as it is.
+ */
+static char *const *passed_from(char *const *envp)
 {
+	/* Nothing taken out at load: the program sees, and passes on, what
+	 * it was given, as before. */
+	if (!pt.env_whole || !envp)
+		return NULL;
+	if (envp == (char *const *)pt.env_view)
+		/* whole, but for our item of LD_PRELOAD, the view's being the
+		 * user's part */
+		return pt.env_own_preload ? pt.env_whole : NULL;
+	return envp;
+}
+
+size_t pt_env_passed_need(char *const *envp)
+{
+	char *const *from = passed_from(envp);
+	size_t n = from ? pt_env_count(from) : 0;
+
+	if (!from || n > PT_ENV_MAX)
+		return 0;
+	return (n + PT_ENV_EXTRA + 1) * sizeof(char *) +
+	       pt_env_preload_size(from, n) +
+	       pt_strlen(PT_STR(preload_entry)) + 1 + MARK_MAX;
+}
+
+char *const *pt_env_passed(char *const *envp, char *buf, size_t buf_len,
+			   struct pt_env_map *m)
+{
+	char *const *from = passed_from(envp);
 	size_t n, len;
 	char **out;
 	char *const *use;
@@ -867,19 +901,21 @@ char *const *pt_env_passed(char *const *envp, struct pt_env_map *m)
 	int saved = errno;
 
 	m->base = NULL;
-	if (envp && envp == (char *const *)pt.env_view) {
-		/* whole but for our item of LD_PRELOAD, which is the user's */
-		if (!pt.env_own_preload)
-			return pt.env_whole;
-		envp = pt.env_whole;
-	}
-	/* Nothing taken out at load: the program sees, and passes on, what
-	 * it was given, as before.  A vfork or clone(CLONE_VM) child shares
-	 * its parent's memory: a mapping made there would stay in it. */
-	if (!pt.env_whole || !envp || !pt_is_owner() ||
-	    (n = pt_env_count(envp)) > PT_ENV_MAX)
+	if (!from)
+		return envp == (char *const *)pt.env_view && envp ?
+		       (char *const *)pt.env_whole : envp;
+	envp = from;
+	if ((n = pt_env_count(envp)) > PT_ENV_MAX)
 		return envp;
-	len = (n + PT_ENV_EXTRA + 1) * sizeof(char *) + 2 * PATH_MAX;
+	len = (n + PT_ENV_EXTRA + 1) * sizeof(char *);
+	if (buf && buf_len > len)       /* the caller's stack had room */
+		return add_missing(envp, n, (char **)buf, buf + len,
+				   buf_len - len);
+	/* A vfork or clone(CLONE_VM) child shares its parent's memory: a
+	 * mapping made there would stay in it. */
+	if (!pt_is_owner())
+		return envp;
+	len += 2 * PATH_MAX;
 	p = PT_SC6(MMAP_NR, NULL, len, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == -1) {

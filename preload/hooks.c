@@ -109,7 +109,11 @@ static void exec_failed(struct pt_chan *ch, enum pt_call call)
 #define RETURN_PASSED(envp, call)                                            \
 	do {                                                                 \
 		struct pt_env_map map_;                                      \
-		char *const *passed = pt_env_passed(envp, &map_);            \
+		size_t need_ = pt_env_passed_need(envp);                     \
+		int fits_ = need_ && pt_stack_fits(need_ + PT_PASS_STACK);   \
+		char *buf_[fits_ ? need_ / sizeof(char *) + 1 : 1];          \
+		char *const *passed = pt_env_passed(envp,                    \
+			fits_ ? (char *)buf_ : NULL, fits_ ? need_ : 0, &map_); \
 		int rc_ = call;                                              \
 		pt_env_unmap(&map_);                                         \
 		return rc_;                                                  \
@@ -652,13 +656,34 @@ static BIG int system_traced(const char *command)
 /* Room to lend a repaired environment and to record. */
 #define LEND_ROOM() (pt.ready && pt_stack_fits(PT_HOOK_STACK))
 
+/*
+ * Without that room: set result to call, made with the initial array
+ * whole standing in for environ while environ is as load left it (what
+ * was taken out is before it: pt_env_passed), so that the shell stays
+ * traced.  No copy; not in a vfork child, where environ is its parent's.
+ */
+#define LEND_WHOLE(result, call)                                             \
+	do {                                                                 \
+		char **own_ = environ;                                       \
+		int lent_ = own_ && own_ == pt.env_view && pt_is_owner();    \
+		if (lent_)                                                   \
+			environ = pt.env_whole;                              \
+		result = call;                                               \
+		if (lent_ && environ == pt.env_whole)                        \
+			environ = own_;                                      \
+	} while (0)
+
 PT_EXPORT int system(const char *command)
 {
 	pt_resolve();
 	if (pt.quiet)
 		return system_quiet(command);
-	if (!LEND_ROOM())
-		return PT_REAL_LAZY(system)(command);
+	if (!LEND_ROOM()) {
+		int rc;
+
+		LEND_WHOLE(rc, PT_REAL_LAZY(system)(command));
+		return rc;
+	}
 	return system_traced(command);
 }
 
@@ -689,8 +714,12 @@ PT_EXPORT FILE *popen(const char *command, const char *type)
 	pt_resolve();
 	if (pt.quiet)
 		return popen_quiet(command, type);
-	if (!LEND_ROOM())
-		return PT_REAL_LAZY(popen)(command, type);
+	if (!LEND_ROOM()) {
+		FILE *f;
+
+		LEND_WHOLE(f, PT_REAL_LAZY(popen)(command, type));
+		return f;
+	}
 	return popen_traced(command, type);
 }
 

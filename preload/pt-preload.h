@@ -241,17 +241,23 @@ PT_HIDDEN void pt_env_hide(char **envp);
  * on: when envp is the program's view of the initial environment that
  * pt_env_hide() left (environ as it was after load), the whole array,
  * with the entries taken out before it, no copy.  Any other envp, once
- * something was taken out at load, lacks them: in the process that owns
- * the library's state (not a vfork or clone(CLONE_VM) child) they are
- * added in pages mapped for it, into m (pt_env_unmap() after the call);
- * elsewhere, or if the mapping fails, envp as it is.  errno preserved.
+ * something was taken out at load, lacks them: they are added, in buf
+ * (buf_len bytes, pt_env_passed_need(envp), on the caller's stack) when
+ * given, else, in the process that owns the library's state (not a
+ * vfork or clone(CLONE_VM) child), in pages mapped for it, into m
+ * (pt_env_unmap() after the call); elsewhere, or if the mapping fails,
+ * envp goes as it is.  errno preserved.
  */
 struct pt_env_map {
 	void *base;
 	size_t len;
 };
-PT_HIDDEN char *const *pt_env_passed(char *const *envp,
-				     struct pt_env_map *m);
+PT_HIDDEN char *const *pt_env_passed(char *const *envp, char *buf,
+				     size_t buf_len, struct pt_env_map *m);
+/* Bytes pt_env_passed() builds its copy of envp in; 0 if it makes none. */
+PT_HIDDEN size_t pt_env_passed_need(char *const *envp);
+/* Stack pt_env_passed() takes beyond its buffer, and the call after it */
+#define PT_PASS_STACK 2048u
 /* Unmap what pt_env_passed() mapped into m, if anything; errno kept. */
 PT_HIDDEN void pt_env_unmap(struct pt_env_map *m);
 
