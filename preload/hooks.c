@@ -40,11 +40,48 @@ static void exec_body(struct pt_body *b, uint8_t type, uint32_t a, uint32_t c)
 	pt_wire_put32(b->fixed + PT_OFF(pt_rec_exec, call), c);
 }
 
+/*
+ * The CPU of the image that execs (wire.h, PT_TAG_CPU), as its EXIT would
+ * say it: an image that execs never sends one, and what it ran stays in
+ * the rusage of the images after it.  Only the owner of an image of its
+ * own asks: a fork phase's CPU reaches the next image's HELLO
+ * (CPU_BEFORE) without this system call, and a vfork or clone child's
+ * rusage is not the image's whose baseline pt holds.  The string is laid
+ * out backwards from end.
+ */
+static void exec_cpu(struct pt_body *b, struct pt_item *it, char *end)
+{
+	struct rusage ru;
+	uint64_t ut, st;
+	char *s = end;
+
+	if (pt_sys_getrusage_self(&ru) < 0)
+		return;
+	ut = (uint64_t)ru.ru_utime.tv_sec * 1000000u +
+	     (uint64_t)ru.ru_utime.tv_usec;
+	st = (uint64_t)ru.ru_stime.tv_sec * 1000000u +
+	     (uint64_t)ru.ru_stime.tv_usec;
+	ut = ut > pt.base_utime_us ? ut - pt.base_utime_us : 0;
+	st = st > pt.base_stime_us ? st - pt.base_stime_us : 0;
+	s = pt_put_dec(s, (uint64_t)(ru.ru_maxrss > 0 ? ru.ru_maxrss : 0));
+	*--s = ' ';
+	s = pt_put_dec(s, st);
+	*--s = ' ';
+	s = pt_put_dec(s, ut);
+	it->tag = PT_TAG_CPU;
+	it->s = s;
+	it->n = (size_t)(end - s);
+	b->items = it;
+	b->nitems = 1;
+}
+
 /* Announce an exec; ch is for exec_failed, should the exec return. */
 static void exec_announce(struct pt_chan *ch, enum pt_call call,
 			  const char *path, char *const argv[])
 {
 	struct pt_body b;
+	struct pt_item item;
+	char cpu[64];
 	uint64_t now;
 
 	ch->exec_left = 0;
@@ -69,6 +106,8 @@ static void exec_announce(struct pt_chan *ch, enum pt_call call,
 	}
 	pt_defer_flush(ch);     /* the new image would lose them */
 	pt_mbox_flush(ch);
+	if (ch->owner && !pt.forked)
+		exec_cpu(&b, &item, cpu + sizeof cpu);
 	pt_send_record(ch, &b, now);
 	/* Closed before the exec runs: the program's exec must not find a
 	 * number of ours taken (fexecve of a descriptor it closed). */
