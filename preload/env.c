@@ -675,9 +675,12 @@ char *const *pt_env_repair(char *const *envp, size_t n, char **out,
 
 		if (hidden == 1 && !pt_target_foreign(file, search))
 			alt = lib_elsewhere(scratch, scratch_len);
-		if (!alt)
+		if (!alt) {
+			if (hidden == 1)
+				pt.lib_left_out = pt_sys_getpid();
 			return without_lib(envp, n, out, scratch, scratch_len,
 					   0);
+		}
 		/* The entry that can be opened instead of ours, kept at
 		 * scratch's end; the rest of scratch as before, our old
 		 * entry taken out first. */

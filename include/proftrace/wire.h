@@ -100,6 +100,10 @@ enum pt_tag {
 					 * the image's own CPU up to its exec
 					 * and the process's peak RSS so far,
 					 * as EXIT would have said them */
+	PT_TAG_NOLIB = 14,              /* EXEC, SPAWN: "1": the hook left the
+					 * library out of the new image's
+					 * LD_PRELOAD (a sandbox hides it), so
+					 * the collector watches it */
 };
 
 /*
@@ -355,8 +359,8 @@ PT_ASSERT_OFF(pt_rec_exit, stime_us, 16);
 PT_ASSERT_OFF(pt_rec_exit, maxrss_kb, 24);
 
 /* Tags are numbers on the wire too. */
-_Static_assert(PT_TAG_CPU_BEFORE == 7 && PT_TAG_CPU == 13,
-	       "a CPU tag moved");
+_Static_assert(PT_TAG_CPU_BEFORE == 7 && PT_TAG_CPU == 13 &&
+	       PT_TAG_NOLIB == 14, "a tag moved");
 
 PT_ASSERT_SIZE(pt_log_rec, PT_LOG_REC_HDR);
 PT_ASSERT_OFF(pt_log_rec, magic, 0);

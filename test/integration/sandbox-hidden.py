@@ -14,12 +14,27 @@ the library hidden preloads it through the collector's
 /proc/PID/root instead (doc/reliability.md, W2); before, the two
 processes the sandboxed shell starts were lost.
 
-As root only (skipped otherwise, exit 77): an ordinary user's bubblewrap
-makes a user namespace, from which the kernel refuses that link.
+As an ordinary user (a uid made for the test), whose bubblewrap makes a
+user namespace from which the kernel refuses that link, the library is
+left out of the sandboxed shell, and its EXEC says so: the collector
+watches it from outside (doc/reliability.md, W1, W2).  `bwrap --dev-bind
+/ / --tmpfs /usr/local sh -c 'sleep 0.3; sh -c "sleep 0.3"'` under
+`record` (1 ms ticks), the library installed under /usr/local: the
+sandboxed shell, both sleeps and the inner shell must be in the
+capture, each under its parent; before, none of the last three was.
+Their exit status is not checked: the watcher knows it only when it
+reads the zombie before the shell reaps it.  (With --tmpfs /tmp the
+sandbox hides the collector's socket as well, and nothing inside can
+reach the collector: W2.)
+
+Needs root, bwrap and strace (skipped otherwise, exit 77).
 """
 
 import argparse
+import csv
 import os
+import pwd
+import random
 import shutil
 import subprocess
 import sys
@@ -37,6 +52,76 @@ def check(a, hide, lib):
     print("sandbox-hidden: --tmpfs %s: %s" % (hide, "ok" if r.returncode == 0
                                              else "FAIL"))
     return r.returncode == 0
+
+
+def as_user(a):
+    """The ordinary user's run; returns a list of problems."""
+    name = "ptsbx%06d" % random.randrange(10 ** 6)
+    if subprocess.run(["useradd", "-M", "-N", "-d", "/", "-s", "/bin/sh",
+                       name]).returncode != 0:
+        return ["useradd failed"]
+    pw = pwd.getpwnam(name)
+    d = tempfile.mkdtemp(prefix="pt-sandbox-user-")
+    libdir = None
+    try:
+        os.chmod(d, 0o777)
+        # The build tree may be where the user cannot read (/root).
+        pt = os.path.join(d, "proftrace")
+        shutil.copy(a.proftrace, pt)
+        os.chmod(pt, 0o755)
+        libdir = tempfile.mkdtemp(prefix="proftrace-test-",
+                                  dir="/usr/local/lib")
+        os.chmod(libdir, 0o755)
+        lib = os.path.join(libdir, "libproftrace.so")
+        shutil.copyfile(a.lib, lib)
+        os.chmod(lib, 0o644)
+        out = os.path.join(d, "out.csv")
+        env = dict(os.environ, PROFTRACE_LIB=lib, PROFTRACE_WATCH_MS="1",
+                   HOME="/", TMPDIR="/tmp")
+        for k in ("LD_PRELOAD", "PROFTRACE_SOCKET", "PROFTRACE_LOG",
+                  "PROFTRACE_DIR", "PROFTRACE_TRACE_DIR"):
+            env.pop(k, None)
+        r = subprocess.run(
+            ["setpriv", "--reuid=%d" % pw.pw_uid, "--regid=%d" % pw.pw_gid,
+             "--clear-groups", "--", pt, "record", "-q", "-o",
+             os.path.join(d, "c.ptcap"), "--csv", out, "--", "bwrap",
+             "--dev-bind", "/", "/", "--tmpfs", "/usr/local", "sh", "-c",
+             'sleep 0.3; sh -c "sleep 0.3"'], env=env, cwd=d)
+        if r.returncode != 0:
+            return ["as %s: record exited %d" % (name, r.returncode)]
+        with open(out, newline="") as f:
+            rows = list(csv.DictReader(f))
+        by = {}
+        for row in rows:
+            by.setdefault(row["command"], []).append(row)
+        outer = by.get("sh -c 'sleep 0.3; sh -c \"sleep 0.3\"'", [])
+        inner = by.get("sh -c 'sleep 0.3'", [])
+        sleeps = by.get("sleep 0.3", [])
+        problems = []
+        if len(outer) != 1 or len(inner) != 1 or len(sleeps) != 2:
+            problems.append("as an ordinary user: want the sandboxed shell, "
+                            "the inner shell and two sleeps, got:\n" +
+                            "\n".join("  %s pid %s ppid %s" %
+                                       (x["command"], x["pid"], x["ppid"])
+                                       for x in rows))
+        else:
+            o, i = outer[0]["pid"], inner[0]["pid"]
+            if inner[0]["ppid"] != o or \
+                    sorted(x["ppid"] for x in sleeps) != sorted([o, i]):
+                problems.append("as an ordinary user: wrong parents: " +
+                                repr([(x["command"], x["pid"], x["ppid"])
+                                      for x in rows]))
+        print("sandbox-hidden: as an ordinary user, --tmpfs /usr/local: %s"
+              % ("ok" if not problems else "FAIL"))
+        return problems
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+        if libdir:
+            shutil.rmtree(libdir, ignore_errors=True)
+        for p in ("/tmp/proftrace-lib-%d" % pw.pw_uid,
+                  "/tmp/proftrace-%d" % pw.pw_uid):
+            shutil.rmtree(p, ignore_errors=True)
+        subprocess.run(["userdel", name], stderr=subprocess.DEVNULL)
 
 
 def main():
@@ -61,9 +146,12 @@ def main():
         ok = check(a, "/usr/local", lib) and ok
     finally:
         shutil.rmtree(d)
+    problems = as_user(a)
     if not ok:
-        sys.exit("FAIL: a process inside the sandbox was not recorded as "
-                 "strace saw it")
+        problems.append("a process inside the sandbox was not recorded as "
+                        "strace saw it")
+    if problems:
+        sys.exit("FAIL: " + "\nFAIL: ".join(problems))
 
 
 if __name__ == "__main__":
