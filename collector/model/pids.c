@@ -522,8 +522,10 @@ static void reap_apply(struct build *b, uint32_t proc, const struct ev *e)
 	im->flags |= IF_ENDED | IF_REAP_END | IF_KILLED;
 	im->flags &= (uint16_t)~IF_END_UNKNOWN;
 	set_status(im, (int)e->a);
-	if (im->flags & IF_UNTRACED && e->b != NONE)
-		im->cpu = e->b;
+	/* No EXIT (killed, or silent under seccomp): the rusage its parent
+	 * waited for is all there is of its CPU. */
+	if (im->cpu == NONE && e->b != NONE)
+		im->cpu = untraced_cpu(b, pr->cur, e->b);
 }
 
 static void ev_eof(struct pidpass *pp, const struct ev *e)
