@@ -517,6 +517,7 @@ static int loader_starved(void)
  * of user, bwrap's pivot_root through raw system calls, a deleted file).
  * Or it would find no descriptor to open it with: then the program's
  * own libraries cannot be loaded either, and ld.so is to say only that.
+ * 1: out of view; 2: no descriptor; 0: neither.
  */
 static int lib_hidden(void)
 {
@@ -525,7 +526,7 @@ static int lib_hidden(void)
 	if (pt.lib_path && pt_sys_readable(PT_STR(lib_path)) < 0)
 		hidden = errno == ENOENT || errno == EACCES ||
 			 errno == ENOTDIR || errno == ELOOP;
-	hidden = hidden || loader_starved();
+	hidden = hidden ? 1 : loader_starved() ? 2 : 0;
 	pt_errno_restore(saved);
 	return hidden;
 }
@@ -607,6 +608,47 @@ size_t pt_env_preload_size(char *const *envp, size_t n)
 	return pre ? pt_strlen(pre) + 1 : 1;
 }
 
+/*
+ * "LD_PRELOAD=/proc/PID/root<lib_path>" at the end of scratch (cap bytes),
+ * PID the collector's, for a process that a sandbox hides the library's
+ * file from but not the collector's /proc entry (root's `bwrap --tmpfs
+ * /tmp`, a chroot): ld.so follows that link into the collector's root,
+ * where the file is.  The run log's path names the collector, and its
+ * identity is checked first (as open_log does), so that a pid of another
+ * namespace or a reused one is not taken for it.  Where the kernel
+ * refuses the link (an ordinary user's sandbox, in a user namespace),
+ * nothing: the image then runs without the library, as before.  Returns
+ * the entry's length, 0 if none.  Only when the library is hidden.
+ */
+static __attribute__((noinline)) size_t lib_elsewhere(char *scratch,
+						     size_t cap)
+{
+	const char *log = PT_STR(log_path), *lib = PT_STR(lib_path);
+	size_t pl, ll = pt_strlen(lib), n;
+	struct statx stx;
+	char *e;
+
+	if (!pt.log_path || !pt.lib_path || lib[0] != '/' ||
+	    pt_strncmp(log, "/proc/", 6))
+		return 0;
+	for (pl = 6; log[pl] >= '0' && log[pl] <= '9'; pl++)
+		;
+	if (pl == 6 || log[pl] != '/')
+		return 0;
+	n = 11 + pl + 5 + ll + 1;       /* "LD_PRELOAD=" "/proc/PID" "/root" */
+	if (n > cap / 2 ||
+	    pt_sys_path_stat(log, &stx) < 0 || !S_ISREG(stx.stx_mode) ||
+	    stx.stx_nlink != 0 || stx.stx_ino != pt.log_ino ||
+	    pt_statx_dev(&stx) != pt.log_dev)
+		return 0;
+	e = scratch + cap - n;
+	pt_memcpy(e, "LD_PRELOAD=", 11);
+	pt_memcpy(e + 11, log, pl);
+	pt_memcpy(e + 11 + pl, "/root", 5);
+	pt_memcpy(e + 11 + pl + 5, lib, ll + 1);
+	return pt_sys_readable(e + 11) == 0 ? n : 0;
+}
+
 char *const *pt_env_repair(char *const *envp, size_t n, char **out,
 			   char *scratch, size_t scratch_len, const char *file,
 			   int search)
@@ -622,12 +664,34 @@ char *const *pt_env_repair(char *const *envp, size_t n, char **out,
 		[V_LIST] = pt.env_list, [V_TRACE] = pt.env_trace,
 		[V_LOG] = __atomic_load_n(&pt.env_log, __ATOMIC_ACQUIRE),
 	};
-	int need_pre, need_any, only_ours, k;
+	const char *env_pre = PT_STR(env_preload);
+	int need_pre, need_any, only_ours, k, hidden;
 
 	if (!envp)
 		envp = empty;
-	if (n <= PT_ENV_MAX && (lib_hidden() || pt_target_foreign(file, search)))
-		return without_lib(envp, n, out, scratch, scratch_len, 0);
+	if (n <= PT_ENV_MAX && ((hidden = lib_hidden()) ||
+				pt_target_foreign(file, search))) {
+		size_t alt = 0;
+
+		if (hidden == 1 && !pt_target_foreign(file, search))
+			alt = lib_elsewhere(scratch, scratch_len);
+		if (!alt) {
+			if (hidden == 1)
+				pt.lib_left_out = pt_sys_getpid();
+			return without_lib(envp, n, out, scratch, scratch_len,
+					   0);
+		}
+		/* The entry that can be opened instead of ours, kept at
+		 * scratch's end; the rest of scratch as before, our old
+		 * entry taken out first. */
+		scratch_len -= alt;
+		env_pre = scratch + scratch_len;
+		entry = env_pre + 11;
+		entry_len = alt - 12;
+		envp = without_lib(envp, n, out, scratch, scratch_len, 0);
+		for (n = 0; envp[n]; n++)
+			;
+	}
 	for (i = 0; i < n; i++) {
 		k = var_index(envp[i]);
 		if (k == V_PRELOAD)
@@ -666,7 +730,7 @@ char *const *pt_env_repair(char *const *envp, size_t n, char **out,
 		j++;
 	}
 	if (need_pre && !pre)
-		out[j++] = PT_STR(env_preload);
+		out[j++] = (char *)env_pre;
 	for (k = V_PRELOAD + 1; k < V_COUNT; k++)
 		if (add[k])
 			out[j++] = pt.pool + add[k];
