@@ -627,6 +627,7 @@ static int loader_starved(void)
  * of user, bwrap's pivot_root through raw system calls, a deleted file).
  * Or it would find no descriptor to open it with: then the program's
  * own libraries cannot be loaded either, and ld.so is to say only that.
+ * 1: out of view; 2: no descriptor; 0: neither.
  */
 static int lib_hidden(void)
 {
@@ -635,7 +636,7 @@ static int lib_hidden(void)
 	if (pt.lib_path && pt_sys_readable(PT_STR(lib_path)) < 0)
 		hidden = errno == ENOENT || errno == EACCES ||
 			 errno == ENOTDIR || errno == ELOOP;
-	hidden = hidden || loader_starved();
+	hidden = hidden ? 1 : loader_starved() ? 2 : 0;
 	pt_errno_restore(saved);
 	return hidden;
 }
@@ -718,6 +719,47 @@ size_t pt_env_preload_size(char *const *envp, size_t n)
 }
 
 /*
+ * "LD_PRELOAD=/proc/PID/root<lib_path>" at the end of scratch (cap bytes),
+ * PID the collector's, for a process that a sandbox hides the library's
+ * file from but not the collector's /proc entry (root's `bwrap --tmpfs
+ * /tmp`, a chroot): ld.so follows that link into the collector's root,
+ * where the file is.  The run log's path names the collector, and its
+ * identity is checked first (as open_log does), so that a pid of another
+ * namespace or a reused one is not taken for it.  Where the kernel
+ * refuses the link (an ordinary user's sandbox, in a user namespace),
+ * nothing: the image then runs without the library, as before.  Returns
+ * the entry's length, 0 if none.  Only when the library is hidden.
+ */
+static __attribute__((noinline)) size_t lib_elsewhere(char *scratch,
+						     size_t cap)
+{
+	const char *log = PT_STR(log_path), *lib = PT_STR(lib_path);
+	size_t pl, ll = pt_strlen(lib), n;
+	struct statx stx;
+	char *e;
+
+	if (!pt.log_path || !pt.lib_path || lib[0] != '/' ||
+	    pt_strncmp(log, "/proc/", 6))
+		return 0;
+	for (pl = 6; log[pl] >= '0' && log[pl] <= '9'; pl++)
+		;
+	if (pl == 6 || log[pl] != '/')
+		return 0;
+	n = 11 + pl + 5 + ll + 1;       /* "LD_PRELOAD=" "/proc/PID" "/root" */
+	if (n > cap / 2 ||
+	    pt_sys_path_stat(log, &stx) < 0 || !S_ISREG(stx.stx_mode) ||
+	    stx.stx_nlink != 0 || stx.stx_ino != pt.log_ino ||
+	    pt_statx_dev(&stx) != pt.log_dev)
+		return 0;
+	e = scratch + cap - n;
+	pt_memcpy(e, "LD_PRELOAD=", 11);
+	pt_memcpy(e + 11, log, pl);
+	pt_memcpy(e + 11 + pl, "/root", 5);
+	pt_memcpy(e + 11 + pl + 5, lib, ll + 1);
+	return pt_sys_readable(e + 11) == 0 ? n : 0;
+}
+
+/*
  * "PROFTRACE_ADDED=NAME:..." of the variables of mask (indexes in
  * read_at_load), into buf (cap bytes); NULL if it does not fit.
  */
@@ -751,10 +793,11 @@ static char *marker(unsigned mask, char *buf, size_t cap)
  * exec passed through cannot spare.
  */
 static char *const *add_missing(char *const *envp, size_t n, char **out,
-				char *scratch, size_t scratch_len)
+				char *scratch, size_t scratch_len,
+				const char *env_pre)
 {
 	const char *pre = NULL, *old_mark = NULL;
-	const char *entry = PT_STR(preload_entry);
+	const char *entry = env_pre + 11;       /* after "LD_PRELOAD=" */
 	size_t entry_len = pt_strlen(entry), i, j = 0, used = 0;
 	unsigned mask = 0;
 	char *mark;
@@ -811,7 +854,7 @@ static char *const *add_missing(char *const *envp, size_t n, char **out,
 		j++;
 	}
 	if (need_pre && !pre) {
-		out[j++] = PT_STR(env_preload);
+		out[j++] = (char *)env_pre;
 		mask |= 1u << V_PRELOAD;
 	}
 	for (k = V_PRELOAD + 1; k < V_COUNT; k++)
@@ -838,6 +881,8 @@ char *const *pt_env_repair(char *const *envp, size_t n, char **out,
 			   int search)
 {
 	static char *const empty[] = { NULL };
+	const char *env_pre = PT_STR(env_preload);
+	int hidden;
 
 	if (!envp)
 		envp = empty;
@@ -847,9 +892,28 @@ char *const *pt_env_repair(char *const *envp, size_t n, char **out,
 		n += (size_t)(pt.env_view - pt.env_whole);
 		envp = pt.env_whole;
 	}
-	if (n <= PT_ENV_MAX && (lib_hidden() || pt_target_foreign(file, search)))
-		return without_lib(envp, n, out, scratch, scratch_len, 0);
-	return add_missing(envp, n, out, scratch, scratch_len);
+	if (n <= PT_ENV_MAX && ((hidden = lib_hidden()) ||
+				pt_target_foreign(file, search))) {
+		size_t alt = 0;
+
+		if (hidden == 1 && !pt_target_foreign(file, search))
+			alt = lib_elsewhere(scratch, scratch_len);
+		if (!alt) {
+			if (hidden == 1)
+				pt.lib_left_out = pt_sys_getpid();
+			return without_lib(envp, n, out, scratch, scratch_len,
+					   0);
+		}
+		/* The entry that can be opened instead of ours, kept at
+		 * scratch's end; the rest of scratch as before, our old
+		 * entry taken out first. */
+		scratch_len -= alt;
+		env_pre = scratch + scratch_len;
+		envp = without_lib(envp, n, out, scratch, scratch_len, 0);
+		for (n = 0; envp[n]; n++)
+			;
+	}
+	return add_missing(envp, n, out, scratch, scratch_len, env_pre);
 }
 
 #ifdef SYS_mmap2                /* i386: SYS_mmap takes a struct */
@@ -910,7 +974,7 @@ char *const *pt_env_passed(char *const *envp, char *buf, size_t buf_len,
 	len = (n + PT_ENV_EXTRA + 1) * sizeof(char *);
 	if (buf && buf_len > len)       /* the caller's stack had room */
 		return add_missing(envp, n, (char **)buf, buf + len,
-				   buf_len - len);
+				   buf_len - len, PT_STR(env_preload));
 	/* A vfork or clone(CLONE_VM) child shares its parent's memory: a
 	 * mapping made there would stay in it. */
 	if (!pt_is_owner())
@@ -924,7 +988,7 @@ char *const *pt_env_passed(char *const *envp, char *buf, size_t buf_len,
 	}
 	out = (char **)p;
 	use = add_missing(envp, n, out, (char *)(out + n + PT_ENV_EXTRA + 1),
-			  2 * PATH_MAX);
+			  2 * PATH_MAX, PT_STR(env_preload));
 	if (use != out) {
 		PT_SC2(SYS_munmap, p, len);
 		errno = saved;

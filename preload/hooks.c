@@ -40,12 +40,71 @@ static void exec_body(struct pt_body *b, uint8_t type, uint32_t a, uint32_t c)
 	pt_wire_put32(b->fixed + PT_OFF(pt_rec_exec, call), c);
 }
 
+/*
+ * The CPU of the image that execs (wire.h, PT_TAG_CPU), as its EXIT would
+ * say it: an image that execs never sends one, and what it ran stays in
+ * the rusage of the images after it.  Only the owner of an image of its
+ * own asks: a fork phase's CPU reaches the next image's HELLO
+ * (CPU_BEFORE) without this system call, and a vfork or clone child's
+ * rusage is not the image's whose baseline pt holds.  The string is laid
+ * out backwards from end.
+ */
+static void exec_cpu(struct pt_body *b, struct pt_item *items, char *end)
+{
+	struct pt_item *it = &items[b->nitems];
+	struct rusage ru;
+	uint64_t ut, st;
+	char *s = end;
+
+	if (pt_sys_getrusage_self(&ru) < 0)
+		return;
+	ut = (uint64_t)ru.ru_utime.tv_sec * 1000000u +
+	     (uint64_t)ru.ru_utime.tv_usec;
+	st = (uint64_t)ru.ru_stime.tv_sec * 1000000u +
+	     (uint64_t)ru.ru_stime.tv_usec;
+	ut = ut > pt.base_utime_us ? ut - pt.base_utime_us : 0;
+	st = st > pt.base_stime_us ? st - pt.base_stime_us : 0;
+	s = pt_put_dec(s, (uint64_t)(ru.ru_maxrss > 0 ? ru.ru_maxrss : 0));
+	*--s = ' ';
+	s = pt_put_dec(s, st);
+	*--s = ' ';
+	s = pt_put_dec(s, ut);
+	it->tag = PT_TAG_CPU;
+	it->s = s;
+	it->n = (size_t)(end - s);
+	b->items = items;
+	b->nitems++;
+}
+
+/*
+ * Did this process's exec or spawn hook just leave the library out of
+ * the new image's LD_PRELOAD (env.c)?  Then its EXEC or SPAWN says so
+ * (item *it, on b), and goes out at once: the collector is to watch the
+ * new image's children from outside, as no one inside will report them.
+ */
+static int lib_left_out(const struct pt_chan *ch, struct pt_body *b,
+			struct pt_item *it)
+{
+	if (!pt.lib_left_out || pt.lib_left_out != ch->pid)
+		return 0;
+	pt.lib_left_out = 0;
+	it->tag = PT_TAG_NOLIB;
+	it->s = "1";
+	it->n = 1;
+	b->items = it;
+	b->nitems = 1;
+	return 1;
+}
+
 /* Announce an exec; ch is for exec_failed, should the exec return. */
 static void exec_announce(struct pt_chan *ch, enum pt_call call,
 			  const char *path, char *const argv[])
 {
 	struct pt_body b;
+	struct pt_item item[2];
+	char cpu[64];
 	uint64_t now;
+	int nolib;
 
 	ch->exec_left = 0;
 	if (pt_chan_get(ch, PT_USE_EXEC, 0) < 0)
@@ -54,12 +113,13 @@ static void exec_announce(struct pt_chan *ch, enum pt_call call,
 	b.path = path;
 	b.argv = argv;
 	b.want_cwd = 1;
+	nolib = lib_left_out(ch, &b, item);
 	now = pt_now_ns();
 	/* A fork child that did nothing else leaves it to its parent, if
 	 * the new image will report itself should the parent be killed.
 	 * Such a child holds nothing else (any other event ended its
 	 * fork_pending), and writes nothing. */
-	if (__atomic_load_n(&pt.fork_pending, __ATOMIC_ACQUIRE) &&
+	if (!nolib && __atomic_load_n(&pt.fork_pending, __ATOMIC_ACQUIRE) &&
 	    pt.mbox_slot && ch->owner &&
 	    pt_target_loads(path, call == PT_CALL_EXECVP ||
 			    call == PT_CALL_EXECVPE || call == PT_CALL_EXECLP) &&
@@ -69,6 +129,8 @@ static void exec_announce(struct pt_chan *ch, enum pt_call call,
 	}
 	pt_defer_flush(ch);     /* the new image would lose them */
 	pt_mbox_flush(ch);
+	if (ch->owner && !pt.forked)
+		exec_cpu(&b, item, cpu + sizeof cpu);
 	pt_send_record(ch, &b, now);
 	/* Closed before the exec runs: the program's exec must not find a
 	 * number of ours taken (fexecve of a descriptor it closed). */
@@ -447,6 +509,7 @@ static void send_spawn(enum pt_call call, pid_t child, const char *path,
 {
 	struct pt_chan ch;
 	struct pt_body b;
+	struct pt_item item;
 	uint64_t now;
 
 	if (pt_chan_get(&ch, PT_USE_HOLD, 0) < 0)
@@ -456,7 +519,8 @@ static void send_spawn(enum pt_call call, pid_t child, const char *path,
 	b.argv = argv;
 	now = pt_now_ns();
 	/* Usually held until the child is reaped (defer.c). */
-	if (pt_defer_hold(&ch, &b, child, now) < 0)
+	if (lib_left_out(&ch, &b, &item) ||
+	    pt_defer_hold(&ch, &b, child, now) < 0)
 		pt_send_record(&ch, &b, now);
 	pt_chan_put(&ch);
 }

@@ -93,6 +93,10 @@ struct pt_state {
 	uint32_t log_pidns;     /* the collector's pid namespace */
 	uint64_t log_dev, log_ino;      /* the run log's identity */
 	int fork_pending;       /* fork child that has not said HELLO */
+	pid_t lib_left_out;     /* the process whose last exec or spawn hook
+				 * left the library out of LD_PRELOAD, as a
+				 * sandbox hides it (env.c); its EXEC or
+				 * SPAWN says so (PT_TAG_NOLIB) */
 	uint32_t pidns;         /* pid namespace inode, for HELLO (conn.c) */
 	int forked;             /* a fork child (until exec): no dlopen */
 	uint64_t start_ns;      /* image start, or fork time */

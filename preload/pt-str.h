@@ -38,6 +38,15 @@ static inline char *pt_strcpy(char *dst, const char *src)
 	return pt_memcpy(dst, src, pt_strlen(src) + 1);
 }
 
+/* Decimal digits of v ending at end (exclusive); returns the first. */
+static inline char *pt_put_dec(char *end, uint64_t v)
+{
+	do
+		*--end = (char)('0' + v % 10);
+	while (v /= 10);
+	return end;
+}
+
 static inline char *pt_strchr(const char *s, int c)
 {
 	for (;; s++) {

@@ -191,6 +191,7 @@ int pt_record_parse(const struct pt_frame_header *hdr,
 			rec->argv_truncated = atoi(s);
 			break;
 		case PT_TAG_CPU_BEFORE: rec->cpu_before = s; break;
+		case PT_TAG_CPU: rec->cpu = s; break;
 		case PT_TAG_ERRNO: rec->spawn_errno = atoi(s); break;
 		default: break;         /* unknown tags are skipped */
 		}

@@ -33,6 +33,7 @@ struct pt_record {
 	size_t envc;
 	int argv_truncated;             /* original argc, or 0 */
 	const char *cpu_before;         /* PT_TAG_CPU_BEFORE, NULL if absent */
+	const char *cpu;                /* PT_TAG_CPU (EXEC), NULL if absent */
 	int spawn_errno;                /* PT_TAG_ERRNO, or 0 */
 };
 

@@ -488,6 +488,8 @@ static const char *tail_item(const unsigned char *p, size_t n, size_t off,
 	return NULL;
 }
 
+static void watch_nolib(struct pt_watch *w, pid_t pid);
+
 void pt_watch_frame(struct pt_watch *w, const struct pt_record *rec,
 		    pid_t peer, const unsigned char *payload, size_t n)
 {
@@ -516,11 +518,22 @@ void pt_watch_frame(struct pt_watch *w, const struct pt_record *rec,
 			  tail_item(payload, n, fixed, PT_TAG_CWD));
 		break;
 	case PT_REC_EXEC:
+		/* A copy of the peer (vfork, clone) says its own pid. */
+		if (tail_item(payload, n, fixed, PT_TAG_NOLIB)) {
+			watch_nolib(w, (pid_t)rec->hdr.pid == peer ||
+				    (pid_t)rec->hdr.origin == peer ?
+				    (pid_t)rec->hdr.pid : 0);
+			break;
+		}
 		check_exe(w, peer,
 			  tail_item(payload, n, fixed, PT_TAG_PATH),
 			  tail_item(payload, n, fixed, PT_TAG_CWD));
 		break;
 	case PT_REC_SPAWN:
+		if (tail_item(payload, n, fixed, PT_TAG_NOLIB)) {
+			watch_nolib(w, (pid_t)rec->u.spawn.child_pid);
+			break;
+		}
 		/* A bare name was searched in PATH: not known here. */
 		check_exe(w, (pid_t)rec->u.spawn.child_pid,
 			  tail_item(payload, n, fixed, PT_TAG_PATH), NULL);
@@ -612,6 +625,29 @@ static void check_pid(struct pt_watch *w, pid_t pid)
 	} else {
 		e->state |= WS_WATCH;
 	}
+}
+
+/*
+ * An image the library was left out of (PT_TAG_NOLIB: a sandbox hides
+ * it): nothing inside will report its children, so watch them, whatever
+ * its executable.
+ */
+static void watch_nolib(struct pt_watch *w, pid_t pid)
+{
+	struct wproc *e = find_pid(w, pid);
+	struct pstat ps;
+
+	if (pid <= 0 || read_stat(w, pid, &ps) < 0)
+		return;
+	if (e) {
+		e->state = (e->state & ~(unsigned)WS_SKIP) | WS_WATCH;
+		return;
+	}
+	e = add_proc(w, pid, WS_WATCH);
+	e->ppid = ps.ppid;
+	e->start_ticks = ps.start;
+	e->start_ns = ticks_to_mono(w, ps.start);
+	open_pidfd(w, e);
 }
 
 /* Has child, forked by parent, run an exec yet?  Not while it runs the

@@ -21,7 +21,9 @@
  * root never does), images whose executable is a Go program (ELF section
  * .note.go.buildid or .go.buildinfo, cached per file), images started
  * from a setuid or setgid file or that we may not inspect (another
- * user's), and everything found this way.
+ * user's), images whose EXEC or SPAWN says the library was left out of
+ * them (PT_TAG_NOLIB: a sandbox hides it), and everything found this
+ * way.
  */
 #ifndef PT_WATCH_H
 #define PT_WATCH_H
@@ -51,7 +53,7 @@ struct pt_watch *pt_watch_new(const struct pt_watch_ops *ops);
 /* Look at a frame the collector received (rec as pt_record_check() fills
  * it, payload its n checked bytes): HELLO, EXEC and SPAWN name processes
  * to check on the next tick, unless their executable is known to need
- * no watching. */
+ * no watching; an EXEC or SPAWN that says NOLIB, one to watch at once. */
 void pt_watch_frame(struct pt_watch *w, const struct pt_record *rec,
 		    pid_t peer, const unsigned char *payload, size_t n);
 

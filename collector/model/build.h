@@ -201,6 +201,8 @@ struct hello_x {                        /* what a HELLO carries beyond ev */
 
 struct exec_x {                         /* what an EXEC carries beyond ev */
 	uint32_t path, cwd;
+	uint32_t cpu;                   /* cpu3 of the exec'ing image's own
+					 * CPU (PT_TAG_CPU), or NONE */
 };
 
 /*
@@ -415,7 +417,8 @@ struct pev {
 	struct pstr exe, cwd, path;
 	const struct pstr *argv, *env;  /* rec.argc, rec.envc entries */
 	uint32_t argv_hash, env_hash;   /* vec_hash of argv, env */
-	uint64_t before_ut, before_st;  /* HELLO's CPU_BEFORE, if have_before */
+	/* HELLO's CPU_BEFORE (no rss), or EXEC's CPU, if have_before */
+	uint64_t before_ut, before_st, before_rss;
 	int have_before;
 	size_t size;                    /* bytes from this event to the next */
 };
@@ -454,6 +457,12 @@ void pt_itab_reserve(struct itab *t, uint32_t (*hash)(const void *, uint32_t),
 void pt_tree_keep_eof_conns(struct build *b);
 
 void pt_note_time(struct build *b, uint64_t t);
+
+/*
+ * A cpu3 of these figures: its index in b->cpu, or NONE for values no
+ * process can have (damage).
+ */
+uint32_t pt_cpu3_new(struct build *b, uint64_t ut, uint64_t st, uint64_t rss);
 
 uint32_t pt_read_pid_find(const struct build *b, uint32_t pid);
 

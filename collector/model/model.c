@@ -29,7 +29,9 @@
  *  - An image that ended without EXIT ends at the earlier of its REAP and
  *    its connection's EOF (either can be late; neither is early).
  *  - REAP's rusage covers the child and its own waited-for children: it
- *    is used only for programs that never loaded the library.
+ *    is used only for programs that never loaded the library, and for
+ *    images that ended without EXIT (killed, or silent under seccomp),
+ *    less what the process's earlier images reported.
  *  - The EOF of an AUX or FOREIGN connection means nothing: the library
  *    opens them for one frame and closes them.
  */

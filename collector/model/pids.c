@@ -94,13 +94,19 @@ static void end_by_exec(struct build *b, uint32_t i, uint64_t t)
 static uint32_t exec_img(struct build *b, uint32_t proc, uint64_t t)
 {
 	uint32_t prev = b->proc[proc].cur;
-	const struct img *im = &b->img[prev];
+	struct img *im = &b->img[prev];
 
 	if (im->kind != IK_EXEC && !(im->flags & IF_CONN) &&
 	    prev + 1 == b->nimg) {
 		b->proc[proc].cur = im->prev;
 		b->nimg--;
 	} else {
+		/* An image that execs sends no EXIT: its EXEC carries what
+		 * the EXIT would have said of its CPU.  (A fork phase's is
+		 * the next image's CPU_BEFORE: see ev_hello.) */
+		if (im->kind == IK_EXEC && im->pending != NONE &&
+		    b->ev[im->pending].type == E_EXEC)
+			im->cpu = b->xx[b->ev[im->pending].b].cpu;
 		end_by_exec(b, prev, t);
 	}
 	return new_img(b, proc, IK_EXEC, t);
@@ -445,6 +451,49 @@ static void ev_reap(struct pidpass *pp, const struct ev *e)
 	reap_apply(b, pp->cur, e);
 }
 
+static void cpu3_get(const struct build *b, uint32_t c, uint64_t *ut,
+		     uint64_t *st, uint64_t *rss)
+{
+	*ut = b->cpu[c].ut;
+	*st = b->cpu[c].st;
+	*rss = b->cpu[c].rss;
+	if (*ut == CPU_BIG) {
+		*ut = b->big[*st].ut;
+		*rss = b->big[*st].rss;
+		*st = b->big[*st].st;
+	}
+}
+
+/*
+ * The CPU of untraced image u from its process's rusage (cpu3 whole): the
+ * rusage covers every image of the process, and what the images before
+ * u said of their own (their EXEC's CPU, a fork phase's CPU_BEFORE) is
+ * counted there already.  Returns a cpu3.
+ */
+static uint32_t untraced_cpu(struct build *b, uint32_t u, uint32_t whole)
+{
+	uint64_t ut, st, rss, u2, s2, r2;
+	uint32_t i, c, known = 0;
+
+	cpu3_get(b, whole, &ut, &st, &rss);
+	for (i = b->img[u].prev; i != NONE; i = b->img[i].prev) {
+		const struct img *im = &b->img[i];
+
+		for (c = 0; c < 2; c++) {
+			uint32_t x = c ? im->fork_cpu :
+				     im->kind == IK_EXEC ? im->cpu : NONE;
+
+			if (x == NONE)
+				continue;
+			cpu3_get(b, x, &u2, &s2, &r2);
+			ut = ut > u2 ? ut - u2 : 0;
+			st = st > s2 ? st - s2 : 0;
+			known = 1;
+		}
+	}
+	return known ? pt_cpu3_new(b, ut, st, rss) : whole;
+}
+
 /* Process proc was reaped with e's status (and rusage). */
 static void reap_apply(struct build *b, uint32_t proc, const struct ev *e)
 {
@@ -463,7 +512,7 @@ static void reap_apply(struct build *b, uint32_t proc, const struct ev *e)
 		/* The child's rusage: all we will know of a program that
 		 * loaded no library. */
 		if (e->b != NONE)
-			im->cpu = e->b;
+			im->cpu = untraced_cpu(b, u, e->b);
 		return;
 	}
 	if (im->flags & IF_EXITED)
@@ -473,8 +522,10 @@ static void reap_apply(struct build *b, uint32_t proc, const struct ev *e)
 	im->flags |= IF_ENDED | IF_REAP_END | IF_KILLED;
 	im->flags &= (uint16_t)~IF_END_UNKNOWN;
 	set_status(im, (int)e->a);
-	if (im->flags & IF_UNTRACED && e->b != NONE)
-		im->cpu = e->b;
+	/* No EXIT (killed, or silent under seccomp): the rusage its parent
+	 * waited for is all there is of its CPU. */
+	if (im->cpu == NONE && e->b != NONE)
+		im->cpu = untraced_cpu(b, pr->cur, e->b);
 }
 
 static void ev_eof(struct pidpass *pp, const struct ev *e)

@@ -243,12 +243,19 @@ static int batch_add(struct batch *bt, const struct pt_cap_event *ev)
 		pe->rec = *r;
 		pe->rec.argv = pe->rec.env = NULL;
 		pe->rec.exe = pe->rec.cwd = pe->rec.path = NULL;
-		pe->rec.cpu_before = NULL;
+		pe->rec.cpu_before = pe->rec.cpu = NULL;
 		if (r->cpu_before) {
 			char *end;
 
 			pe->before_ut = strtoull(r->cpu_before, &end, 10);
 			pe->before_st = strtoull(end, &end, 10);
+			pe->have_before = !*end;
+		} else if (r->cpu && r->hdr.type == PT_REC_EXEC) {
+			char *end;
+
+			pe->before_ut = strtoull(r->cpu, &end, 10);
+			pe->before_st = strtoull(end, &end, 10);
+			pe->before_rss = strtoull(end, &end, 10);
 			pe->have_before = !*end;
 		}
 		pe->exe = exe;
@@ -383,8 +390,8 @@ static struct ev *new_ev(struct build *b, enum ev_type type, uint32_t pid,
 /* A CPU time beyond this (about 2 years) is damage, not a measurement. */
 #define CPU_US_MAX (1ull << 46)
 
-static uint32_t new_cpu(struct build *b, uint64_t ut, uint64_t st,
-			uint64_t rss)
+uint32_t pt_cpu3_new(struct build *b, uint64_t ut, uint64_t st,
+		     uint64_t rss)
 {
 	/* A forged or damaged value must not overflow the sums of every
 	 * view downstream: it is no CPU time at all. */
@@ -504,7 +511,7 @@ static void add_frame(struct build *b, const struct pev *cev)
 		}
 		hx->trunc = r->argv_truncated != 0;
 		hx->before = cev->have_before ?
-			     new_cpu(b, cev->before_ut, cev->before_st, 0) : NONE;
+			     pt_cpu3_new(b, cev->before_ut, cev->before_st, 0) : NONE;
 		break;
 	case PT_REC_EXEC:
 		e = new_ev(b, E_EXEC, pid, t);
@@ -516,7 +523,11 @@ static void add_frame(struct build *b, const struct pev *cev)
 		GROW(b->xx, b->nxx, b->cxx);
 		e->b = (uint32_t)b->nxx;
 		b->xx[b->nxx].path = intern_opt(b, &cev->path, 0);
-		b->xx[b->nxx++].cwd = intern_opt(b, &cev->cwd, NONE);
+		b->xx[b->nxx].cwd = intern_opt(b, &cev->cwd, NONE);
+		b->xx[b->nxx++].cpu = cev->have_before ?
+				      pt_cpu3_new(b, cev->before_ut,
+						  cev->before_st,
+						  cev->before_rss) : NONE;
 		e->flags = r->argv_truncated ? EVF_TRUNC : 0;
 		break;
 	case PT_REC_EXEC_FAILED:
@@ -562,7 +573,7 @@ static void add_frame(struct build *b, const struct pev *cev)
 		e->other = pid;
 		e->a = (uint32_t)r->u.reap.wait_status;
 		e->b = r->u.reap.have_rusage ?
-		       new_cpu(b, r->u.reap.utime_us, r->u.reap.stime_us,
+		       pt_cpu3_new(b, r->u.reap.utime_us, r->u.reap.stime_us,
 			       r->u.reap.maxrss_kb) : NONE;
 		break;
 	case PT_REC_EXIT:
@@ -574,7 +585,7 @@ static void add_frame(struct build *b, const struct pev *cev)
 		else if (pid != c->owner && c->kind != CK_NOHELLO)
 			e->other = c->owner;
 		e->a = (uint32_t)r->u.exit.status;
-		e->b = new_cpu(b, r->u.exit.utime_us, r->u.exit.stime_us,
+		e->b = pt_cpu3_new(b, r->u.exit.utime_us, r->u.exit.stime_us,
 			       r->u.exit.maxrss_kb);
 		if (pid == c->owner)
 			c->owner_exited = 1;

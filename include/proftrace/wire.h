@@ -95,6 +95,15 @@ enum pt_tag {
 	PT_TAG_TRACE_NOTE = 11,         /* TRACE: why it was refused or cut */
 	PT_TAG_TRACE_JSON = 12,         /* TRACE: the file's bytes (up to the
 					 * cap, or its first NUL) */
+	PT_TAG_CPU = 13,                /* EXEC of an image (not of a fork
+					 * phase): "UTIME_US STIME_US MAXRSS_KB",
+					 * the image's own CPU up to its exec
+					 * and the process's peak RSS so far,
+					 * as EXIT would have said them */
+	PT_TAG_NOLIB = 14,              /* EXEC, SPAWN: "1": the hook left the
+					 * library out of the new image's
+					 * LD_PRELOAD (a sandbox hides it), so
+					 * the collector watches it */
 };
 
 /*
@@ -135,7 +144,8 @@ enum pt_call {
 
 /*
  * EXEC: the sender is about to replace its image.  Followed by PATH, ARG...,
- * CWD.  If the exec succeeds, the sender's connection reaches EOF with no
+ * CWD, and CPU when the sender is an image of its own (the EXIT it will
+ * never send).  If the exec succeeds, the sender's connection reaches EOF with no
  * EXIT and, when the new program loads the library, the same pid says HELLO.
  */
 struct pt_rec_exec {                    /* 8 bytes */
@@ -354,6 +364,10 @@ PT_ASSERT_OFF(pt_rec_exit, how, 4);
 PT_ASSERT_OFF(pt_rec_exit, utime_us, 8);
 PT_ASSERT_OFF(pt_rec_exit, stime_us, 16);
 PT_ASSERT_OFF(pt_rec_exit, maxrss_kb, 24);
+
+/* Tags are numbers on the wire too. */
+_Static_assert(PT_TAG_CPU_BEFORE == 7 && PT_TAG_CPU == 13 &&
+	       PT_TAG_NOLIB == 14, "a tag moved");
 
 PT_ASSERT_SIZE(pt_log_rec, PT_LOG_REC_HDR);
 PT_ASSERT_OFF(pt_log_rec, magic, 0);

@@ -12,8 +12,10 @@ the untraced run, byte for byte:
    runuser, setpriv --reuid (the copy was in a 0700 directory) (root);
  - a sandbox that hides the copy: bwrap --tmpfs /tmp, and chroot into a
    directory that holds a shell and its libraries but not /tmp (root):
-   no place can be seen there, so the exec hooks leave the library out
-   of LD_PRELOAD when the image to come could not open it;
+   where the collector's /proc/PID/root cannot be followed either (a pid
+   namespace of the sandbox's own, another user's), no place can be seen
+   there, so the exec hooks leave the library out of LD_PRELOAD when the
+   image to come could not open it;
 and the copy is checked before it is used (S7; root, with a uid made for
 the test): a symbolic link, a directory of another user or one open to
 others at its place is refused, a file of the wrong contents or owner at
@@ -87,10 +89,13 @@ def sandboxes(a, d):
     if r and r.returncode == 2 and b"out" in r.stdout:
         same_run(a, d, "bwrap --tmpfs /tmp", bwrap)
         # A library of the user's own stays in LD_PRELOAD, alone (libm:
-        # it interposes nothing, unlike libc ahead of the hooks).
+        # it interposes nothing, unlike libc ahead of the hooks), where
+        # ours cannot be reached at all: in a pid namespace of its own,
+        # the collector's /proc/PID/root is out of sight too.
         libc = [l for l in libraries("/bin/sh") if "/libc.so" in l][0]
         own = os.path.join(os.path.dirname(libc), "libm.so.6")
-        same_run(a, d, "bwrap, LD_PRELOAD=" + own, bwrap[:-1] + [
+        same_run(a, d, "bwrap, LD_PRELOAD=" + own, bwrap[:1] +
+                 ["--unshare-pid"] + bwrap[1:-1] + [
             PROBE + '; echo "LD_PRELOAD=$LD_PRELOAD"'],
             env=ptrel.untraced_env({"PROFTRACE_LIB": a.lib,
                                     "LD_PRELOAD": own}))

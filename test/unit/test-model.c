@@ -661,6 +661,63 @@ static void test_exec_failed(void)
 	pt_model_free(&m);
 }
 
+/*
+ * An image that execs sends no EXIT: its EXEC's CPU tag is its CPU.  The
+ * static program it execs takes the parent's REAP less that, so the two
+ * add up to the process's rusage.  An EXEC without the tag (a fork
+ * phase's, an older library's) leaves the CPU unknown.
+ */
+static void test_exec_cpu(void)
+{
+	struct pt_model m;
+	const struct pt_exec *sh, *st, *w, *t;
+	struct cap c;
+	struct fb f;
+
+	cap_open(&c, cap_path("exec-cpu"), "wb");
+	cap_meta(&c);
+	image(&c, 1, 700, MS(0), 1, V("make"), "/", NULL);
+	spawn(&c, 1, 700, MS(1), 701, "/bin/sh", V("sh", "-c", "exec static"));
+	image(&c, 2, 701, MS(2), 700, V("sh", "-c", "exec static"), "/", NULL);
+	fb_start(&f, PT_REC_EXEC, 701, MS(5));
+	fb_u32(&f, 700);
+	fb_u32(&f, PT_CALL_EXECVE);
+	fb_str(&f, PT_TAG_PATH, "/bin/static");
+	fb_str(&f, PT_TAG_ARG, "static");
+	fb_str(&f, PT_TAG_CWD, "/");
+	fb_str(&f, PT_TAG_CPU, "1200 300 2500");
+	fb_send(&c, &f, 2);
+	eof(&c, 2, 701, MS(6));
+	reap(&c, 1, 700, MS(10), 701, 0, 1);       /* 5000 user, 6000 sys */
+	/* The same without the tag: a wrapper whose CPU stays unknown. */
+	spawn(&c, 1, 700, MS(11), 702, "/bin/wrap", V("wrap", "true"));
+	image(&c, 3, 702, MS(12), 700, V("wrap", "true"), "/", NULL);
+	exec_(&c, 3, 702, MS(13), 700, "/bin/true", V("true"), "/");
+	eof(&c, 3, 702, MS(14));
+	image(&c, 4, 702, MS(14), 700, V("true"), "/", NULL);
+	exit_(&c, 4, 702, MS(15), 0);
+	reap(&c, 1, 700, MS(16), 702, 0, 1);
+	exit_(&c, 1, 700, MS(30), 0);
+	cap_close(&c);
+
+	CHECK_INT(load(&m, "exec-cpu"), 0);
+	CHECK_INT(m.n, 5);
+	sh = find(&m, 701, 0);
+	st = find(&m, 701, 1);
+	w = find(&m, 702, 0);
+	t = find(&m, 702, 1);
+	if (sh && st && w && t) {
+		CHECK_INT(sh->utime_us, 1200);
+		CHECK_INT(sh->stime_us, 300);
+		CHECK_INT(sh->maxrss_kb, 2500);
+		CHECK_INT(st->flags, PT_EXF_UNTRACED);
+		CHECK_INT(st->utime_us, 5000 - 1200);
+		CHECK_INT(st->stime_us, 6000 - 300);
+		CHECK_INT(w->utime_us, -1);
+	}
+	pt_model_free(&m);
+}
+
 /* Death by a signal: the connection's EOF, and the parent's REAP (which
  * here the collector wrote before the EOF it received late). */
 static void test_signal_death(void)
@@ -694,7 +751,9 @@ static void test_signal_death(void)
 		CHECK_INT(a->exit_code, -1);
 		CHECK_INT(a->signal, 15);
 		CHECK_INT(a->flags, PT_EXF_KILLED);
-		CHECK_INT(a->utime_us, -1);
+		/* No EXIT: the rusage its parent waited for. */
+		CHECK_INT(a->utime_us, 5000);
+		CHECK_INT(a->stime_us, 6000);
 		CHECK(b->parent == p);
 		CHECK_INT(b->end_ns, EP(20));
 		CHECK_INT(b->exit_code, -1);
@@ -1317,6 +1376,7 @@ int main(void)
 	test_static_exec();
 	test_exec_failed();
 	test_signal_death();
+	test_exec_cpu();
 	test_pid_reuse();
 	test_spawn_after_hello();
 	test_vfork_and_aux();
