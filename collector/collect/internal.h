@@ -58,6 +58,7 @@ struct conn {
 	int said_hello;
 	uint32_t hello_kind;
 	uint32_t own_pid;               /* the HELLO's pid: as it names itself */
+	uint64_t hello_ns;              /* and its time */
 	unsigned char *pend;            /* bytes of an incomplete frame */
 	size_t pend_len, pend_alloc;
 	struct conn *prev, *next;
