@@ -517,7 +517,8 @@ static void add_frame(struct build *b, const struct pev *cev)
 		e->b = (uint32_t)b->nxx;
 		b->xx[b->nxx].path = intern_opt(b, &cev->path, 0);
 		b->xx[b->nxx++].cwd = intern_opt(b, &cev->cwd, NONE);
-		e->flags = r->argv_truncated ? EVF_TRUNC : 0;
+		e->flags = (r->argv_truncated ? EVF_TRUNC : 0) |
+			   (r->u.exec.call == PT_CALL_SEEN ? EVF_SEEN : 0);
 		break;
 	case PT_REC_EXEC_FAILED:
 		new_ev(b, E_EXEC_FAILED, pid, t);
