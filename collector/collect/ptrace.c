@@ -160,43 +160,40 @@ static int proc_link(pid_t pid, const char *name, char *out, size_t n)
 	return 0;
 }
 
-/*
- * What the ELF file at fd is: *interp set if it has a PT_INTERP (a
- * dynamic program, which the loader may give the library), *go if it
- * has Go's build-id or build-info section (it forks and execs past
- * libc).  0, or -1 if it is no 64-bit ELF file we can read.
- */
-static int elf_kind(int fd, int *interp, int *go)
+/* Does the 64-bit ELF file at fd (header eh) have a PT_INTERP: is it a
+ * dynamic program, which the loader may give the library? */
+static int elf_interp(int fd, const Elf64_Ehdr *eh)
 {
-	Elf64_Ehdr eh;
-	Elf64_Phdr ph;
+	Elf64_Phdr ph[64];
+	size_t i, n = eh->e_phnum;
+
+	if (eh->e_phentsize != sizeof *ph || !n || n > 64 ||
+	    pread(fd, ph, n * sizeof *ph, (off_t)eh->e_phoff) !=
+	    (ssize_t)(n * sizeof *ph))
+		return 0;
+	for (i = 0; i < n; i++)
+		if (ph[i].p_type == PT_INTERP)
+			return 1;
+	return 0;
+}
+
+/* Has the ELF file at fd (header eh) Go's build-id or build-info
+ * section: does it fork and exec past libc? */
+static int elf_go(int fd, const Elf64_Ehdr *eh)
+{
 	Elf64_Shdr *sh = NULL, strh;
 	char *names = NULL;
 	size_t i;
-	int rc = -1;
+	int go = 0;
 
-	*interp = *go = 0;
-	if (pread(fd, &eh, sizeof eh, 0) != (ssize_t)sizeof eh ||
-	    memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
-	    eh.e_ident[EI_CLASS] != ELFCLASS64 ||
-	    eh.e_phentsize != sizeof ph || eh.e_phnum > 512)
-		return -1;
-	for (i = 0; i < eh.e_phnum; i++) {
-		if (pread(fd, &ph, sizeof ph, (off_t)(eh.e_phoff +
-		    i * sizeof ph)) != (ssize_t)sizeof ph)
-			return -1;
-		if (ph.p_type == PT_INTERP)
-			*interp = 1;
-	}
-	rc = 0;
-	if (eh.e_shentsize != sizeof(Elf64_Shdr) || !eh.e_shnum ||
-	    eh.e_shnum > 4096 || eh.e_shstrndx >= eh.e_shnum)
-		return rc;
-	sh = pt_xmalloc(eh.e_shnum * sizeof *sh);
-	if (pread(fd, sh, eh.e_shnum * sizeof *sh, (off_t)eh.e_shoff) !=
-	    (ssize_t)(eh.e_shnum * sizeof *sh))
+	if (eh->e_shentsize != sizeof(Elf64_Shdr) || !eh->e_shnum ||
+	    eh->e_shnum > 4096 || eh->e_shstrndx >= eh->e_shnum)
+		return 0;
+	sh = pt_xmalloc(eh->e_shnum * sizeof *sh);
+	if (pread(fd, sh, eh->e_shnum * sizeof *sh, (off_t)eh->e_shoff) !=
+	    (ssize_t)(eh->e_shnum * sizeof *sh))
 		goto out;
-	strh = sh[eh.e_shstrndx];
+	strh = sh[eh->e_shstrndx];
 	if (strh.sh_size > (1u << 20))
 		goto out;
 	names = pt_xmalloc(strh.sh_size + 1);
@@ -204,15 +201,15 @@ static int elf_kind(int fd, int *interp, int *go)
 	    (ssize_t)strh.sh_size)
 		goto out;
 	names[strh.sh_size] = 0;
-	for (i = 0; i < eh.e_shnum && !*go; i++)
+	for (i = 0; i < eh->e_shnum && !go; i++)
 		if (sh[i].sh_name < strh.sh_size)
-			*go = !strcmp(names + sh[i].sh_name,
-				      ".note.go.buildid") ||
-			      !strcmp(names + sh[i].sh_name, ".go.buildinfo");
+			go = !strcmp(names + sh[i].sh_name,
+				     ".note.go.buildid") ||
+			     !strcmp(names + sh[i].sh_name, ".go.buildinfo");
 out:
 	free(names);
 	free(sh);
-	return rc;
+	return go;
 }
 
 /* Does LD_PRELOAD in pid's (new) environment name the library? */
@@ -237,20 +234,26 @@ static int env_preloads(struct pt_tracer *t, pid_t pid)
 /*
  * Will pid's new image speak for itself?  A dynamic program whose
  * environment preloads the library does, unless it is Go (whose raw
- * system calls only the tracer sees).
+ * system calls only the tracer sees).  In the order that asks least of
+ * a static program.
  */
 static int speaks(struct pt_tracer *t, pid_t pid)
 {
 	char path[48];
-	int fd, interp, go, k;
+	Elf64_Ehdr eh;
+	int fd, v = 0;
 
 	snprintf(path, sizeof path, "/proc/%d/exe", (int)pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
-	k = elf_kind(fd, &interp, &go);
+	if (pread(fd, &eh, sizeof eh, 0) == (ssize_t)sizeof eh &&
+	    !memcmp(eh.e_ident, ELFMAG, SELFMAG) &&
+	    eh.e_ident[EI_CLASS] == ELFCLASS64)
+		v = elf_interp(fd, &eh) && env_preloads(t, pid) &&
+		    !elf_go(fd, &eh);
 	close(fd);
-	return k == 0 && interp && !go && env_preloads(t, pid);
+	return v;
 }
 
 /* ---- frames ---- */

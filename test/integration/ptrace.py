@@ -25,6 +25,8 @@ with the command's status.  The cases:
   strace-outside  record itself under strace -f: the kernel refuses the
                 trace, and record falls back without a word and with the
                 command's status
+  setid         (root only) a setuid-root program run by uid 65534 as
+                record's command keeps its privileges: it is not traced
 """
 
 import argparse
@@ -276,9 +278,50 @@ def case_strace_outside():
     shutil.rmtree(tmp)
 
 
+def case_setid():
+    if os.geteuid() != 0:
+        print("ptrace: SKIP setid: needs root to install a setuid-root "
+              "program and run it as another user")
+        return
+    user = 65534
+    d = tempfile.mkdtemp(prefix="ptrace-suid-")
+    try:
+        os.chmod(d, 0o755)
+        prog = os.path.join(d, "suid-exec")
+        shutil.copy(A.suid_exec, prog)
+        os.chmod(prog, 0o4755)
+        pt = os.path.join(d, "proftrace")
+        shutil.copy(A.proftrace, pt)
+        env = dict(os.environ, HOME=d, TMPDIR=d)
+        if env.get("PROFTRACE_LIB"):
+            lib = os.path.join(d, "libproftrace.so")
+            shutil.copy(env["PROFTRACE_LIB"], lib)
+            os.chmod(lib, 0o755)
+            env["PROFTRACE_LIB"] = lib
+        work = os.path.join(d, "out")
+        os.mkdir(work)
+        os.chown(work, user, user)
+        pre = ["setpriv", "--reuid=%d" % user, "--regid=%d" % user,
+               "--clear-groups", "--"]
+        plain = subprocess.run(pre + [prog, "id -u"], env=env, cwd=work,
+                               stdout=subprocess.PIPE, text=True)
+        rec = subprocess.run(pre + [pt, "record", "-q", "-o",
+                                    os.path.join(work, "c.ptcap"), "--",
+                                    prog, "id -u"], env=env, cwd=work,
+                             stdout=subprocess.PIPE, text=True)
+        check(plain.stdout == "0\n", f"setid: untraced, id -u says "
+              f"{plain.stdout!r}")
+        check(rec.stdout == plain.stdout and rec.returncode == 0,
+              f"setid: under record, id -u says {rec.stdout!r} (rc "
+              f"{rec.returncode}), untraced {plain.stdout!r}")
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
 CASES = {"busybox": case_busybox, "killed-parent": case_killed_parent,
          "stop": case_stop, "go": case_go, "go-exit": case_go_exit,
-         "opt-out": case_opt_out, "strace-outside": case_strace_outside}
+         "opt-out": case_opt_out, "strace-outside": case_strace_outside,
+         "setid": case_setid}
 
 
 def main():
@@ -286,10 +329,12 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--proftrace", required=True)
     ap.add_argument("--stopper", required=True)
+    ap.add_argument("--suid-exec", required=True)
     ap.add_argument("case", choices=sorted(CASES))
     A = ap.parse_args()
     A.proftrace = os.path.abspath(A.proftrace)
     A.stopper = os.path.abspath(A.stopper)
+    A.suid_exec = os.path.abspath(A.suid_exec)
     if not shutil.which("busybox") or not shutil.which("strace"):
         print("ptrace: SKIP: busybox or strace is missing")
         sys.exit(77)
