@@ -493,6 +493,59 @@ static void on_exec(struct pt_tracer *t, struct tproc *e)
 		resume(e->tid, 0);
 }
 
+/* tid's process and that process's parent, as /proc says now.  0, or
+ * -1 if they cannot be read. */
+static int proc_ids(struct pt_tracer *t, pid_t tid, pid_t *tgid,
+		    pid_t *ppid)
+{
+	char path[48];
+	const char *g, *p;
+
+	snprintf(path, sizeof path, "/proc/%d/status", (int)tid);
+	if (slurp(t, path, 16384) <= 0 ||
+	    !(g = strstr(t->buf.buf, "\nTgid:")) ||
+	    !(p = strstr(t->buf.buf, "\nPPid:")))
+		return -1;
+	*tgid = (pid_t)strtol(g + 6, NULL, 10);
+	*ppid = (pid_t)strtol(p + 6, NULL, 10);
+	return 0;
+}
+
+/*
+ * Held children whose parent's fork event will never come: the parent
+ * was killed between its clone and the event, or is none of ours.  Let
+ * each run, made by the parent /proc names (it may have been adopted).
+ */
+static void release_held(struct pt_tracer *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->n; i++) {
+		struct tproc *e = &t->p[i];
+		const struct tproc *pe;
+		pid_t tg = 0, pp = 0;
+		int thread;
+
+		if (!(e->flags & T_HELD) || e->flags & T_KNOWN)
+			continue;
+		if (proc_ids(t, e->tid, &tg, &pp) < 0)
+			tg = e->tid;
+		/* A thread's maker is its own process; a process's, its
+		 * parent: held while that is traced, its event to come. */
+		thread = tg != e->tid;
+		pe = find(t, thread ? tg : pp);
+		if (pe && !(pe->flags & T_HELD))
+			continue;
+		e->tgid = tg;
+		e->parent = thread ? tg : pp;
+		e->flags = (e->flags & ~(unsigned)T_HELD) | T_KNOWN |
+			   (thread ? T_THREAD : 0);
+		if (!thread && pp)
+			put_fork(t, pp, e->tid, PTRACE_EVENT_FORK);
+		resume(e->tid, 0);
+	}
+}
+
 static int stop_signal(int sig)
 {
 	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN ||
@@ -509,10 +562,16 @@ static void on_stop(struct pt_tracer *t, pid_t tid, int status)
 			ptrace(PTRACE_DETACH, tid, 0, 0);
 			return;
 		}
+		if (event != PTRACE_EVENT_STOP) {
+			/* none of ours: it goes on as it would */
+			resume(tid, event ? 0 : sig);
+			return;
+		}
 		/* A new child whose parent's event has not come yet: it
 		 * waits for it (then its frames follow the FORK). */
 		e = add(t, tid);
 		e->flags = T_HELD;
+		release_held(t);
 		return;
 	}
 	if (t->detaching) {
@@ -567,8 +626,12 @@ static int on_end(struct pt_tracer *t, pid_t tid, int status,
 	}
 	if (!e)
 		return 0;
-	if (!(e->flags & T_THREAD) && e->tgid == tid)
+	if (!(e->flags & T_THREAD) && e->tgid == tid) {
 		put_reap(t, e->parent, tid, status, ru);
+		drop(t, e);
+		release_held(t);
+		return 0;
+	}
 	drop(t, e);
 	return 0;
 }
