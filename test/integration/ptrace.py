@@ -21,7 +21,8 @@ with the command's status.  The cases:
                 temporary; no network)
   go-exit       a Go program that runs children with os/exec and exits 7
   opt-out       --no-ptrace and PROFTRACE_PTRACE=0: the command is not
-                traced (TracerPid 0 as it reads it), traced it is not 0
+                traced (TracerPid 0 as it reads it), traced it is not 0;
+                a dynamic command (sh) is not traced either
   strace-outside  record itself under strace -f: the kernel refuses the
                 trace, and record falls back without a word and with the
                 command's status
@@ -239,12 +240,12 @@ TRACER = ["busybox", "sh", "-c",
           '< /proc/self/status; exit 0']
 
 
-def tracer_pid(extra=(), env=None):
+def tracer_pid(extra=(), env=None, cmd=None):
     tmp = tempfile.mkdtemp(prefix="ptrace-opt-")
     r = subprocess.run([A.proftrace, "record", "-q", "-o",
                         os.path.join(tmp, "c.ptcap")] + list(extra) +
-                       ["--"] + TRACER, stdout=subprocess.PIPE, env=env,
-                       text=True)
+                       ["--"] + (cmd or TRACER), stdout=subprocess.PIPE,
+                       env=env, text=True)
     shutil.rmtree(tmp)
     return r.returncode, r.stdout.strip()
 
@@ -260,6 +261,10 @@ def case_opt_out():
     rc, tp = tracer_pid(env=env)
     check(rc == 0 and tp == "0",
           f"opt-out: PROFTRACE_PTRACE=0, TracerPid reads {tp!r} (rc {rc})")
+    # A dynamic command loads the library: let go at its exec.
+    rc, tp = tracer_pid(cmd=["sh", "-c", TRACER[3]])
+    check(rc == 0 and tp == "0",
+          f"opt-out: a dynamic sh, TracerPid reads {tp!r} (rc {rc})")
 
 
 def case_strace_outside():
