@@ -5,12 +5,14 @@
 #include <elf.h>
 #include <endian.h>
 #include <errno.h>
+#include <stdint.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/uio.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
 #include <sys/wait.h>
@@ -307,17 +309,72 @@ static void put_fork(struct pt_tracer *t, pid_t parent, pid_t child,
 	frame_end(t);
 }
 
+/*
+ * The file name pid's exec was given (AT_EXECFN, in its new stack), into
+ * out (size n).  0, or -1.
+ */
+static int exec_fn(struct pt_tracer *t, pid_t pid, char *out, size_t n)
+{
+	char path[48];
+	const Elf64_auxv_t *a;
+	struct iovec lo = { out, n - 1 }, re = { NULL, n - 1 };
+	ssize_t got;
+	size_t i;
+
+	snprintf(path, sizeof path, "/proc/%d/auxv", (int)pid);
+	if (slurp(t, path, 4096) <= 0)
+		return -1;
+	a = (const Elf64_auxv_t *)(const void *)t->buf.buf;
+	for (i = 0; i < t->buf.len / sizeof *a && a[i].a_type != AT_NULL; i++)
+		if (a[i].a_type == AT_EXECFN)
+			re.iov_base = (void *)(uintptr_t)a[i].a_un.a_val;
+	if (!re.iov_base)
+		return -1;
+	/* The name lies near the stack's top: what follows it may be
+	 * unmapped, and a short read is fine. */
+	got = process_vm_readv(pid, &lo, 1, &re, 1, 0);
+	if (got <= 0 || !memchr(out, 0, (size_t)got))
+		return -1;
+	return 0;
+}
+
+/*
+ * argv (n bytes, NUL-separated) is what the kernel made of an exec of
+ * fn: for a script, the interpreter, its argument, fn, then the exec's
+ * own arguments but the first.  Where fn is found so, the offset of the
+ * arguments to take from it (fn standing for the first); else 0.
+ */
+static size_t script_args(const char *argv, size_t n, const char *fn)
+{
+	size_t i = 0, k, len;
+
+	for (k = 0; k < 3 && i < n; k++) {
+		len = strnlen(argv + i, n - i);
+		if (k > 0 && !strcmp(argv + i, fn))
+			return i;
+		if (k == 0 && !strcmp(argv + i, fn))
+			return 0;       /* no interpreter: as exec'd */
+		i += len + 1;
+	}
+	return 0;
+}
+
 /* pid exec'd: its EXEC, as the library sends it for a program that will
- * not load it, with what the kernel made of the exec. */
+ * not load it, with what the kernel made of the exec: PATH the name it
+ * was given, the arguments as given (a script's interpreter taken out
+ * again; its argv[0] is lost, the file name stands for it). */
 static void put_exec(struct pt_tracer *t, const struct tproc *e)
 {
 	struct pt_rec_exec x = {
 		.ppid = htole32((uint32_t)e->parent),
 		.call = htole32(PT_CALL_SEEN),
 	};
-	char exe[4096], cwd[4096], path[48];
+	char exe[4096], cwd[4096], fn[4096], path[48];
 	int have_exe = proc_link(e->tid, "exe", exe, sizeof exe) == 0;
 	int have_cwd = proc_link(e->tid, "cwd", cwd, sizeof cwd) == 0;
+	/* busybox runs its applets so: the name says nothing */
+	int have_fn = exec_fn(t, e->tid, fn, sizeof fn) == 0 &&
+		      strncmp(fn, "/proc/", 6) && strncmp(fn, "/dev/fd/", 8);
 	struct pt_sb argv = PT_SB_INIT;
 	size_t i, n;
 
@@ -325,12 +382,15 @@ static void put_exec(struct pt_tracer *t, const struct tproc *e)
 	if (slurp(t, path, CMDLINE_MAX) > 0)
 		pt_sb_add(&argv, t->buf.buf, t->buf.len);
 	frame_begin(t, PT_REC_EXEC, e->tid, &x, sizeof x);
-	if (have_exe)
+	if (have_fn)
+		frame_item(t, PT_TAG_PATH, fn, strlen(fn));
+	else if (have_exe)
 		frame_item(t, PT_TAG_PATH, exe, strlen(exe));
 	else if (argv.len)
 		frame_item(t, PT_TAG_PATH, argv.buf, strnlen(argv.buf,
 							     argv.len));
-	for (i = 0; i < argv.len; i += n + 1) {
+	i = have_fn ? script_args(argv.buf, argv.len, fn) : 0;
+	for (; i < argv.len; i += n + 1) {
 		n = strnlen(argv.buf + i, argv.len - i);
 		frame_item(t, PT_TAG_ARG, argv.buf + i, n);
 	}

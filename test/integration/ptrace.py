@@ -68,27 +68,55 @@ def check(ok, msg):
         print("ptrace: FAIL: " + msg, file=sys.stderr)
 
 
+EXEC_DONE = re.compile(r"^(\d+) +(?:execve\(|<\.\.\. execve resumed>).*"
+                       r"\) = 0$")
+MADE = re.compile(r"^(\d+) +(?:(?:clone3?|fork|vfork)\(|<\.\.\. "
+                  r"(?:clone3?|fork|vfork) resumed>).*\) = (\d+)$")
+
+
+def made_in(path):
+    """For each child in strace's file: how many execs its parent had
+    made when it made it (which of the parent's images is its maker)."""
+    done, at = {}, {}
+    with open(path, **ptcheck.ENC) as f:
+        for line in f:
+            m = EXEC_DONE.match(line)
+            if m:
+                done[int(m.group(1))] = done.get(int(m.group(1)), 0) + 1
+                continue
+            m = MADE.match(line)
+            if m:
+                at[int(m.group(2))] = done.get(int(m.group(1)), 0)
+    return at
+
+
 def strace_view(tmp, cmd, env):
     """The processes of cmd as strace -f saw them: a multiset of
-    (type, argv, parent's argv, end)."""
+    (type, argv, maker's argv, end), the maker being the image of the
+    parent that made it."""
     st = os.path.join(tmp, "strace.txt")
     r = subprocess.run(["strace", "-f", "-q", "-v", "-xx", "-s", "65536",
                         "-e", "trace=process", "-o", st, "--"] + cmd,
                        env=env, stdout=subprocess.PIPE)
     procs, order = ptcheck.parse_strace(st)
-    last = {}
+    at = made_in(st)
+    imgs_of = {}
     rows = []
     for pid in order:
         p = procs[pid]
-        parent = last.get(p.parent) if pid != order[0] else None
+        maker = ()
+        if pid != order[0] and p.parent in imgs_of:
+            pimgs = imgs_of[p.parent]
+            k = at.get(pid, len(pimgs))
+            maker = pimgs[max(0, min(k, len(pimgs)) - 1)][1]
         if p.execs:
             imgs = [("exec", norm(a)) for a in p.execs]
         else:
-            imgs = [("fork", parent[1] if parent else ())]
+            imgs = [("fork", maker)]
         for i, (kind, argv) in enumerate(imgs):
             end = p.exit if i == len(imgs) - 1 else None
-            rows.append((kind, argv, parent[1] if parent else (), end))
-        last[pid] = imgs[-1]
+            rows.append((kind, argv, maker, end))
+        imgs_of[pid] = imgs
     return r.returncode, r.stdout, collections.Counter(rows)
 
 
@@ -98,12 +126,16 @@ def record_view(tmp, cmd, env, extra=()):
                        + list(extra) + ["--"] + cmd, env=env,
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     rows = ptcheck.read_csv(out)
-    last = {}
+    by_pid = {}
     for row in rows:
-        last[row["pid"]] = row
+        by_pid.setdefault(row["pid"], []).append(row)
     got = []
     for row in rows:
-        par = last.get(row["ppid"])
+        # the parent's image that was running when this one started
+        par = None
+        for p in by_pid.get(row["ppid"], []):
+            if float(p["start"]) <= float(row["start"]):
+                par = p
         # A row replaced by an exec has no end; the last has one.
         if row["signal"]:
             end = ("signal", int(row["signal"]))
@@ -152,13 +184,21 @@ def compare(name, cmd, env=None, rc=None, fresh=None):
 
 
 def case_busybox():
+    d = tempfile.mkdtemp(prefix="ptrace-script-")
+    script = os.path.join(d, "script")
+    with open(script, "w") as f:
+        f.write("#!/bin/sh\nexit 8\n")
+    os.chmod(script, 0o755)
     compare("busybox", ["busybox", "sh", "-c",
                         '(exit 3); busybox true; /bin/true; '
                         'busybox sh -c "exit 5"; '
                         '(busybox sleep 0.1; exit 4) & wait; '
                         'busybox sh -c "kill -TERM \\$\\$"; '
-                        'busybox env busybox sh -c "(exit 6)"; exit 2'],
+                        'busybox env busybox sh -c "(exit 6)"; '
+                        + script + ' a b; '
+                        'exec busybox sh -c "exit 2"'],
             rc=2)
+    shutil.rmtree(d)
 
 
 def case_killed_parent():
