@@ -576,7 +576,7 @@ fail:
 
 const struct pt_cmd pt_cmd_record = {
 	.name = "record",
-	.usage = "[-o CAPTURE] " PT_FINISH_USAGE "[--quiet] [--force] "
+	.usage = "[-o CAPTURE] " PT_FINISH_USAGE "[--quiet] [--force] [--no-ptrace] "
 		 "[--redact REGEX]... [--] COMMAND [ARGS...]",
 	.summary = "run a command and record every process it starts",
 	.run = run,
