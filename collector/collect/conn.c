@@ -198,7 +198,9 @@ static int handle_frame(struct pt_server *s, struct conn *c,
 	if (keep && rec.hdr.type == PT_REC_TRACE)
 		keep = pt_tracefiles_admit(s->traces, h->pid, payload,
 					   h->raw_length);
-	if (keep)
+	/* A traced process's own frames (a Go program's HELLO) name nothing
+	 * for the watcher: the tracer sees its children. */
+	if (keep && !pt_tracer_has(s->tracer, (pid_t)c->pid))
 		pt_watch_frame(s->watch, &rec, (pid_t)c->pid, payload,
 			       h->raw_length);
 	if (keep && inflated)

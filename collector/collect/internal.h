@@ -18,6 +18,7 @@
 #include "collect/server.h"
 #include "collect/expect.h"
 #include "collect/runinfo.h"
+#include "collect/ptrace.h"
 #include "collect/watch.h"
 #include "collect/tracefile.h"
 #include "collect/log.h"
@@ -108,6 +109,7 @@ struct pt_server {
 	struct pt_sb scratch;           /* header + inflated payload */
 	struct pt_expect expect;        /* announced, not heard from yet */
 	struct pt_watch *watch;         /* processes seen from outside */
+	struct pt_tracer *tracer;       /* processes traced (ptrace.h) */
 	struct conn synth;              /* the connection watch frames are on */
 	struct pt_tracefiles *traces;   /* trace files programs write */
 	uint64_t watch_tick_ns;
