@@ -8,6 +8,7 @@
  * job control works; we only survive that ^C and keep collecting.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -24,6 +25,7 @@
 #include "proftrace/wire.h"
 #include "base/quote.h"
 #include "collect/finish.h"
+#include "collect/ptrace.h"
 #include "collect/foreign.h"
 #include "collect/rundir.h"
 #include "collect/server.h"
@@ -50,7 +52,7 @@
 
 struct record_opts {
 	const char *output;
-	int quiet, force;
+	int quiet, force, no_ptrace;
 	char **command;
 	size_t argc;
 	struct pt_finish fin;           /* --csv ..., --redact */
@@ -58,6 +60,7 @@ struct record_opts {
 
 struct record {
 	pid_t child;
+	struct pt_tracer *tracer;       /* NULL: the command is not traced */
 	int child_done;
 	int wait_status;
 	uint64_t start_ns, exit_ns;
@@ -78,6 +81,8 @@ static const char help_tail[] =
 	"  -q, --quiet           once COMMAND runs, print nothing: no status\n"
 	"                        line, summary or collector messages\n"
 	"  --force               overwrite CAPTURE, --csv and --html files\n"
+	"  --no-ptrace           do not trace what the library cannot enter;\n"
+	"                        watch it through /proc (PROFTRACE_PTRACE=0)\n"
 	"  --redact REGEX        replace what REGEX (POSIX extended) matches in\n"
 	"                        command lines by *** in the CSV and summary\n"
 	"                        (repeatable; the capture keeps them whole)\n"
@@ -156,10 +161,16 @@ static void added_names(char *added, size_t cap, const char *preload,
 /* In the forked child: become COMMAND, traced.  Never returns. */
 static void exec_child(char **command, const char *preload, const char *sock,
 		       const char *traces, const char *log,
-		       const struct inherited *in)
+		       const struct inherited *in, int gate)
 {
-	char added[128];
+	char added[128], c;
 	int err;
+
+	/* Until we have had the chance to trace it, from its first image
+	 * on: the gate's writer closes when we have (or are gone). */
+	while (read(gate, &c, 1) < 0 && errno == EINTR)
+		;
+	close(gate);
 
 	sigprocmask(SIG_SETMASK, &in->mask, NULL);
 	sigaction(SIGPIPE, &in->pipe, NULL);
@@ -225,8 +236,14 @@ static void reap(struct record *r, struct pt_server *s)
 	int ws;
 	pid_t p;
 
-	while (!r->child_done &&
-	       (p = wait4(r->child, &ws, WNOHANG, &ru)) != 0) {
+	while (!r->child_done) {
+		if (r->tracer) {
+			if (!pt_tracer_wait(r->tracer, &ws, &ru))
+				break;
+			p = r->child;
+		} else if ((p = wait4(r->child, &ws, WNOHANG, &ru)) == 0) {
+			break;
+		}
 		if (p < 0) {
 			if (errno == EINTR)
 				continue;
@@ -342,15 +359,16 @@ static int exit_code(int ws)
 
 static int parse(int argc, char **argv, struct record_opts *o)
 {
-	struct option opts[4 + PT_FINISH_NOPTS + 1] = {
+	struct option opts[5 + PT_FINISH_NOPTS + 1] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "force", no_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "no-ptrace", no_argument, NULL, 'P' },
 	};
 	int c;
 
-	pt_finish_options(opts, 4);
+	pt_finish_options(opts, 5);
 	/* '+': options end at COMMAND, whose own options are its own. */
 	while ((c = pt_finish_getopt(&o->fin, argc, argv, "+o:qh",
 				     opts)) != -1) {
@@ -358,6 +376,7 @@ static int parse(int argc, char **argv, struct record_opts *o)
 		case 'o': o->output = optarg; break;
 		case 'q': o->quiet = 1; break;
 		case 'f': o->force = 1; break;
+		case 'P': o->no_ptrace = 1; break;
 		case 'h':
 			pt_finish_help(&o->fin, pt_cmd_record.name,
 				       pt_cmd_record.usage, help_head, help_tail);
@@ -449,7 +468,7 @@ static int run(int argc, char **argv)
 	struct inherited in;
 	sigset_t set;
 	size_t i;
-	int ok = 1, code;
+	int ok = 1, code, gate[2];
 
 	/* Before the collector raises the open-file limit. */
 	inherited_save(&in);
@@ -486,21 +505,48 @@ static int run(int argc, char **argv)
 	fflush(NULL);
 	r.start_ns = pt_mono_ns();
 	r.status_ns = r.start_ns;       /* no flash for short commands */
+	if (pipe2(gate, O_CLOEXEC) < 0) {
+		pt_warn("pipe: %s", strerror(errno));
+		goto fail;
+	}
 	r.child = fork();
 	if (r.child < 0) {
 		pt_warn("fork: %s", strerror(errno));
+		close(gate[0]);
+		close(gate[1]);
 		goto fail;
 	}
-	if (r.child == 0)
+	if (r.child == 0) {
+		close(gate[1]);
 		exec_child(o.command, u.preload, u.sock, u.traces,
-			   u.log[0] ? u.log : NULL, &in);
+			   u.log[0] ? u.log : NULL, &in, gate[0]);
+	}
+	close(gate[0]);
 	/* -q: from here on, only COMMAND speaks (proftrace-record.1). */
 	if (o.quiet)
 		pt_warn_mute();
 	pt_watch_root(pt_server_watcher(u.s), r.child, o.command, r.start_ns);
+	/* Traced from its first image on, as long as it loads no library
+	 * (doc/design.md, "What the collector traces"); where the kernel
+	 * refuses, watched as before, without a word. */
+	if (!o.no_ptrace && pt_tracer_wanted() &&
+	    !pt_tracer_privileged(o.command[0])) {
+		r.tracer = pt_tracer_new(pt_server_put_synth, u.s);
+		if (pt_tracer_seize_root(r.tracer, r.child) == 0) {
+			pt_server_set_tracer(u.s, r.tracer);
+			pt_watch_root_traced(pt_server_watcher(u.s), r.child);
+		} else {
+			pt_tracer_free(r.tracer);
+			r.tracer = NULL;
+		}
+	}
+	close(gate[1]);
 
 	if (pt_server_run(u.s, TICK_NS, on_tick, &r) < 0)
 		ok = 0;
+	/* What still runs runs on untraced; their ends are not ours to
+	 * record any more. */
+	pt_tracer_detach_all(r.tracer);
 	status_clear(&r);
 	pt_server_shutdown(u.s);
 	st = *pt_server_stats(u.s);
@@ -511,6 +557,7 @@ static int run(int argc, char **argv)
 		/* A STOP frame (or a loop failure) ended the capture before
 		 * COMMAND: let a waiting 'proftrace stop' return, then let
 		 * COMMAND run on, untraced, to give its status. */
+		pt_tracer_mute(r.tracer);
 		pt_server_free(u.s);
 		u.s = NULL;
 		wait_child(&r);
@@ -531,6 +578,7 @@ static int run(int argc, char **argv)
 		pt_warn("capture: %s", u.output);
 	code = exit_code(r.wait_status);
 	tear_down(&u);
+	pt_tracer_free(r.tracer);
 	close(r.sig_fd);
 	pt_finish_free(&o.fin);
 	/* COMMAND's status wins: the build must not fail because of us. */
@@ -538,6 +586,7 @@ static int run(int argc, char **argv)
 		pt_warn("the recording is incomplete (see above)");
 	return code;
 fail:
+	pt_tracer_free(r.tracer);
 	if (r.sig_fd >= 0)
 		close(r.sig_fd);
 	sigprocmask(SIG_SETMASK, &in.mask, NULL);
@@ -553,7 +602,7 @@ fail:
 
 const struct pt_cmd pt_cmd_record = {
 	.name = "record",
-	.usage = "[-o CAPTURE] " PT_FINISH_USAGE "[--quiet] [--force] "
+	.usage = "[-o CAPTURE] " PT_FINISH_USAGE "[--quiet] [--force] [--no-ptrace] "
 		 "[--redact REGEX]... [--] COMMAND [ARGS...]",
 	.summary = "run a command and record every process it starts",
 	.run = run,

@@ -99,6 +99,7 @@ static int account(struct pt_server *s, struct conn *c,
 			c->said_hello = 1;
 			c->hello_kind = rec->u.hello.kind;
 			c->own_pid = rec->hdr.pid;
+			c->hello_ns = rec->hdr.time_ns;
 			if (c->hello_kind != PT_HELLO_AUX)
 				s->st.running++;
 		}
@@ -123,6 +124,35 @@ static int log_frame(struct pt_server *s, uint64_t stream,
 		     const struct pt_frame_header *h,
 		     const unsigned char *frame, uint64_t now);
 
+static struct conn *stream_find(struct pt_server *s, uint64_t stream)
+{
+	struct conn *c;
+
+	for (c = s->conns; c; c = c->next)
+		if (c->from_log && c->stream == stream)
+			return c;
+	return NULL;
+}
+
+/*
+ * Does a frame that came over a connection of one call go to its
+ * stream?  Connections are read in no set order, so frames of one
+ * process may come out of it: a stream starts with a HELLO, and a HELLO
+ * older than the stream's own is an earlier image's, not its successor.
+ * What a stream does not take stays on its connection, where it binds
+ * nothing, and the model orders it by its time.
+ */
+static int stream_takes(struct pt_server *s, uint64_t stream,
+			const struct pt_record *rec)
+{
+	struct conn *st = stream_find(s, stream);
+
+	if (rec->hdr.type == PT_REC_HELLO)
+		return !st || !st->said_hello ||
+		       rec->hdr.time_ns >= st->hello_ns;
+	return st != NULL;
+}
+
 /*
  * Check one whole frame at p and write it, inflated, into the capture.
  * Returns 0, or -1 with *why set (the caller drops the connection).
@@ -146,7 +176,8 @@ static int handle_frame(struct pt_server *s, struct conn *c,
 		free(inflated);
 		return -1;
 	}
-	if (c->to_stream) {
+	if (c->to_stream && stream_takes(s, h->origin ? h->origin : h->pid,
+					 &rec)) {
 		/* A connection the library opened for one call, in our pid
 		 * namespace: its frames belong to the image's stream, as if
 		 * they had come through the run log, so that the image's end
@@ -167,7 +198,9 @@ static int handle_frame(struct pt_server *s, struct conn *c,
 	if (keep && rec.hdr.type == PT_REC_TRACE)
 		keep = pt_tracefiles_admit(s->traces, h->pid, payload,
 					   h->raw_length);
-	if (keep)
+	/* A traced process's own frames (a Go program's HELLO) name nothing
+	 * for the watcher: the tracer sees its children. */
+	if (keep && !pt_tracer_has(s->tracer, (pid_t)c->pid))
 		pt_watch_frame(s->watch, &rec, (pid_t)c->pid, payload,
 			       h->raw_length);
 	if (keep && inflated)
@@ -475,9 +508,7 @@ static int log_frame(struct pt_server *s, uint64_t stream,
 	size_t len = PT_FRAME_HDR + (size_t)h->length;
 	struct conn *c;
 
-	for (c = s->conns; c; c = c->next)
-		if (c->from_log && c->stream == stream)
-			break;
+	c = stream_find(s, stream);
 	/* The next image of the same process (an exec): the last one ended. */
 	if (c && h->type == PT_REC_HELLO && c->said_hello) {
 		conn_eof(s, c, now);

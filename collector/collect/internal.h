@@ -18,6 +18,7 @@
 #include "collect/server.h"
 #include "collect/expect.h"
 #include "collect/runinfo.h"
+#include "collect/ptrace.h"
 #include "collect/watch.h"
 #include "collect/tracefile.h"
 #include "collect/log.h"
@@ -58,6 +59,7 @@ struct conn {
 	int said_hello;
 	uint32_t hello_kind;
 	uint32_t own_pid;               /* the HELLO's pid: as it names itself */
+	uint64_t hello_ns;              /* and its time */
 	unsigned char *pend;            /* bytes of an incomplete frame */
 	size_t pend_len, pend_alloc;
 	struct conn *prev, *next;
@@ -107,6 +109,7 @@ struct pt_server {
 	struct pt_sb scratch;           /* header + inflated payload */
 	struct pt_expect expect;        /* announced, not heard from yet */
 	struct pt_watch *watch;         /* processes seen from outside */
+	struct pt_tracer *tracer;       /* processes traced (ptrace.h) */
 	struct conn synth;              /* the connection watch frames are on */
 	struct pt_tracefiles *traces;   /* trace files programs write */
 	uint64_t watch_tick_ns;

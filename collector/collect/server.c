@@ -305,6 +305,16 @@ struct pt_watch *pt_server_watcher(struct pt_server *s)
 	return s->watch;
 }
 
+void pt_server_put_synth(void *s, const void *frame, size_t len)
+{
+	synth_put(s, frame, len);
+}
+
+void pt_server_set_tracer(struct pt_server *s, struct pt_tracer *t)
+{
+	s->tracer = t;
+}
+
 /* ---- the loop ---- */
 
 static void dispatch(struct pt_server *s, struct watch *wt)

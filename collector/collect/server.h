@@ -24,6 +24,8 @@
 
 #include "capture/write.h"
 
+struct pt_tracer;
+
 struct pt_server;
 
 /* Counters for status lines and the final report. */
@@ -106,6 +108,13 @@ int pt_server_want_log(void);
 /* The watcher of processes seen from outside (watch.h), for `record`
  * to name its command. */
 struct pt_watch *pt_server_watcher(struct pt_server *s);
+
+/* Put a frame made by the collector, where the watcher's go (a put for
+ * collect/ptrace.h; s is the server). */
+void pt_server_put_synth(void *s, const void *frame, size_t len);
+
+/* The tracer whose processes the watcher leaves alone (NULL: none). */
+void pt_server_set_tracer(struct pt_server *s, struct pt_tracer *t);
 
 /*
  * Serve until pt_server_stop() is called (from a callback) or a peer of

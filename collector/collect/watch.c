@@ -564,6 +564,14 @@ void pt_watch_root(struct pt_watch *w, pid_t pid, char *const *argv,
 		e->start_ticks = ps.start;
 }
 
+void pt_watch_root_traced(struct pt_watch *w, pid_t pid)
+{
+	struct wproc *e = find_pid(w, pid);
+
+	if (e && e->state & WS_ROOT)
+		e->state &= ~(unsigned)WS_WATCH;
+}
+
 void pt_watch_root_end(struct pt_watch *w, pid_t pid, int wait_status,
 		       const struct rusage *ru, uint64_t end_ns)
 {

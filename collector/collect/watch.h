@@ -65,6 +65,10 @@ void pt_watch_frame(struct pt_watch *w, const struct pt_record *rec,
 void pt_watch_root(struct pt_watch *w, pid_t pid, char *const *argv,
 		   uint64_t start_ns);
 
+/* `record` traces its command (collect/ptrace.h): watch nothing under
+ * it. */
+void pt_watch_root_traced(struct pt_watch *w, pid_t pid);
+
 /* `record` waited for its command: its REAP, with the exact status. */
 void pt_watch_root_end(struct pt_watch *w, pid_t pid, int wait_status,
 		       const struct rusage *ru, uint64_t end_ns);

@@ -163,6 +163,7 @@ enum ev_flag {
 	EVF_TRUNC = 1,                  /* argv was cut by the library */
 	EVF_UNBOUND = 2,                /* EOF of a connection without HELLO */
 	EVF_FAILED = 4,                 /* SPAWN of a posix_spawn that failed */
+	EVF_SEEN = 8,                   /* EXEC the collector saw done (ptrace) */
 };
 
 /* Dense pid indices fit in the event's 24-bit field. */

@@ -350,6 +350,11 @@ static void ev_exec(struct pidpass *pp, uint32_t ei)
 		p = pp_new_proc(pp, e->other, e->time, 0);
 		new_img(b, p, IK_FORK, e->time);
 	}
+	/* The collector saw this exec done (it traces the process): so was
+	 * the exec or spawn announced before it, into a program that said
+	 * nothing. */
+	if (e->flags & EVF_SEEN && b->img[b->proc[p].cur].pending != NONE)
+		untraced(b, p);
 	b->img[b->proc[p].cur].pending = ei;
 }
 

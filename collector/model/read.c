@@ -528,7 +528,8 @@ static void add_frame(struct build *b, const struct pev *cev)
 				      pt_cpu3_new(b, cev->before_ut,
 						  cev->before_st,
 						  cev->before_rss) : NONE;
-		e->flags = r->argv_truncated ? EVF_TRUNC : 0;
+		e->flags = (r->argv_truncated ? EVF_TRUNC : 0) |
+			   (r->u.exec.call == PT_CALL_SEEN ? EVF_SEEN : 0);
 		break;
 	case PT_REC_EXEC_FAILED:
 		new_ev(b, E_EXEC_FAILED, pid, t);

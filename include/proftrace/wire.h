@@ -138,7 +138,8 @@ enum pt_call {
 	PT_CALL_SYSTEM, PT_CALL_POPEN, PT_CALL_FORK, PT_CALL_VFORK,
 	PT_CALL__FORK, PT_CALL_CLONE,
 	PT_CALL_SEEN,                   /* no call seen: the collector found the
-					 * child in /proc (collector/collect/watch.h) */
+					 * child in /proc (collector/collect/watch.h)
+					 * or traced it (collect/ptrace.h) */
 	PT_CALL_MAX
 };
 

@@ -1,0 +1,393 @@
+#!/usr/bin/env python3
+"""What the library cannot enter, traced by the collector (collect/ptrace.c).
+
+    ptrace.py --proftrace BIN --stopper STATIC_PROG CASE
+
+Each case runs its command twice, under `strace -f` and under `proftrace
+record`, separately: the two runs must give the same processes (each
+exec'd argv, or a fork that never exec'd), each under the same parent,
+each ending the same way (exit code or signal), and `record` must exit
+with the command's status.  The cases:
+
+  busybox       a static root, `busybox sh -c` with subshells, exit codes,
+                a background job, a shell that kills itself, static and
+                dynamic children
+  killed-parent a static program whose parent shell is SIGKILLed while it
+                runs: its end and status all the same
+  stop          a static program that stops, continues and kills its fork
+                child and reaps a child exiting 7: what its waitpid calls
+                report is what they report untraced
+  go            `go build -a` of a small cgo program (GOCACHE, GOPATH
+                temporary; no network)
+  go-exit       a Go program that runs children with os/exec and exits 7
+  opt-out       --no-ptrace and PROFTRACE_PTRACE=0: the command is not
+                traced (TracerPid 0 as it reads it), traced it is not 0;
+                a dynamic command (sh) is not traced either
+  strace-outside  record itself under strace -f: the kernel refuses the
+                trace, and record falls back without a word and with the
+                command's status
+  setid         (root only) a setuid-root program run by uid 65534 as
+                record's command keeps its privileges: it is not traced
+"""
+
+import argparse
+import collections
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "tools"))
+import ptcheck  # noqa: E402
+
+A = None
+problems = []
+
+# Names of temporary files that differ from run to run (go build's work
+# directories, gcc's temporary files).
+TEMP = [(re.compile(r"(go-build|go-link-|cgo-gcc-input-)[0-9]+"),
+         r"\1N"),
+        (re.compile(r"/tmp/cc[A-Za-z0-9]{6}\."), "/tmp/ccXXXXXX.")]
+
+
+def norm(argv):
+    out = []
+    for a in argv:
+        for rx, to in TEMP:
+            a = rx.sub(to, a)
+        out.append(a)
+    return tuple(out)
+
+
+def check(ok, msg):
+    if not ok:
+        problems.append(msg)
+        print("ptrace: FAIL: " + msg, file=sys.stderr)
+
+
+EXEC_DONE = re.compile(r"^(\d+) +(?:execve\(|<\.\.\. execve resumed>).*"
+                       r"\) = 0$")
+MADE = re.compile(r"^(\d+) +(?:(?:clone3?|fork|vfork)\(|<\.\.\. "
+                  r"(?:clone3?|fork|vfork) resumed>).*\) = (\d+)$")
+
+
+def made_in(path):
+    """For each child in strace's file: how many execs its parent had
+    made when it made it (which of the parent's images is its maker)."""
+    done, at = {}, {}
+    with open(path, **ptcheck.ENC) as f:
+        for line in f:
+            m = EXEC_DONE.match(line)
+            if m:
+                done[int(m.group(1))] = done.get(int(m.group(1)), 0) + 1
+                continue
+            m = MADE.match(line)
+            if m:
+                at[int(m.group(2))] = done.get(int(m.group(1)), 0)
+    return at
+
+
+def strace_view(tmp, cmd, env):
+    """The processes of cmd as strace -f saw them: a multiset of
+    (type, argv, maker's argv, end), the maker being the image of the
+    parent that made it."""
+    st = os.path.join(tmp, "strace.txt")
+    r = subprocess.run(["strace", "-f", "-q", "-v", "-xx", "-s", "65536",
+                        "-e", "trace=process", "-o", st, "--"] + cmd,
+                       env=env, stdout=subprocess.PIPE)
+    procs, order = ptcheck.parse_strace(st)
+    at = made_in(st)
+    imgs_of = {}
+    rows = []
+    for pid in order:
+        p = procs[pid]
+        maker = ()
+        if pid != order[0] and p.parent in imgs_of:
+            pimgs = imgs_of[p.parent]
+            k = at.get(pid, len(pimgs))
+            maker = pimgs[max(0, min(k, len(pimgs)) - 1)][1]
+        if p.execs:
+            imgs = [("exec", norm(a)) for a in p.execs]
+        else:
+            imgs = [("fork", maker)]
+        for i, (kind, argv) in enumerate(imgs):
+            end = p.exit if i == len(imgs) - 1 else None
+            rows.append((kind, argv, maker, end))
+        imgs_of[pid] = imgs
+    return r.returncode, r.stdout, collections.Counter(rows)
+
+
+def record_view(tmp, cmd, env, extra=()):
+    cap, out = (os.path.join(tmp, "rec" + x) for x in (".ptcap", ".csv"))
+    r = subprocess.run([A.proftrace, "record", "-q", "-o", cap, "--csv", out]
+                       + list(extra) + ["--"] + cmd, env=env,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    rows = ptcheck.read_csv(out)
+    by_pid = {}
+    for row in rows:
+        by_pid.setdefault(row["pid"], []).append(row)
+    got = []
+    for row in rows:
+        # the parent's image that was running when this one started
+        par = None
+        for p in by_pid.get(row["ppid"], []):
+            if float(p["start"]) <= float(row["start"]):
+                par = p
+        # A row replaced by an exec has no end; the last has one.
+        if row["signal"]:
+            end = ("signal", int(row["signal"]))
+        elif row["exit_code"]:
+            end = ("exit", int(row["exit_code"]))
+        else:
+            end = None
+        got.append((row["type"], norm(row["argv"]),
+                    norm(par["argv"]) if par else (), end))
+    return r.returncode, r.stdout, r.stderr, collections.Counter(got), rows
+
+
+def racy(k):
+    """go runs `TOOL -V=full` to learn a tool's version, once or twice:
+    two goroutines may both miss its cache (cmd/go, toolID)."""
+    return k[0] == "exec" and k[1][-1:] == ("-V=full",)
+
+
+def compare(name, cmd, env=None, rc=None, fresh=None):
+    """fresh(): the environment for each run, made anew (an empty
+    cache, so that both runs do the same work)."""
+    env = env or dict(os.environ)
+    tmp = tempfile.mkdtemp(prefix="ptrace-" + name + "-")
+    s_rc, s_out, truth = strace_view(tmp, cmd, fresh() if fresh else env)
+    r_rc, r_out, r_err, got, rows = record_view(tmp, cmd,
+                                                fresh() if fresh else env)
+    check(rc is None or s_rc == rc, f"{name}: strace run exited {s_rc}, "
+          f"expected {rc}")
+    check(r_rc == s_rc, f"{name}: record exited {r_rc}, strace's run {s_rc}")
+    def short(k):
+        return repr(k)[:300]
+    for k in set(truth) | set(got):
+        if racy(k) and truth[k] and got[k]:
+            truth[k] = got[k] = 1
+    for k in list(truth - got)[:20]:
+        check(False, f"{name}: strace saw {short(k)}, the capture has not "
+              f"({(truth - got)[k]} of them)")
+    for k in list(got - truth)[:20]:
+        check(False, f"{name}: the capture has {short(k)}, strace saw no "
+              "such")
+    print(f"ptrace: {name}: {sum(truth.values())} executions in strace's "
+          f"run, {sum(got.values())} in the capture")
+    if not problems:
+        shutil.rmtree(tmp)
+    return r_out, s_out, rows
+
+
+def case_busybox():
+    d = tempfile.mkdtemp(prefix="ptrace-script-")
+    script = os.path.join(d, "script")
+    with open(script, "w") as f:
+        f.write("#!/bin/sh\nexit 8\n")
+    os.chmod(script, 0o755)
+    compare("busybox", ["busybox", "sh", "-c",
+                        '(exit 3); busybox true; /bin/true; '
+                        'busybox sh -c "exit 5"; '
+                        '(busybox sleep 0.1; exit 4) & wait; '
+                        'busybox sh -c "kill -TERM \\$\\$"; '
+                        'busybox env busybox sh -c "(exit 6)"; '
+                        + script + ' a b; '
+                        'exec busybox sh -c "exit 2"'],
+            rc=2)
+    shutil.rmtree(d)
+
+
+def case_killed_parent():
+    # The inner shell starts a static program and is killed at once; the
+    # program goes on, reparented, and ends 9 while the root waits.
+    compare("killed-parent",
+            ["busybox", "sh", "-c",
+             'busybox sh -c "busybox sh -c \'busybox sleep 0.3; exit 9\' & '
+             'kill -KILL \\$\\$"; busybox sleep 1; exit 0'], rc=0)
+
+
+def case_stop():
+    env = dict(os.environ)
+    plain = subprocess.run([A.stopper], stdout=subprocess.PIPE, env=env)
+    out, s_out, rows = compare("stop", [A.stopper], env=env,
+                               rc=plain.returncode)
+    check(out == plain.stdout, f"stop: traced, the program saw "
+          f"{out!r}; untraced {plain.stdout!r}")
+
+
+def go_env(tmp):
+    env = dict(os.environ)
+    env.update(GOCACHE=tempfile.mkdtemp(dir=tmp, prefix="cache"),
+               GOPATH=os.path.join(tmp, "path"), GOPROXY="off",
+               GOFLAGS="-mod=mod", HOME=tmp, CGO_ENABLED="1")
+    return env
+
+
+def go_module(tmp, main):
+    mod = os.path.join(tmp, "mod")
+    os.makedirs(mod)
+    with open(os.path.join(mod, "go.mod"), "w") as f:
+        f.write("module example.com/tiny\n\ngo 1.19\n")
+    with open(os.path.join(mod, "main.go"), "w") as f:
+        f.write(main)
+    return mod
+
+
+def case_go():
+    if not shutil.which("go"):
+        print("ptrace: SKIP go: no go command")
+        return
+    tmp = tempfile.mkdtemp(prefix="ptrace-go-")
+    mod = go_module(tmp, 'package main\n\n// int twice(int x) { return 2 * x; }\n'
+                    'import "C"\nimport "fmt"\n\nfunc main() '
+                    '{ fmt.Println(C.twice(21)) }\n')
+    env = go_env(tmp)
+    cwd = os.getcwd()
+    os.chdir(mod)
+    try:
+        compare("go", ["go", "build", "-a", "-o", "tiny", "."], rc=0,
+                fresh=lambda: go_env(tmp))
+    finally:
+        os.chdir(cwd)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def case_go_exit():
+    if not shutil.which("go"):
+        print("ptrace: SKIP go-exit: no go command")
+        return
+    tmp = tempfile.mkdtemp(prefix="ptrace-goexit-")
+    mod = go_module(tmp, 'package main\n\nimport (\n\t"os"\n\t"os/exec"\n)\n\n'
+                    'func main() {\n'
+                    '\texec.Command("/bin/true").Run()\n'
+                    '\texec.Command("busybox", "sh", "-c", "exit 4").Run()\n'
+                    '\texec.Command("busybox", "sh", "-c", "(exit 5)").Run()\n'
+                    '\tos.Exit(7)\n}\n')
+    env = go_env(tmp)
+    env["CGO_ENABLED"] = "0"
+    subprocess.run(["go", "build", "-o", "prog", "."], cwd=mod, env=env,
+                   check=True)
+    compare("go-exit", [os.path.join(mod, "prog")], env=env, rc=7)
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+TRACER = ["busybox", "sh", "-c",
+          'while read k v; do [ "$k" = TracerPid: ] && echo "$v"; done '
+          '< /proc/self/status; exit 0']
+
+
+def tracer_pid(extra=(), env=None, cmd=None):
+    tmp = tempfile.mkdtemp(prefix="ptrace-opt-")
+    r = subprocess.run([A.proftrace, "record", "-q", "-o",
+                        os.path.join(tmp, "c.ptcap")] + list(extra) +
+                       ["--"] + (cmd or TRACER), stdout=subprocess.PIPE,
+                       env=env, text=True)
+    shutil.rmtree(tmp)
+    return r.returncode, r.stdout.strip()
+
+
+def case_opt_out():
+    rc, tp = tracer_pid()
+    check(rc == 0 and tp not in ("", "0"),
+          f"opt-out: traced, TracerPid reads {tp!r} (rc {rc})")
+    rc, tp = tracer_pid(["--no-ptrace"])
+    check(rc == 0 and tp == "0",
+          f"opt-out: --no-ptrace, TracerPid reads {tp!r} (rc {rc})")
+    env = dict(os.environ, PROFTRACE_PTRACE="0")
+    rc, tp = tracer_pid(env=env)
+    check(rc == 0 and tp == "0",
+          f"opt-out: PROFTRACE_PTRACE=0, TracerPid reads {tp!r} (rc {rc})")
+    # A dynamic command loads the library: let go at its exec.
+    rc, tp = tracer_pid(cmd=["sh", "-c", TRACER[3]])
+    check(rc == 0 and tp == "0",
+          f"opt-out: a dynamic sh, TracerPid reads {tp!r} (rc {rc})")
+
+
+def case_strace_outside():
+    tmp = tempfile.mkdtemp(prefix="ptrace-outside-")
+    cap, out = (os.path.join(tmp, "o" + x) for x in (".ptcap", ".csv"))
+    r = subprocess.run(["strace", "-f", "-o", "/dev/null", "--", A.proftrace,
+                        "record", "-q", "-o", cap, "--csv", out, "--",
+                        "busybox", "sh", "-c", "busybox true; exit 3"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    check(r.returncode == 3, f"strace-outside: exited {r.returncode}, not 3")
+    check(not r.stderr, f"strace-outside: said {r.stderr!r}")
+    rows = ptcheck.read_csv(out)
+    root = [x for x in rows if x["argv"][:2] == ["busybox", "sh"]]
+    check(len(root) == 1 and root[0]["exit_code"] == "3",
+          f"strace-outside: root rows {[(x['argv'], x['exit_code']) for x in root]}")
+    shutil.rmtree(tmp)
+
+
+def case_setid():
+    if os.geteuid() != 0:
+        print("ptrace: SKIP setid: needs root to install a setuid-root "
+              "program and run it as another user")
+        return
+    user = 65534
+    d = tempfile.mkdtemp(prefix="ptrace-suid-")
+    try:
+        os.chmod(d, 0o755)
+        prog = os.path.join(d, "suid-exec")
+        shutil.copy(A.suid_exec, prog)
+        os.chmod(prog, 0o4755)
+        pt = os.path.join(d, "proftrace")
+        shutil.copy(A.proftrace, pt)
+        env = dict(os.environ, HOME=d, TMPDIR=d)
+        if env.get("PROFTRACE_LIB"):
+            lib = os.path.join(d, "libproftrace.so")
+            shutil.copy(env["PROFTRACE_LIB"], lib)
+            os.chmod(lib, 0o755)
+            env["PROFTRACE_LIB"] = lib
+        work = os.path.join(d, "out")
+        os.mkdir(work)
+        os.chown(work, user, user)
+        pre = ["setpriv", "--reuid=%d" % user, "--regid=%d" % user,
+               "--clear-groups", "--"]
+        plain = subprocess.run(pre + [prog, "id -u"], env=env, cwd=work,
+                               stdout=subprocess.PIPE, text=True)
+        rec = subprocess.run(pre + [pt, "record", "-q", "-o",
+                                    os.path.join(work, "c.ptcap"), "--",
+                                    prog, "id -u"], env=env, cwd=work,
+                             stdout=subprocess.PIPE, text=True)
+        check(plain.stdout == "0\n", f"setid: untraced, id -u says "
+              f"{plain.stdout!r}")
+        check(rec.stdout == plain.stdout and rec.returncode == 0,
+              f"setid: under record, id -u says {rec.stdout!r} (rc "
+              f"{rec.returncode}), untraced {plain.stdout!r}")
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+CASES = {"busybox": case_busybox, "killed-parent": case_killed_parent,
+         "stop": case_stop, "go": case_go, "go-exit": case_go_exit,
+         "opt-out": case_opt_out, "strace-outside": case_strace_outside,
+         "setid": case_setid}
+
+
+def main():
+    global A
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--proftrace", required=True)
+    ap.add_argument("--stopper", required=True)
+    ap.add_argument("--suid-exec", required=True)
+    ap.add_argument("case", choices=sorted(CASES))
+    A = ap.parse_args()
+    A.proftrace = os.path.abspath(A.proftrace)
+    A.stopper = os.path.abspath(A.stopper)
+    A.suid_exec = os.path.abspath(A.suid_exec)
+    if not shutil.which("busybox") or not shutil.which("strace"):
+        print("ptrace: SKIP: busybox or strace is missing")
+        sys.exit(77)
+    CASES[A.case]()
+    if problems:
+        sys.exit(1)
+    print(f"ptrace: {A.case}: ok")
+
+
+if __name__ == "__main__":
+    main()
