@@ -6,10 +6,14 @@
  *
  * Repair runs in exec hooks, possibly in a vfork child: it builds the new
  * array in memory the caller provides on its stack and allocates nothing.
+ * What it adds it names in PROFTRACE_ADDED, and the image to come takes
+ * those variables out of its `environ` at load (pt_env_hide), so that the
+ * program sees the environment it was given.
  */
 #include <dlfcn.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "pt-preload.h"
@@ -50,7 +54,7 @@ static uint16_t pool_entry(const char *name, const char *val, size_t max)
 }
 
 /* The variables the library reads at load, by their index in it. */
-enum { V_PRELOAD, V_SOCKET, V_DIR, V_LIST, V_TRACE, V_LOG, V_COUNT };
+enum { V_PRELOAD, V_SOCKET, V_DIR, V_LIST, V_TRACE, V_LOG, V_ADDED, V_COUNT };
 
 #define VAR(name) { name "=", sizeof name }  /* "NAME=" and its length */
 static const struct {
@@ -60,23 +64,30 @@ static const struct {
 	[V_PRELOAD] = VAR("LD_PRELOAD"), [V_SOCKET] = VAR(PT_ENV_SOCKET),
 	[V_DIR] = VAR(PT_ENV_DIR), [V_LIST] = VAR(PT_ENV_LIST),
 	[V_TRACE] = VAR(PT_ENV_TRACE_DIR), [V_LOG] = VAR(PT_ENV_LOG),
+	[V_ADDED] = VAR(PT_ENV_ADDED),
 };
 #undef VAR
+_Static_assert(V_COUNT <= sizeof pt.env_at / sizeof pt.env_at[0],
+	       "pt.env_at holds a place for each variable");
 
 /*
  * The index in read_at_load of the variable entry e sets, or -1.  Every
  * image and every spawn asks this of every variable: all but a few are
- * told apart by their first two letters.
+ * told apart by their first two letters, and ours, but LD_PRELOAD, by the
+ * letter after the "PROFTRACE_" they share (each a different one).
  */
 static int var_index(const char *e)
 {
 	int i;
 
-	if (e[0] != 'L' && e[0] != 'P')
+	if (e[0] == 'L')
+		return pt_strncmp(e, "LD_PRELOAD=", 11) ? -1 : V_PRELOAD;
+	if (e[0] != 'P' || e[1] != 'R' || pt_strncmp(e, "PROFTRACE_", 10))
 		return -1;
-	for (i = 0; i < V_COUNT; i++)
-		if (e[1] == read_at_load[i].name[1] &&
-		    !pt_strncmp(e, read_at_load[i].name, read_at_load[i].len))
+	for (i = V_PRELOAD + 1; i < V_COUNT; i++)
+		if (e[10] == read_at_load[i].name[10] &&
+		    !pt_strncmp(e + 11, read_at_load[i].name + 11,
+				read_at_load[i].len - 11))
 			return i;
 	return -1;
 }
@@ -87,13 +98,17 @@ static int var_index(const char *e)
  */
 static void lookup_all(char *const *envp, const char *val[V_COUNT])
 {
+	size_t n;
 	int i;
 
 	for (i = 0; i < V_COUNT; i++)
 		val[i] = NULL;
-	for (; envp && *envp; envp++)
-		if ((i = var_index(*envp)) >= 0 && !val[i])
-			val[i] = *envp + read_at_load[i].len;
+	for (n = 0; envp && envp[n]; n++)
+		if ((i = var_index(envp[n])) >= 0 && !val[i]) {
+			val[i] = envp[n] + read_at_load[i].len;
+			pt.env_at[i] = (uint32_t)n + 1;  /* for pt_env_hide */
+		}
+	pt.env_n = n;
 }
 
 /* Is `entry` one of the ':'- or ' '-separated items of list? */
@@ -347,6 +362,31 @@ int pt_env_take_log(const char *log)
 	return pt.env_log ? 0 : -1;
 }
 
+/*
+ * The variables a PROFTRACE_ADDED value names, as a mask of their indexes
+ * in read_at_load (never the marker's own).
+ */
+static unsigned added_mask(const char *list)
+{
+	const char *p = list;
+	unsigned mask = 0;
+	int i;
+
+	while (*p) {
+		size_t k = pt_strcspn(p, ":");
+
+		/* Length and last letter tell them apart but for one compare */
+		for (i = 0; i < V_ADDED; i++)
+			if (k == read_at_load[i].len - 1 &&
+			    p[k - 1] == read_at_load[i].name[k - 1] &&
+			    !pt_strncmp(p, read_at_load[i].name, k))
+				mask |= 1u << i;
+		p += k;
+		p += *p != '\0';
+	}
+	return mask;
+}
+
 void pt_env_setup(char *const *envp)
 {
 	const char *val[V_COUNT], *sock, *dir, *list, *trace, *log;
@@ -359,6 +399,8 @@ void pt_env_setup(char *const *envp)
 	list = val[V_LIST];
 	trace = val[V_TRACE];
 	log = val[V_LOG];
+	if (val[V_ADDED])       /* the marker goes, whatever it names */
+		pt.env_added = added_mask(val[V_ADDED]) | 1u << V_ADDED;
 	find_preload_entry(val[V_PRELOAD]);
 	note_foreign();
 	if (pt.preload_entry)
@@ -389,6 +431,74 @@ void pt_env_setup(char *const *envp)
 	if (trace)
 		pt.env_trace = pool_entry(PT_ENV_TRACE_DIR, trace, 2 * PATH_MAX);
 	note_initials();
+}
+
+/*
+ * An LD_PRELOAD entry e without its last item, which must be ours: in
+ * the pool, or NULL when nothing else is left (take the variable out).
+ * e itself when the last item is not ours or the rest does not fit.
+ */
+static char *preload_without_own(char *e)
+{
+	const char *v = e + 11, *end = v + pt_strlen(v), *item = end;
+	uint16_t at;
+
+	while (item > v && item[-1] != ':' && item[-1] != ' ')
+		item--;
+	if (!is_ours(item, (size_t)(end - item)))
+		return e;
+	while (item > v && (item[-1] == ':' || item[-1] == ' '))
+		item--;
+	if (item == v)
+		return NULL;
+	at = pool_add(e, (size_t)(item - e), NULL, NULL, 2 * PATH_MAX);
+	return at ? pt.pool + at : e;
+}
+
+void pt_env_hide(char **envp)
+{
+	char **env = envp, *gone[PT_ENV_HIDDEN_MAX], *e;
+	size_t at[PT_ENV_HIDDEN_MAX], n = pt.env_n, i, j, k = 0, m;
+	unsigned drop = pt.env_added;
+	int v;
+
+	/* What pt_env_setup() found where it is: the first entry of each
+	 * name, which getenv() and ld.so read. */
+	if (!drop || !env || environ != env)
+		return;
+	for (v = 0; v < V_COUNT; v++) {
+		if (!(drop & 1u << v) || !pt.env_at[v])
+			continue;
+		i = pt.env_at[v] - 1;
+		if (v == V_PRELOAD && (e = preload_without_own(env[i]))) {
+			if (e != env[i])
+				env[i] = e, pt.env_own_preload = 1;
+			continue;
+		}
+		/* in the order of the array */
+		for (m = k++; m && at[m - 1] > i; m--)
+			at[m] = at[m - 1];
+		at[m] = i;
+	}
+	if (!k)
+		return;
+	/* The array is the one on the stack, ld.so's: the entries stay in
+	 * it, the ones taken out moved before what environ now starts at.
+	 * Its end stays where it was, since the auxiliary vector follows it
+	 * and some read it from there (Go's runtime, hand-made startup
+	 * code): they walk it from argv and still see every entry. */
+	for (m = 0; m < k; m++)
+		gone[m] = env[at[m]];
+	for (i = n, j = n, m = k; i-- > 0;) {
+		if (m && i == at[m - 1])
+			m--;
+		else
+			env[--j] = env[i];
+	}
+	pt_memcpy(env, gone, k * sizeof *gone);
+	environ = env + k;
+	pt.env_whole = env;
+	pt.env_view = env + k;
 }
 
 uint16_t pt_env_pool_entry(const char *name, const char *val)
@@ -649,14 +759,48 @@ static __attribute__((noinline)) size_t lib_elsewhere(char *scratch,
 	return pt_sys_readable(e + 11) == 0 ? n : 0;
 }
 
-char *const *pt_env_repair(char *const *envp, size_t n, char **out,
-			   char *scratch, size_t scratch_len, const char *file,
-			   int search)
+/*
+ * "PROFTRACE_ADDED=NAME:..." of the variables of mask (indexes in
+ * read_at_load), into buf (cap bytes); NULL if it does not fit.
+ */
+static char *marker(unsigned mask, char *buf, size_t cap)
 {
-	static char *const empty[] = { NULL };
-	const char *pre = NULL;
-	const char *entry = PT_STR(preload_entry);
-	size_t entry_len = pt_strlen(entry), i, j = 0;
+	size_t at = sizeof PT_ENV_ADDED, len;   /* "PROFTRACE_ADDED=" */
+	int i;
+
+	if (at + 1 > cap)
+		return NULL;
+	pt_memcpy(buf, PT_ENV_ADDED "=", at);
+	for (i = 0; i < V_ADDED; i++) {
+		if (!(mask & 1u << i))
+			continue;
+		len = read_at_load[i].len - 1;
+		if (at + 1 + len + 1 > cap)
+			return NULL;
+		if (buf[at - 1] != '=')
+			buf[at++] = ':';
+		pt_memcpy(buf + at, read_at_load[i].name, len);
+		at += len;
+	}
+	buf[at] = '\0';
+	return buf;
+}
+
+/*
+ * envp with what keeps children traced added to what it lacks, built in
+ * out[] and scratch as pt_env_repair() says; envp itself when it lacks
+ * nothing.  Apart from the checks of pt_env_repair(), whose stack an
+ * exec passed through cannot spare.
+ */
+static char *const *add_missing(char *const *envp, size_t n, char **out,
+				char *scratch, size_t scratch_len,
+				const char *env_pre)
+{
+	const char *pre = NULL, *old_mark = NULL;
+	const char *entry = env_pre + 11;       /* after "LD_PRELOAD=" */
+	size_t entry_len = pt_strlen(entry), i, j = 0, used = 0;
+	unsigned mask = 0;
+	char *mark;
 	/* What each PROFTRACE_* variable would be put back as (0: nothing),
 	 * in read_at_load's order, which is the order they are added in. */
 	uint16_t add[V_COUNT] = {
@@ -664,38 +808,14 @@ char *const *pt_env_repair(char *const *envp, size_t n, char **out,
 		[V_LIST] = pt.env_list, [V_TRACE] = pt.env_trace,
 		[V_LOG] = __atomic_load_n(&pt.env_log, __ATOMIC_ACQUIRE),
 	};
-	const char *env_pre = PT_STR(env_preload);
-	int need_pre, need_any, only_ours, k, hidden;
+	int need_pre, need_any, only_ours, k;
 
-	if (!envp)
-		envp = empty;
-	if (n <= PT_ENV_MAX && ((hidden = lib_hidden()) ||
-				pt_target_foreign(file, search))) {
-		size_t alt = 0;
-
-		if (hidden == 1 && !pt_target_foreign(file, search))
-			alt = lib_elsewhere(scratch, scratch_len);
-		if (!alt) {
-			if (hidden == 1)
-				pt.lib_left_out = pt_sys_getpid();
-			return without_lib(envp, n, out, scratch, scratch_len,
-					   0);
-		}
-		/* The entry that can be opened instead of ours, kept at
-		 * scratch's end; the rest of scratch as before, our old
-		 * entry taken out first. */
-		scratch_len -= alt;
-		env_pre = scratch + scratch_len;
-		entry = env_pre + 11;
-		entry_len = alt - 12;
-		envp = without_lib(envp, n, out, scratch, scratch_len, 0);
-		for (n = 0; envp[n]; n++)
-			;
-	}
 	for (i = 0; i < n; i++) {
 		k = var_index(envp[i]);
 		if (k == V_PRELOAD)
 			pre = envp[i];
+		else if (k == V_ADDED && !old_mark)
+			old_mark = envp[i];
 		else if (k > V_PRELOAD)
 			add[k] = 0;     /* the program's own value stays */
 	}
@@ -718,6 +838,8 @@ char *const *pt_env_repair(char *const *envp, size_t n, char **out,
 	for (i = 0; i < n; i++) {
 		size_t plen;
 
+		if (envp[i] == old_mark)
+			continue;       /* ours, below, says what was added */
 		out[j] = envp[i];
 		if (envp[i] == pre && need_pre &&
 		    (plen = pt_strlen(pre)) + 1 + entry_len + 1 <= scratch_len) {
@@ -726,14 +848,162 @@ char *const *pt_env_repair(char *const *envp, size_t n, char **out,
 			scratch[plen] = ':';
 			pt_memcpy(scratch + plen + 1, entry, entry_len + 1);
 			out[j] = scratch;
+			used = plen + 1 + entry_len + 1;
+			mask |= 1u << V_PRELOAD;
 		}
 		j++;
 	}
-	if (need_pre && !pre)
+	if (need_pre && !pre) {
 		out[j++] = (char *)env_pre;
+		mask |= 1u << V_PRELOAD;
+	}
 	for (k = V_PRELOAD + 1; k < V_COUNT; k++)
-		if (add[k])
+		if (add[k]) {
 			out[j++] = pt.pool + add[k];
+			mask |= 1u << k;
+		}
+	/* What an older marker named is still proftrace's (the initial
+	 * array passed on, with LD_PRELOAD of the user's appended to).  The
+	 * image to come takes out what the marker names (pt_env_hide);
+	 * without room for it, they stay in its sight. */
+	if (old_mark)       /* the initial one was read at load */
+		mask |= envp == (char *const *)pt.env_whole ?
+			pt.env_added & ~(1u << V_ADDED) :
+			added_mask(old_mark + sizeof PT_ENV_ADDED);
+	if (mask && (mark = marker(mask, scratch + used, scratch_len - used)))
+		out[j++] = mark;
 	out[j] = NULL;
 	return out;
+}
+
+char *const *pt_env_repair(char *const *envp, size_t n, char **out,
+			   char *scratch, size_t scratch_len, const char *file,
+			   int search)
+{
+	static char *const empty[] = { NULL };
+	const char *env_pre = PT_STR(env_preload);
+	int hidden;
+
+	if (!envp)
+		envp = empty;
+	/* The program's environment as load left it: what was taken out is
+	 * still there, before it, and goes along as it came. */
+	if (envp == (char *const *)pt.env_view) {
+		n += (size_t)(pt.env_view - pt.env_whole);
+		envp = pt.env_whole;
+	}
+	if (n <= PT_ENV_MAX && ((hidden = lib_hidden()) ||
+				pt_target_foreign(file, search))) {
+		size_t alt = 0;
+
+		if (hidden == 1 && !pt_target_foreign(file, search))
+			alt = lib_elsewhere(scratch, scratch_len);
+		if (!alt) {
+			if (hidden == 1)
+				pt.lib_left_out = pt_sys_getpid();
+			return without_lib(envp, n, out, scratch, scratch_len,
+					   0);
+		}
+		/* The entry that can be opened instead of ours, kept at
+		 * scratch's end; the rest of scratch as before, our old
+		 * entry taken out first. */
+		scratch_len -= alt;
+		env_pre = scratch + scratch_len;
+		envp = without_lib(envp, n, out, scratch, scratch_len, 0);
+		for (n = 0; envp[n]; n++)
+			;
+	}
+	return add_missing(envp, n, out, scratch, scratch_len, env_pre);
+}
+
+#ifdef SYS_mmap2                /* i386: SYS_mmap takes a struct */
+#define MMAP_NR SYS_mmap2
+#else
+#define MMAP_NR SYS_mmap
+#endif
+
+/* Bytes of the longest PROFTRACE_ADDED=... marker() makes, with its NUL */
+#define MARK_MAX 160
+
+/*
+ * What pt_env_passed() starts from: the whole initial array for the
+ * view of it, or envp; NULL where it passes envp on as it is.
+ */
+static char *const *passed_from(char *const *envp)
+{
+	/* Nothing taken out at load: the program sees, and passes on, what
+	 * it was given, as before. */
+	if (!pt.env_whole || !envp)
+		return NULL;
+	if (envp == (char *const *)pt.env_view)
+		/* whole, but for our item of LD_PRELOAD, the view's being the
+		 * user's part */
+		return pt.env_own_preload ? pt.env_whole : NULL;
+	return envp;
+}
+
+size_t pt_env_passed_need(char *const *envp)
+{
+	char *const *from = passed_from(envp);
+	size_t n = from ? pt_env_count(from) : 0;
+
+	if (!from || n > PT_ENV_MAX)
+		return 0;
+	return (n + PT_ENV_EXTRA + 1) * sizeof(char *) +
+	       pt_env_preload_size(from, n) +
+	       pt_strlen(PT_STR(preload_entry)) + 1 + MARK_MAX;
+}
+
+char *const *pt_env_passed(char *const *envp, char *buf, size_t buf_len,
+			   struct pt_env_map *m)
+{
+	char *const *from = passed_from(envp);
+	size_t n, len;
+	char **out;
+	char *const *use;
+	long p;
+	int saved = errno;
+
+	m->base = NULL;
+	if (!from)
+		return envp == (char *const *)pt.env_view && envp ?
+		       (char *const *)pt.env_whole : envp;
+	envp = from;
+	if ((n = pt_env_count(envp)) > PT_ENV_MAX)
+		return envp;
+	len = (n + PT_ENV_EXTRA + 1) * sizeof(char *);
+	if (buf && buf_len > len)       /* the caller's stack had room */
+		return add_missing(envp, n, (char **)buf, buf + len,
+				   buf_len - len, PT_STR(env_preload));
+	/* A vfork or clone(CLONE_VM) child shares its parent's memory: a
+	 * mapping made there would stay in it. */
+	if (!pt_is_owner())
+		return envp;
+	len += 2 * PATH_MAX;
+	p = PT_SC6(MMAP_NR, NULL, len, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == -1) {
+		errno = saved;
+		return envp;
+	}
+	out = (char **)p;
+	use = add_missing(envp, n, out, (char *)(out + n + PT_ENV_EXTRA + 1),
+			  2 * PATH_MAX, PT_STR(env_preload));
+	if (use != out) {
+		PT_SC2(SYS_munmap, p, len);
+		errno = saved;
+		return use;
+	}
+	m->base = (void *)p;
+	m->len = len;
+	return use;
+}
+
+void pt_env_unmap(struct pt_env_map *m)
+{
+	int saved = errno;
+
+	if (m->base)
+		PT_SC2(SYS_munmap, m->base, m->len);
+	errno = saved;
 }

@@ -163,6 +163,23 @@ static void exec_failed(struct pt_chan *ch, enum pt_call call)
  * untouched, without a record.
  */
 #define EXEC_ROOM(envp) pt_stack_fits(PT_EXEC_NEED(pt_env_count(envp)))
+
+/*
+ * Passed through: return call, made with `passed` standing for envp, what
+ * was taken out of the environment at load put back (pt_env_passed).
+ */
+#define RETURN_PASSED(envp, call)                                            \
+	do {                                                                 \
+		struct pt_env_map map_;                                      \
+		size_t need_ = pt_env_passed_need(envp);                     \
+		int fits_ = need_ && pt_stack_fits(need_ + PT_PASS_STACK);   \
+		char *buf_[fits_ ? need_ / sizeof(char *) + 1 : 1];          \
+		char *const *passed = pt_env_passed(envp,                    \
+			fits_ ? (char *)buf_ : NULL, fits_ ? need_ : 0, &map_); \
+		int rc_ = call;                                              \
+		pt_env_unmap(&map_);                                         \
+		return rc_;                                                  \
+	} while (0)
 /* Room for a record of a hook outside the exec family; never asked when
  * nothing would be recorded (under seccomp no system call may be made). */
 #define HOOK_ROOM() (pt.ready && !pt.off && pt_stack_fits(PT_HOOK_STACK))
@@ -228,7 +245,7 @@ static int do_execve(enum pt_call call, const char *path, char *const argv[],
 	if (pt.quiet)
 		return execve_quiet(path, argv, envp);
 	if (!EXEC_ROOM(envp))
-		return pt_real.execve(path, argv, envp);
+		RETURN_PASSED(envp, pt_real.execve(path, argv, passed));
 	return execve_traced(call, path, argv, envp, saved);
 }
 
@@ -261,7 +278,7 @@ static int do_execvpe(enum pt_call call, const char *file, char *const argv[],
 	if (pt.quiet)
 		return execvpe_quiet(file, argv, envp);
 	if (!EXEC_ROOM(envp))
-		return pt_real.execvpe(file, argv, envp);
+		RETURN_PASSED(envp, pt_real.execvpe(file, argv, passed));
 	return execvpe_traced(call, file, argv, envp, saved);
 }
 
@@ -436,7 +453,7 @@ PT_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 	if (pt.quiet)
 		return fexecve_quiet(fd, argv, envp);
 	if (!EXEC_ROOM(envp))
-		return pt_real.fexecve(fd, argv, envp);
+		RETURN_PASSED(envp, pt_real.fexecve(fd, argv, passed));
 	return fexecve_traced(fd, argv, envp, saved);
 }
 
@@ -480,7 +497,8 @@ PT_EXPORT int execveat(int dirfd, const char *pathname, char *const argv[],
 	if (pt.quiet)
 		return execveat_quiet(dirfd, pathname, argv, envp, flags);
 	if (!EXEC_ROOM(envp))
-		return pt_real.execveat(dirfd, pathname, argv, envp, flags);
+		RETURN_PASSED(envp, pt_real.execveat(dirfd, pathname, argv,
+						     passed, flags));
 	return execveat_traced(dirfd, pathname, argv, envp, flags, saved);
 }
 
@@ -582,7 +600,7 @@ static int do_spawn(spawn_fn *real, enum pt_call call, int search, int saved,
 	if (pt.quiet)
 		return spawn_quiet(real, pid, path, fa, attr, argv, envp);
 	if (!EXEC_ROOM(envp))
-		return real(pid, path, fa, attr, argv, envp);
+		RETURN_PASSED(envp, real(pid, path, fa, attr, argv, passed));
 	return spawn_traced(real, call, search, saved, pid, path, fa, attr,
 			    argv, envp);
 }
@@ -622,6 +640,7 @@ PT_EXPORT int posix_spawnp(pid_t *pid, const char *file,
 struct env_loan {
 	char **saved;
 	char **lent;
+	int heap;               /* lent is ours to free */
 };
 
 static void env_lend(struct env_loan *l)
@@ -638,12 +657,14 @@ static void env_lend(struct env_loan *l)
 		return;
 	scratch = (char *)(buf + n + PT_ENV_EXTRA + 1);
 	use = pt_env_repair(environ, n, buf, scratch, PATH_MAX * 2, NULL, 0);
-	if (use == (char *const *)environ) {
+	/* Nothing built: environ itself, or the initial array whole */
+	l->heap = use == buf;
+	if (!l->heap)
 		free(buf);
+	if (use == (char *const *)environ)
 		return;
-	}
 	l->saved = environ;
-	l->lent = environ = buf;
+	l->lent = environ = (char **)use;
 }
 
 static void env_return(struct env_loan *l)
@@ -654,7 +675,8 @@ static void env_return(struct env_loan *l)
 		environ = l->saved;
 	else
 		return;         /* the program replaced it meanwhile: keep theirs */
-	free(l->lent);
+	if (l->heap)
+		free(l->lent);
 }
 
 /*
@@ -698,13 +720,34 @@ static BIG int system_traced(const char *command)
 /* Room to lend a repaired environment and to record. */
 #define LEND_ROOM() (pt.ready && pt_stack_fits(PT_HOOK_STACK))
 
+/*
+ * Without that room: set result to call, made with the initial array
+ * whole standing in for environ while environ is as load left it (what
+ * was taken out is before it: pt_env_passed), so that the shell stays
+ * traced.  No copy; not in a vfork child, where environ is its parent's.
+ */
+#define LEND_WHOLE(result, call)                                             \
+	do {                                                                 \
+		char **own_ = environ;                                       \
+		int lent_ = own_ && own_ == pt.env_view && pt_is_owner();    \
+		if (lent_)                                                   \
+			environ = pt.env_whole;                              \
+		result = call;                                               \
+		if (lent_ && environ == pt.env_whole)                        \
+			environ = own_;                                      \
+	} while (0)
+
 PT_EXPORT int system(const char *command)
 {
 	pt_resolve();
 	if (pt.quiet)
 		return system_quiet(command);
-	if (!LEND_ROOM())
-		return PT_REAL_LAZY(system)(command);
+	if (!LEND_ROOM()) {
+		int rc;
+
+		LEND_WHOLE(rc, PT_REAL_LAZY(system)(command));
+		return rc;
+	}
 	return system_traced(command);
 }
 
@@ -735,8 +778,12 @@ PT_EXPORT FILE *popen(const char *command, const char *type)
 	pt_resolve();
 	if (pt.quiet)
 		return popen_quiet(command, type);
-	if (!LEND_ROOM())
-		return PT_REAL_LAZY(popen)(command, type);
+	if (!LEND_ROOM()) {
+		FILE *f;
+
+		LEND_WHOLE(f, PT_REAL_LAZY(popen)(command, type));
+		return f;
+	}
 	return popen_traced(command, type);
 }
 

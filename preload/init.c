@@ -180,6 +180,8 @@ __attribute__((constructor)) static void pt_init(int argc, char **argv,
 	pt_known_setup(argv);
 	if (!pt.off)
 		pt.at_exit = on_exit(pt_on_exit, NULL) == 0;
+	/* Last: what came before read envp whole (HELLO, the relay). */
+	pt_env_hide(envp);
 	pt.ready = 1;
 	pt_errno_restore(saved);
 }

@@ -128,6 +128,15 @@ struct pt_state {
 	uint16_t env_list;
 	uint16_t env_trace;     /* PROFTRACE_TRACE_DIR=..., maybe a relay */
 	uint16_t env_log;       /* PROFTRACE_LOG=PIDNS:DEV:INO:PATH */
+	unsigned env_added;     /* PROFTRACE_ADDED's names, taken out of
+				 * environ at load (env.c) */
+	char **env_whole;       /* the initial array, what was taken out */
+	char **env_view;        /* first, then environ as load left it */
+	int env_own_preload;    /* the view's LD_PRELOAD is the user's part,
+				 * in pool, not the initial entry */
+	uint32_t env_at[8];     /* 1 + where pt_env_setup() found each
+				 * variable in envp, 0: not there */
+	size_t env_n;           /* the entries of envp */
 	int trace_relay;        /* 1: the trace directory is a relay, sent
 				 * at the end; 2: one this image made */
 	uint16_t trace_known;   /* "TOOL=FILE" a known tool writes, or 0 */
@@ -224,6 +233,38 @@ PT_HIDDEN uint64_t pt_realtime_ns(void);
 /* Capture at load time what repair will need to put back. */
 PT_HIDDEN void pt_env_setup(char *const *envp);
 
+/*
+ * Take out of `environ` what PROFTRACE_ADDED says proftrace added (and the
+ * marker itself), kept by pt_env_setup() for the exec hooks to put back.
+ * Constructor only: it rearranges the initial array in place.
+ */
+PT_HIDDEN void pt_env_hide(char **envp);
+
+/*
+ * What an exec passed through (no room on its stack for repair) hands
+ * on: when envp is the program's view of the initial environment that
+ * pt_env_hide() left (environ as it was after load), the whole array,
+ * with the entries taken out before it, no copy.  Any other envp, once
+ * something was taken out at load, lacks them: they are added, in buf
+ * (buf_len bytes, pt_env_passed_need(envp), on the caller's stack) when
+ * given, else, in the process that owns the library's state (not a
+ * vfork or clone(CLONE_VM) child), in pages mapped for it, into m
+ * (pt_env_unmap() after the call); elsewhere, or if the mapping fails,
+ * envp goes as it is.  errno preserved.
+ */
+struct pt_env_map {
+	void *base;
+	size_t len;
+};
+PT_HIDDEN char *const *pt_env_passed(char *const *envp, char *buf,
+				     size_t buf_len, struct pt_env_map *m);
+/* Bytes pt_env_passed() builds its copy of envp in; 0 if it makes none. */
+PT_HIDDEN size_t pt_env_passed_need(char *const *envp);
+/* Stack pt_env_passed() takes beyond its buffer, and the call after it */
+#define PT_PASS_STACK 2048u
+/* Unmap what pt_env_passed() mapped into m, if anything; errno kept. */
+PT_HIDDEN void pt_env_unmap(struct pt_env_map *m);
+
 /* Does HELLO record this NAME=value entry? */
 PT_HIDDEN int pt_env_recorded(const char *entry);
 
@@ -233,7 +274,8 @@ PT_HIDDEN size_t pt_env_count(char *const *envp);
 /*
  * Return envp itself when it already keeps children traced, else a
  * repaired copy built in out[] (room for n + PT_ENV_EXTRA pointers) and
- * scratch.  When this process cannot read the library (after chroot, a
+ * scratch, ending with PROFTRACE_ADDED, which names what was added (an
+ * older one in envp is left out).  When this process cannot read the library (after chroot, a
  * change of user, a sandbox's mounts), the copy instead leaves
  * libproftrace out of LD_PRELOAD, so that ld.so in the image to come
  * has nothing to complain about; so it does when the image is file (see
@@ -241,7 +283,12 @@ PT_HIDDEN size_t pt_env_count(char *const *envp);
  * build of the library for it is installed.  Allocation-free, for vfork
  * children.
  */
-#define PT_ENV_EXTRA 6          /* LD_PRELOAD and the five PROFTRACE_* */
+/* Entries pt_env_hide() takes out at most: the marker and the six
+ * variables it may name. */
+#define PT_ENV_HIDDEN_MAX 7
+/* What repair may add (LD_PRELOAD, the five PROFTRACE_*, the marker),
+ * and what it may put back of the entries taken out at load. */
+#define PT_ENV_EXTRA (7 + PT_ENV_HIDDEN_MAX)
 #define PT_ENV_MAX   16384      /* larger environments are passed as they are */
 PT_HIDDEN char *const *pt_env_repair(char *const *envp, size_t n, char **out,
 				     char *scratch, size_t scratch_len,
@@ -251,8 +298,8 @@ PT_HIDDEN char *const *pt_env_repair(char *const *envp, size_t n, char **out,
  * Under seccomp, where the library makes no system call and the image to
  * come must not load it: envp as it would be untraced, without the
  * library's entry in LD_PRELOAD (nor LD_PRELOAD, if nothing else is
- * left) and without PROFTRACE_SOCKET, PROFTRACE_DIR, PROFTRACE_ENV and
- * PROFTRACE_TRACE_DIR.
+ * left) and without PROFTRACE_SOCKET, PROFTRACE_DIR, PROFTRACE_ENV,
+ * PROFTRACE_TRACE_DIR, PROFTRACE_LOG and PROFTRACE_ADDED.
  * Built in out[] (room for n + 1 pointers) and scratch (room for
  * pt_env_preload_size() bytes); envp itself if it has none of them.
  */

@@ -135,12 +135,35 @@ static const char *last_item(const char *list)
 	return p;
 }
 
+/*
+ * Into added (cap bytes): the names of the variables exec_child is about
+ * to set that the environment lacks, ':'-separated, and LD_PRELOAD when
+ * preload is set (the library takes its own, last, item out of it): the
+ * value of PT_ENV_ADDED, by which the command's library hides them from
+ * the command (doc/design.md, "Environment repair").  A variable the user
+ * had set is replaced and stays in sight; so does PROFTRACE_TRACE_DIR,
+ * which is there for the command's programs to read (the manual's "For
+ * tool authors").
+ */
+static void added_names(char *added, size_t cap, const char *preload,
+			const char *log)
+{
+	const char *names[] = { PT_ENV_SOCKET, log ? PT_ENV_LOG : NULL };
+	size_t i;
+
+	snprintf(added, cap, "%s", preload ? "LD_PRELOAD" : "");
+	for (i = 0; i < sizeof names / sizeof *names; i++)
+		if (names[i] && !getenv(names[i]))
+			snprintf(added + strlen(added), cap - strlen(added),
+				 "%s%s", *added ? ":" : "", names[i]);
+}
+
 /* In the forked child: become COMMAND, traced.  Never returns. */
 static void exec_child(char **command, const char *preload, const char *sock,
 		       const char *traces, const char *log,
 		       const struct inherited *in, int gate)
 {
-	char c;
+	char added[128], c;
 	int err;
 
 	/* Until we have had the chance to trace it, from its first image
@@ -159,12 +182,15 @@ static void exec_child(char **command, const char *preload, const char *sock,
 	 * a build of the library for it runs as untraced, watched from
 	 * outside (foreign.h). */
 	if (pt_foreign_unloadable(command[0], last_item(preload)))
-		preload = getenv("LD_PRELOAD");
+		preload = NULL;
+	added_names(added, sizeof added, preload, log);
 	if ((preload ? setenv("LD_PRELOAD", preload, 1) : 0) < 0 ||
 	    setenv(PT_ENV_SOCKET, sock, 1) < 0 ||
 	    setenv(PT_ENV_TRACE_DIR, traces, 1) < 0 ||
 	    /* never an outer run's log: a nested record is heard alone */
-	    (log ? setenv(PT_ENV_LOG, log, 1) : unsetenv(PT_ENV_LOG)) < 0) {
+	    (log ? setenv(PT_ENV_LOG, log, 1) : unsetenv(PT_ENV_LOG)) < 0 ||
+	    unsetenv(PT_ENV_ADDED) < 0 ||
+	    (*added ? setenv(PT_ENV_ADDED, added, 1) : 0) < 0) {
 		pt_warn("setenv: %s", strerror(errno));
 		_exit(126);
 	}

@@ -234,6 +234,13 @@ struct pt_rec_exit {                    /* 32 bytes */
 /* Where traced programs may write trace files (record/daemon set it; the
  * library only passes it on, and relays it inside a sandbox). */
 #define PT_ENV_TRACE_DIR "PROFTRACE_TRACE_DIR"
+/* Which of these variables (and LD_PRELOAD) proftrace added to an
+ * image's environment, ':'-separated names: `record` for its command,
+ * the library's repair for a cleared or explicit environment.  The
+ * library takes them and this marker out of `environ` at load and puts
+ * them back into what the image passes on (doc/design.md, "Environment
+ * repair"); for LD_PRELOAD, only its own last item. */
+#define PT_ENV_ADDED "PROFTRACE_ADDED"
 
 /* Default per-user directory: /tmp/proftrace-<uid>/, socket "socket". */
 #define PT_RUNDIR_PREFIX "/tmp/proftrace-"

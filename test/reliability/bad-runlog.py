@@ -27,13 +27,13 @@ from ptrel import check, log, hello, exit_frame, log_record, HELLO_IMAGE
 # Run by `record`, in the traced program: append to the run log.
 WRITER = r'''
 import os, sys
-name = os.environ["PROFTRACE_LOG"]
+name = %s
 path = name.split(":", 3)[3]
 fd = os.open(path, os.O_WRONLY | os.O_APPEND)
 for part in sys.stdin.buffer.read().split(b"\0SPLIT\0"):
     os.write(fd, part)
 os.close(fd)
-'''
+''' % ptrel.kernel_env_py("PROFTRACE_LOG")
 
 
 def extra(p):

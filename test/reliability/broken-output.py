@@ -16,7 +16,7 @@ from ptrel import check, log
 
 # Tells where record's run directory is, waits for the reader of the
 # pipe to be gone, says which signals it ignores, exits 3.
-SCRIPT = ('echo "$PROFTRACE_SOCKET" > "$1/sock"; '
+SCRIPT = ('echo "%s" > "$1/sock"; ' % ptrel.kernel_env_sh("PROFTRACE_SOCKET") +
           'grep SigIgn /proc/self/status > "$1/sigign"; sleep .2; exit 3')
 
 

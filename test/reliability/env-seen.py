@@ -1,168 +1,192 @@
 #!/usr/bin/env python3
-"""The environment a traced program sees: the documented variables added,
-nothing else.
+"""The environment a traced program sees: the one it was given, nothing of
+proftrace's, and its children still recorded.
 
 Guarantee (doc/reliability.md, C5; the rules are proftrace-record(1)'s
 "What a traced program sees"): a program started with an empty or
-explicit environment (env -i, Python env={}, Perl %ENV=(), Node env:{})
-sees, traced, exactly its untraced environment, in the same order, with
-the library's entry appended to an LD_PRELOAD it was given, and then, at
-the end and in this order, those of LD_PRELOAD=<the library's entry>,
-PROFTRACE_SOCKET, PROFTRACE_DIR, PROFTRACE_ENV, PROFTRACE_TRACE_DIR and
-PROFTRACE_LOG it lacks, with the values its parent had.  The command
-record starts sees its untraced environment with LD_PRELOAD,
-PROFTRACE_SOCKET, PROFTRACE_TRACE_DIR and (but with
-PROFTRACE_TRANSPORT=socket) PROFTRACE_LOG appended.  Each child
-prints its environment with `env -0`; each parent writes the values of
-the variables it had into a file.
+explicit environment (env -i, env -S, Python env={}, Perl %ENV=(), a C
+program's execve with {NULL}, Node env:{}) prints, under `proftrace
+record`, exactly what it prints untraced: the library takes what
+proftrace added to its environment (LD_PRELOAD, PROFTRACE_*) out of
+`environ` at load.  Each traced run goes through test/tools/ptcheck.py,
+which compares the capture's CSV with `strace -f` of the same run: every
+program exec'd, the printing child included, is recorded.  The command
+`record` starts prints what it prints untraced too, but for
+PROFTRACE_TRACE_DIR, which is there for it to read, also when the user
+gave it an LD_PRELOAD of their own; and variables the user set
+(LD_PRELOAD=libproftrace.so and the daemon's exports) stay in sight.
 """
 
 import os
+import re
 import shlex
 import shutil
+import sys
 
 import ptrel
 from ptrel import check, log
 
-NAMES = ("LD_PRELOAD", "PROFTRACE_SOCKET", "PROFTRACE_DIR", "PROFTRACE_ENV",
-         "PROFTRACE_TRACE_DIR", "PROFTRACE_LOG")
-# record hands its command the run log unless told to keep to the socket.
-RUN_LOG = os.environ.get("PROFTRACE_TRANSPORT") != "socket"
+HERE = os.path.dirname(os.path.abspath(__file__))
+PTCHECK = os.path.join(HERE, "..", "tools", "ptcheck.py")
 ENV0 = "/usr/bin/env -0"
 
 
-def children(libm):
-    """(name, parent command); the parent runs `env -0` with a cleared or
-    explicit environment.  $VALS names the file for the parent's own."""
+def cases(a, libm):
+    """(name, parent command): the parent starts a child that prints its
+    environment, NUL-separated, with a cleared or explicit one (but for
+    `env -S`, which adds to the one it has, record's command's)."""
     py = ("import subprocess; subprocess.run(['/usr/bin/env', '-0'], "
           "env=%s)")
-    perl = "%%ENV=(%s); exec '/usr/bin/env', '-0'"
+    perl = "%%ENV=(%s); %s '/usr/bin/env', '-0'"
     node = ("require('child_process').spawnSync('/usr/bin/env', ['-0'], "
             "{env: %s, stdio: 'inherit'})")
-    cases = [
-        ("env -i", "env -i " + ENV0),
-        ("env -i A=1", "env -i A=1 " + ENV0),
-        ("python env={}", "python3 -c " + shlex.quote(py % "{}")),
-        ('python env={"A": "1"}',
-         "python3 -c " + shlex.quote(py % '{"A": "1"}')),
+    envexec = os.path.join(a.helpers, "env-exec")
+    sh = lambda s: ["sh", "-c", s]
+    out = [
+        ("env -i A=B env", sh("env -i A=B " + ENV0)),
+        ("env -i env", sh("env -i " + ENV0)),
+        ("env -S 'A=B env'", sh("env -S 'A=B %s'" % ENV0)),
+        ("env -i, env -S", sh("env -i env -S 'A=B %s'" % ENV0)),
+        ("python env={}", ["python3", "-c", py % "{}"]),
+        ("python env={'A': 'B'}", ["python3", "-c", py % "{'A': 'B'}"]),
         ("python env with an LD_PRELOAD of its own",
-         "python3 -c " + shlex.quote(py % ('{"LD_PRELOAD": "%s", "B": "2"}'
-                                           % libm))),
-        ("perl %ENV=()", "perl -e " + shlex.quote(perl % "")),
-        ("perl %ENV=(A=>1)", "perl -e " + shlex.quote(perl % "A => '1'")),
+         ["python3", "-c", py % ('{"LD_PRELOAD": "%s", "B": "2"}' % libm)]),
+        ("perl %ENV=(); system", ["perl", "-e", perl % ("", "system")]),
+        ("perl %ENV=(); exec", ["perl", "-e", perl % ("", "exec")]),
+        ("perl %ENV=(A=>1); exec", ["perl", "-e", perl % ("A => '1'",
+                                                          "exec")]),
+        ("C execve(path, argv, {NULL})", [envexec, envexec]),
     ]
     if shutil.which("node"):
-        cases += [("node env:{}", "node -e " + shlex.quote(node % "{}")),
-                  ("node env:{A:'1'}",
-                   "node -e " + shlex.quote(node % "{A: '1'}"))]
+        out += [("node env:{}", ["node", "-e", node % "{}"]),
+                ("node env:{A:'1'}", ["node", "-e", node % "{A: '1'}"])]
     else:
         log("SKIP node: not installed")
-    return cases
+    return out
 
 
-def parent_script(child):
-    save = "; ".join('printf "%%s\\0" "${%s-}"' % n for n in NAMES)
-    return '{ %s; } > "$VALS"; %s' % (save, child)
+def differ(what, got, want):
+    """None when got == want, else what differs, shortly."""
+    if got == want:
+        return None
+    return ("%s: seen, not given: %s; given, not seen: %s; order differs: "
+            "%s" % (what, [e for e in got if e not in want],
+                    [e for e in want if e not in got],
+                    sorted(got) == sorted(want)))
 
 
 def entries(raw):
     return [e for e in raw.decode(errors="surrogateescape").split("\0") if e]
 
 
-def ours(preload):
-    items = [i for i in preload.replace(" ", ":").split(":")
-             if os.path.basename(i).startswith("libproftrace")]
-    check(len(items) == 1, "the parent's LD_PRELOAD %r" % preload)
-    return items[0]
+def traced(a, d, cmd, env):
+    """cmd under record and strace -f, compared by ptcheck: its output,
+    and what ptcheck found amiss (None if nothing)."""
+    r = ptrel.run([sys.executable, PTCHECK, "--proftrace", a.proftrace,
+                   "--keep", d + "/check", "--"] + cmd, env=env)
+    # ptcheck's verdict comes last, after what the command printed
+    k = r.stdout.rfind(b"ptcheck: ok")
+    if r.returncode != 0 or k < 0:
+        return entries(r.stdout), (
+            "%s: children not all recorded, or failed (ptcheck against "
+            "strace -f): %s" % (shlex.join(cmd), r.stderr.decode()))
+    return entries(r.stdout[:k]), None
 
 
-def expected(untraced, vals, appended):
-    """untraced, with the library's entry appended to an LD_PRELOAD of its
-    own, then each of `appended` (name, value) it lacks."""
-    out, names = [], set()
-    for e in untraced:
-        name, _, value = e.partition("=")
-        if name == "LD_PRELOAD":
-            e += ":" + ours(vals["LD_PRELOAD"])
-        out.append(e)
-        names.add(name)
-    return out + ["%s=%s" % (n, v) for n, v in appended
-                  if n not in names and v is not None]
-
-
-def record(a, d, cmd):
-    return [a.proftrace, "record", "-q", "--force", "-o", d + "/env.ptcap",
-            "--"] + cmd
-
-
-def run_both(a, d, script, env):
-    """The parent script untraced, then under record: for each, what the
-    child printed and the parent's own values of NAMES."""
-    res = []
-    env = dict(env, VALS=d + "/vals")
-    for traced in (False, True):
-        cmd = ["sh", "-c", script]
-        r = ptrel.run(record(a, d, cmd) if traced else cmd, env=env)
-        check(r.returncode == 0, "%s: %s" % (script, r.stderr.decode()))
-        with open(d + "/vals", "rb") as f:
-            raw = f.read().split(b"\0")
-        vals = {n: v.decode() if v else None for n, v in zip(NAMES, raw)}
-        res.append((entries(r.stdout), vals))
-    return res
+def trace_dir(got):
+    """The PROFTRACE_TRACE_DIR entry of record's run in got: [] or one."""
+    return [e for e in got if re.fullmatch(
+        r"PROFTRACE_TRACE_DIR=/tmp/proftrace-%d/record-\w+/trace"
+        % os.geteuid(), e)][:1]
 
 
 def the_command(a, d, env, label):
-    """What record's command itself sees: `env -0` run by record."""
+    """What record's command itself sees: `env -0` run by record; that
+    is, the untraced environment and PROFTRACE_TRACE_DIR, the directory
+    it is to see (the manual's "For tool authors")."""
     plain = entries(ptrel.run(["env", "-0"], env=env).stdout)
-    traced = entries(ptrel.run(record(a, d, ["env", "-0"]), env=env).stdout)
-    added = 4 if RUN_LOG else 3
-    check(len(traced) == len(plain) + added and traced[:-added] == plain,
-          "the command%s: traced %s, untraced %s" % (label, traced, plain))
-    pre, sock, trace = traced[-added:][:3]
-    lib = pre.partition("=")[2]
-    check(pre.startswith("LD_PRELOAD=") and
-          (lib.startswith("/usr/") or os.path.dirname(lib) ==
-           "/tmp/proftrace-lib-%d" % os.geteuid()) and
-          os.path.basename(lib).startswith("libproftrace"),
-          "the command%s: %s" % (label, pre))
-    check(sock.startswith("PROFTRACE_SOCKET=/tmp/proftrace-%d/record-"
-                          % os.geteuid()) and sock.endswith("/socket"),
-          "the command%s: %s" % (label, sock))
-    check(trace == sock.replace("PROFTRACE_SOCKET=", "PROFTRACE_TRACE_DIR=")
-          [:-len("socket")] + "trace", "the command%s: %s" % (label, trace))
-    if RUN_LOG:
-        # PIDNS:DEV:INO:/proc/PID/fd/N, and N is the run log: a memfd.
-        runlog = traced[-1]
-        f = runlog.partition("=")[2].split(":")
-        check(runlog.startswith("PROFTRACE_LOG=") and len(f) == 4 and
-              all(x.isdigit() for x in f[:3]) and
-              int(f[0]) == os.stat("/proc/self/ns/pid").st_ino and
-              f[3].startswith("/proc/") and "/fd/" in f[3],
-              "the command%s: %s" % (label, runlog))
-    log("%-44s traced = untraced + documented" % ("the command" + label))
+    got = entries(ptrel.run([a.proftrace, "record", "-q", "--force", "-o",
+                             d + "/env.ptcap", "--", "env", "-0"],
+                            env=env).stdout)
+    bad = differ("record -- env" + label, got, plain + trace_dir(got))
+    log("%-44s %s" % ("record -- env" + label, bad and "DIFFERS" or
+                      "traced = untraced"))
+    return bad
+
+
+def daemon_exports(a, d):
+    """Start a daemon; its exports, as a shell would take them."""
+    r = ptrel.run([a.proftrace, "daemon", "-o", d + "/daemon.ptcap",
+                   "--socket", d + "/daemon.sock", "--detach"],
+                  env=ptrel.untraced_env())
+    check(r.returncode == 0, "daemon: %s" % r.stderr.decode())
+    env = {}
+    for line in r.stdout.decode().splitlines():
+        if line.startswith("export "):
+            k, _, v = line[len("export "):].partition("=")
+            env[k] = shlex.split(v)[0] if v else ""
+    check("PROFTRACE_SOCKET" in env, "daemon printed %r" % r.stdout)
+    return env
+
+
+def users_own(a, d):
+    """Variables the user set are theirs: LD_PRELOAD by hand against a
+    daemon, and the daemon's exports, stay where they were."""
+    exports = daemon_exports(a, d)
+    try:
+        base = ptrel.untraced_env()
+        for name, env in (
+                ("LD_PRELOAD and the socket by hand",
+                 dict(base, LD_PRELOAD=a.lib,
+                      PROFTRACE_SOCKET=exports["PROFTRACE_SOCKET"])),
+                ("the daemon's exports", dict(base, **exports))):
+            given = ["%s=%s" % kv for kv in env.items()]
+            got = entries(ptrel.run(["env", "-0"], env=env).stdout)
+            check(got == given, differ(name + ", the image", got, given))
+            # and its child, started with the environment as it is
+            got = entries(ptrel.run(
+                ["python3", "-c", "import subprocess; "
+                 "subprocess.run(['/usr/bin/env', '-0'])"], env=env).stdout)
+            check(got == given, differ(name + ", its child", got, given))
+            log("%-44s seen as set" % name)
+    finally:
+        ptrel.run([a.proftrace, "stop", "--socket", d + "/daemon.sock"],
+                  env=ptrel.untraced_env())
 
 
 def main():
     a = ptrel.args(__doc__)
     d = ptrel.tmpdir("env")
     os.mkdir(d + "/spool", 0o700)
+    if not shutil.which("strace"):
+        ptrel.skip("strace is not installed")
     libc = [w for w in ptrel.run(["ldd", "/bin/sh"]).stdout.decode().split()
             if "/libc.so" in w][0]
     libm = os.path.join(os.path.dirname(libc), "libm.so.6")
     base = ptrel.untraced_env({"PROFTRACE_LIB": a.lib})
     base.pop("PROFTRACE_ENV", None)
+    problems = []
     extra = dict(base, PROFTRACE_DIR=d + "/spool", PROFTRACE_ENV="FOO:BAR")
+    for label, env in (("", base), (", PROFTRACE_DIR and _ENV set", extra),
+                       (", an LD_PRELOAD of the user's",
+                        dict(base, LD_PRELOAD=libm))):
+        problems.append(the_command(a, d, env, label))
     for label, env in (("", base), (", PROFTRACE_DIR and _ENV set", extra)):
-        the_command(a, d, env, label)
-        for name, child in children(libm):
-            (plain, _), (traced, vals) = run_both(a, d, parent_script(child),
-                                                 env)
-            appended = [("LD_PRELOAD", ours(vals["LD_PRELOAD"]))] + \
-                [(n, vals[n]) for n in NAMES[1:]]
-            want = expected(plain, vals, appended)
-            check(traced == want, "%s%s:\nuntraced %s\ntraced   %s\n"
-                  "expected %s" % (name, label, plain, traced, want))
-            log("%-44s traced = untraced + documented" % (name + label))
+        for name, cmd in cases(a, libm):
+            plain = entries(ptrel.run(cmd, env=env).stdout)
+            got, amiss = traced(a, d, cmd, env)
+            # what record's command has, env -S, which adds to it, has too
+            if name.startswith("env -S"):
+                got = [e for e in got if e not in trace_dir(got)]
+            bad = differ(name + label, got, plain)
+            problems += [bad, amiss]
+            log("%-44s %s" % (name + label, "DIFFERS" if bad else
+                              "NOT ALL RECORDED" if amiss else
+                              "traced = untraced, all recorded"))
+    # every case is run, so that a failure names all that differ
+    problems = [p for p in problems if p]
+    check(not problems, "\n".join(problems))
+    users_own(a, d)
 
 
 if __name__ == "__main__":

@@ -175,7 +175,8 @@ def planted(a, d, u):
 
     def record_as_victim():
         return ptrel.run(u.cmd(record_cmd(
-            mine, work + "/v.ptcap", ["sh", "-c", 'echo "$LD_PRELOAD"'])),
+            mine, work + "/v.ptcap",
+            ["sh", "-c", 'echo "%s"' % ptrel.kernel_env_sh("LD_PRELOAD")])),
             env=env, cwd=work)
 
     r = record_as_victim()

@@ -126,6 +126,20 @@ def untraced_env(extra=None):
     return env
 
 
+def kernel_env_sh(name):
+    """Shell code for the value of name in the running shell's initial
+    environment, the kernel's copy (/proc/$$/environ): the variables
+    proftrace added stay there, out of the program's own sight."""
+    return "$(tr '\\0' '\\n' < /proc/$$/environ | sed -n 's/^%s=//p')" % name
+
+
+def kernel_env_py(name):
+    """Python code for the same, in the running process."""
+    return ("dict(e.split(b'=', 1) for e in open('/proc/self/environ', "
+            "'rb').read().split(b'\\0') if b'=' in e).get(b'%s', b'')"
+            ".decode()" % name)
+
+
 def wait_for(pred, timeout, what, step=0.02):
     end = time.monotonic() + timeout
     while time.monotonic() < end:

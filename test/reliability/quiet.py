@@ -23,7 +23,7 @@ CHILD = r'''
 import os, sys, time
 sys.path.insert(0, sys.argv[1])
 import ptrel
-sock = os.environ.get("PROFTRACE_SOCKET")
+sock = %s
 if sock:
     bad = ptrel.seqpacket(sock)
     bad.send(ptrel.frame(ptrel.HELLO, 1, b"", magic=0x12345678))
@@ -34,7 +34,7 @@ if sock:
     cut.close()
     time.sleep(0.2)
 sys.stderr.write("the command's own line\n")
-'''
+''' % ptrel.kernel_env_py("PROFTRACE_SOCKET")
 
 MESSAGES = ("dropping connection", "ended in the middle of a frame",
             "connections dropped")

@@ -50,9 +50,9 @@ def extra(p):
 
 def s1_permissions(a, d):
     r = ptrel.run([a.proftrace, "record", "-q", "-o", d + "/s1.ptcap", "--",
-                   "sh", "-c", 'stat -c "%a %u %F" "$(dirname '
-                   '"$PROFTRACE_SOCKET")" "$PROFTRACE_SOCKET" '
-                   '"$(dirname "$(dirname "$PROFTRACE_SOCKET")")"'],
+                   "sh", "-c", 's="%s"; stat -c "%%a %%u %%F" "$(dirname '
+                   '"$s")" "$s" "$(dirname "$(dirname "$s")")"'
+                   % ptrel.kernel_env_sh("PROFTRACE_SOCKET")],
                   env=ptrel.untraced_env())
     check(r.returncode == 0, "record failed: " + r.stderr.decode())
     uid = os.geteuid()

@@ -56,6 +56,15 @@ def main():
             st, out, err = ptrel.convert(a, cap)
             cmd = "sh -c 'echo %s; exit %d'" % (mode, code)
             rows = [r for r in ptrel.csv_rows(out) if r["command"] == cmd]
+            if (mode, leave) == ("env-vfork", [str(LEAVE)]) and not rows:
+                # The vfork child of a program that replaced its
+                # environment (setenv) has neither room on the stack nor
+                # memory of its own to put back what the library took out
+                # of it at load: its shell is not traced (reliability C5).
+                ptrel.check(st == 0, "%s: convert: %s" % (what, err))
+                ptrel.log("%s: %s, not traced (documented)" % (
+                    what, want.strip().replace("\n", ", ")))
+                continue
             ptrel.check(st == 0 and len(rows) == 1 and
                         rows[0]["exit_code"] == str(code),
                         "%s: capture rows for %s: %s (%s)" % (
