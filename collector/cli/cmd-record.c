@@ -75,8 +75,9 @@ static const char help_head[] =
 	"                        proftrace-YYYYmmdd-HHMMSS.ptcap here)\n";
 /* Then the end-of-run outputs (collect/finish.h). */
 static const char help_tail[] =
-	"  -q, --quiet           once COMMAND runs, print nothing: no status\n"
-	"                        line, summary or collector messages\n"
+	"  -q, --quiet           once COMMAND runs, no status line, summary or\n"
+	"                        collector messages; an output that failed\n"
+	"                        (--otlp, --csv...) is still one line\n"
 	"  --force               overwrite CAPTURE, --csv and --html files\n"
 	"  --redact REGEX        replace what REGEX (POSIX extended) matches in\n"
 	"                        command lines by *** in the CSV and summary\n"
@@ -502,6 +503,9 @@ static int run(int argc, char **argv)
 		ok = 0;
 	if (!o.quiet)
 		pt_warn("capture: %s", u.output);
+	/* -q: what did not arrive where it was asked still says so, one line
+	 * each, after COMMAND's output. */
+	pt_warn_failures_flush();
 	code = exit_code(r.wait_status);
 	tear_down(&u);
 	close(r.sig_fd);
