@@ -1,18 +1,17 @@
 /*
- * Connections to the collector, the spool-file fallback, and getting
- * records (laid out by encode.c) across them.
+ * Getting records (laid out by encode.c) to the collector: the run log,
+ * a connection, or a spool file.
  *
- * A program image owns one connection, opened by the constructor: the run
- * log, where it may have it (open_log; doc/design.md, "The transport"),
- * else a socket, else a spool file.  A fork
- * child keeps using its parent's (inherited) connection for an exec, which
- * is all most fork children do, and opens its own only for anything else:
- * that keeps fork+exec at one connection per program.  A child that shares
- * memory with its parent (vfork, clone) writes no global state, so it uses
- * the inherited connection, or one it opens and closes itself.  Under a
- * hard open-file limit of PT_HIGH_FD or less, where every fd is one the
- * program could open, the image keeps none (pt.transient): each event
- * opens a connection of its own (doc/reliability.md, D1).
+ * The library holds no descriptor while the program's own code runs
+ * (doc/design.md, "The transport").  Each call of ours that writes opens
+ * its descriptor at its first write and closes it before it returns
+ * (pt_chan_get, pt_chan_write, pt_chan_put): the run log, where this
+ * image may have it (log_usable), else a connection to the socket, else
+ * a spool file.  On the socket, every connection starts with a HELLO of
+ * kind AUX (FOREIGN from a vfork or clone child), so that its end means
+ * nothing: the image's end is its EXIT, its parent's REAP, or what the
+ * collector sees of its pid.  In a process that may have other threads,
+ * the descriptor lives in a descriptor table of its own (alone.c).
  *
  * Sends are bounded: a stalled collector holds a process at most
  * PT_SEND_TIMEOUT_MS per connect() or send() (a non-blocking socket and
@@ -20,9 +19,9 @@
  * one timeout the process stops waiting on it for good (design.md,
  * pitfall 8).
  *
- * A frame too large for one message travels on a connection of its own,
- * so that its messages cannot interleave with another thread's frames;
- * in the run log or a spool file, any frame is one write.
+ * A frame larger than one message goes in pieces over the connection
+ * that call opened, which no other thread writes to; in the run log or a
+ * spool file, any frame is one write.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -42,98 +41,6 @@
 
 #define PT_SEND_TIMEOUT_MS 250
 #define PT_SMALL_FRAME 4096             /* stack buffer, hence the size */
-
-/* Is pt.fd still the file we opened?  Programs close and reuse fds. */
-static int owned_fd_valid(void)
-{
-	dev_t dev;
-	ino_t ino;
-
-	return pt.fd >= 0 && pt_sys_fd_identity(pt.fd, &dev, &ino) == 0 &&
-	       dev == pt.fd_dev && ino == pt.fd_ino;
-}
-
-int pt_conn_owns(int fd)
-{
-	int saved = errno, r = fd >= 0 && fd == pt.fd && owned_fd_valid();
-
-	pt_errno_restore(saved);
-	return r;
-}
-
-/*
- * A copy of fd where a program under this soft limit cannot reach and
- * that takes nothing from what it can open: at the limit itself, which
- * is let up by one for the F_DUPFD and put back.  -1 if the hard limit
- * leaves no room, or the limit is too high for the kernel's embedded
- * table.
- */
-static int dup_above_limit(int fd, const struct pt_nofile *l)
-{
-	struct pt_nofile up = { l->cur + 1, l->max };
-	int hi;
-
-	if (l->cur >= l->max || l->cur > PT_TABLE_FDS || l->cur < 3 ||
-	    pt_sys_set_nofile(&up) < 0)
-		return -1;
-	hi = pt_sys_fcntl(fd, F_DUPFD_CLOEXEC, (long)l->cur);
-	pt_sys_set_nofile(l);
-	pt.fd_at_limit = hi;
-	return hi;
-}
-
-/*
- * Copy fd, close-on-exec, to from or the first free fd above it; under a
- * soft limit that leaves no room there, above the limit, or else, if
- * low, to the highest free fd below it (one the program could have
- * opened).  Never to 0-2.  Returns the copy, or -1; fd stays open either
- * way.
- */
-static int place_fd(int fd, int from, int low)
-{
-	struct pt_nofile l;
-	int hi = pt_sys_fcntl(fd, F_DUPFD_CLOEXEC, from);
-	long top;
-
-	if (hi >= 0 || pt_sys_get_nofile(&l) < 0)
-		return hi;
-	if ((hi = dup_above_limit(fd, &l)) >= 0 || !low)
-		return hi;
-	top = l.cur < (unsigned long long)from ? (long)l.cur : from;
-	for (long t = top - 1; hi < 0 && t >= 3; t--)
-		hi = pt_sys_fcntl(fd, F_DUPFD_CLOEXEC, t);
-	return hi;
-}
-
-/*
- * Move fd out of the program's way (place_fd), not onto one it could
- * open; -1 (fd closed) if there is no such room.
- */
-static int move_high(int fd)
-{
-	int hi = place_fd(fd, PT_HIGH_FD, 0);
-
-	pt_sys_close(fd);
-	return hi;
-}
-
-int pt_conn_step_aside(void)
-{
-	struct pt_nofile l;
-	int saved = errno, hi;
-
-	/* Above the soft limit, the program cannot reach it: the kernel
-	 * refuses its dup2 there as it would untraced. */
-	if (pt_sys_get_nofile(&l) == 0 && (unsigned long long)pt.fd >= l.cur)
-		return 0;
-	hi = place_fd(pt.fd, pt.fd + 1, 1);
-	if (hi >= 0) {
-		pt_sys_close(pt.fd);
-		pt.fd = hi;
-	}
-	pt_errno_restore(saved);
-	return hi < 0 ? -1 : 0;
-}
 
 static int connect_socket(const char *path, int owner)
 {
@@ -206,16 +113,27 @@ static uint64_t spool_stamp(void)
 
 /*
  * A spool file of our own: O_EXCL|O_NOFOLLOW so that nothing planted at
- * the name is followed or reused.
+ * the name is followed or reused.  The owner of an image writes all its
+ * events to one, reopened by its name (*again set): a spool file stands
+ * for a connection.
  */
-static int open_spool(pid_t self)
+static int open_spool(pid_t self, int owner, int *again)
 {
 	char name[PATH_MAX];
 	char *p = name, *end = name + sizeof name - 1;
 	int fd;
 
+	*again = 0;
 	if (!pt.spool_dir)
 		return -1;
+	if (owner && pt.spool_name) {
+		fd = pt_sys_open(PT_STR(spool_name), O_WRONLY | O_APPEND |
+				 O_NOFOLLOW | O_CLOEXEC, 0);
+		if (fd >= 0) {
+			*again = 1;
+			return fd;
+		}
+	}
 	p = append(p, end, PT_STR(spool_dir));
 	p = append(p, end, "/proftrace-");
 	p = append_u64(p, end, (uint64_t)self);
@@ -227,32 +145,16 @@ static int open_spool(pid_t self)
 	*p = '\0';
 	fd = pt_sys_open(name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_APPEND |
 			O_CLOEXEC, 0600);
+	if (fd >= 0 && owner)
+		pt.spool_name = pt_env_pool_string(name);
 	return fd < 0 ? -1 : fd;
 }
 
-int pt_chan_write(const struct pt_chan *ch, const void *buf, size_t len)
+
+/* Send one message on ch's connection, waiting for room at most
+ * PT_SEND_TIMEOUT_MS: 0, or -1. */
+static int sock_send(const struct pt_chan *ch, const void *buf, size_t len)
 {
-	const char *p = buf;
-
-	/* Never onto a descriptor not known to be ours: callers check
-	 * first (pt_chan_check), this is the net under a missed one. */
-	if (ch->unchecked && !owned_fd_valid())
-		return -1;
-	if (ch->log)
-		return pt_log_put(ch->fd, ch->stream, 0, buf, len);
-	if (ch->spool) {
-		while (len) {
-			ssize_t w = pt_sys_write(ch->fd, p, len);
-
-			if (w < 0 && errno == EINTR)
-				continue;
-			if (w <= 0)
-				return -1;
-			p += w;
-			len -= (size_t)w;
-		}
-		return 0;
-	}
 	for (uint64_t deadline = 0;;) {
 		ssize_t w = pt_sys_send(ch->fd, buf, len, MSG_NOSIGNAL);
 		uint64_t now;
@@ -287,33 +189,158 @@ int pt_chan_write(const struct pt_chan *ch, const void *buf, size_t len)
 	}
 }
 
+static int send_hello(struct pt_chan *ch, uint32_t kind, uint64_t start_ns,
+		      uint64_t now, uint64_t realtime_ns);
+
 /*
- * Open a connection (socket, else spool file) for process self that starts
- * with a HELLO of the given kind.  Returns 0 and fills ch, or -1.  Safe in
- * foreign context.  Declared ahead: a record too large for one message
- * is sent over a connection of its own, opened by this.
+ * The run log, opened for one write (or a few, within one call of ours):
+ * only if its name still leads to it.  A process that outlives its run
+ * (a build server) keeps the name; by then the collector's pid may be
+ * another process's and N any file of it, which must be neither opened
+ * (a FIFO would block, a device may act on it) nor written.  The file's
+ * identity is checked by its name first (rel-security S8).  The fd, or
+ * -1.
  */
-static int conn_open(struct pt_chan *ch, uint32_t hello_kind,
-		     uint64_t start_ns, pid_t self);
-
-/* Send a whole frame held in memory over a connection of its own. */
-static int send_alone(struct pt_chan *ch, const unsigned char *frame, size_t n)
+static int open_log_now(void)
 {
-	struct pt_chan aux;
-	size_t off;
-	int rc = 0;
+	struct statx stx;
 
-	if (ch->spool || ch->log)       /* a file takes any size in one write */
-		return pt_chan_write(ch, frame, n);
-	if (conn_open(&aux, PT_HELLO_AUX, 0, ch->pid) < 0)
+	if (pt_sys_path_stat(PT_STR(log_path), &stx) < 0 ||
+	    !S_ISREG(stx.stx_mode) || stx.stx_nlink != 0 ||
+	    stx.stx_ino != pt.log_ino || pt_statx_dev(&stx) != pt.log_dev)
 		return -1;
-	for (off = 0; off < n && rc == 0; off += PT_MSG_MAX) {
-		size_t k = n - off < PT_MSG_MAX ? n - off : PT_MSG_MAX;
+	return pt_sys_open(PT_STR(log_path), O_WRONLY | O_APPEND | O_CLOEXEC,
+			   0);
+}
 
-		rc = pt_chan_write(&aux, frame + off, k);
+/*
+ * Open ch's descriptor in the calling thread's descriptor table, for
+ * the frame first (len bytes) to be written on it: the run log, or a
+ * connection (else a spool file) that says ch->hello first, so that the
+ * collector binds nothing to its end.  0, or -1.
+ */
+static int chan_open(struct pt_chan *ch, const void *first, size_t len)
+{
+	uint64_t now;
+	int again = 0;
+
+	if (ch->kind == PT_CHAN_LOG) {
+		ch->fd = open_log_now();
+		if (ch->fd >= 0)
+			return 0;
+		/* It opened at the image's start, and no longer: the
+		 * collector is gone, or the process gave up what let it
+		 * open another's /proc/PID/fd (bwrap drops its
+		 * capabilities).  The socket from now on. */
+		ch->kind = PT_CHAN_SOCK;
+		if (ch->owner && pt.chan == PT_CHAN_LOG)
+			pt.chan = PT_CHAN_SOCK;
 	}
-	pt_chan_put(&aux);
+	ch->spool = 0;
+	ch->fd = connect_socket(PT_STR(socket_path), ch->owner);
+	if (ch->fd < 0) {
+		ch->fd = open_spool(ch->pid, ch->owner, &again);
+		ch->spool = 1;
+	}
+	if (ch->fd < 0)
+		return -1;
+	if (!ch->hello || again)
+		return 0;
+	/* Stamped with the first frame's time, not later: a HELLO after
+	 * the event it carries would start the process anew.  Only a
+	 * process's first HELLO gives the clocks' offset, and AUX never is
+	 * one. */
+	now = len >= PT_FRAME_HDR ?
+	      pt_wire_get64((const unsigned char *)first +
+			    PT_OFF(pt_frame_header, time_ns)) : pt_now_ns();
+	if (send_hello(ch, ch->hello, ch->start_ns, now,
+		       ch->hello == PT_HELLO_AUX ? 0 : pt_realtime_ns()) < 0) {
+		pt_chan_put(ch);
+		return -1;
+	}
+	return 0;
+}
+
+/* Write buf to ch's open descriptor: one run log record, a spool file's
+ * bytes, or messages of at most PT_MSG_MAX.  0, or -1. */
+static int fd_write(const struct pt_chan *ch, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	if (ch->kind == PT_CHAN_LOG)
+		return pt_log_put(ch->fd, ch->stream, 0, buf, len);
+	if (ch->spool) {
+		while (len) {
+			ssize_t w = pt_sys_write(ch->fd, p, len);
+
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0)
+				return -1;
+			p += w;
+			len -= (size_t)w;
+		}
+		return 0;
+	}
+	for (size_t off = 0; off < len; off += PT_MSG_MAX)
+		if (sock_send(ch, p + off, len - off < PT_MSG_MAX ?
+				       len - off : PT_MSG_MAX) < 0)
+			return -1;
+	return 0;
+}
+
+/* What alone_write() hands the thread it starts. */
+struct alone_write {
+	struct pt_chan ch;
+	const void *buf;
+	size_t len;
+};
+
+static int alone_write_fn(void *arg)
+{
+	struct alone_write *a = arg;
+	int rc = -1;
+
+	if (chan_open(&a->ch, a->buf, a->len) == 0)
+		rc = fd_write(&a->ch, a->buf, a->len);
+	pt_chan_put(&a->ch);
 	return rc;
+}
+
+/*
+ * Another thread of the program may close any descriptor and open its
+ * own file at that number at any moment: one we opened here could be its
+ * file by the time we write to it or close it.  So in a process that may
+ * have other threads, the descriptor is opened, written and closed in a
+ * descriptor table of its own (pt_alone_run).
+ */
+static int alone_write(const struct pt_chan *ch, const void *buf, size_t len)
+{
+	struct alone_write a = { *ch, buf, len };
+
+	a.ch.fd = -1;
+	a.ch.direct = 1;
+	return pt_alone_run(alone_write_fn, &a);
+}
+
+int pt_chan_write(struct pt_chan *ch, const void *buf, size_t len)
+{
+	if (!ch->kind)
+		return -1;
+	if (ch->fd < 0) {
+		if (!ch->direct && !pt_alone_safe(ch->owner))
+			return alone_write(ch, buf, len);
+		if (chan_open(ch, buf, len) < 0)
+			return -1;
+	}
+	return fd_write(ch, buf, len);
+}
+
+void pt_chan_put(struct pt_chan *ch)
+{
+	if (ch->fd >= 0)
+		pt_sys_close(ch->fd);
+	ch->fd = -1;
 }
 
 /* Owner context: the large frame in memory, deflated if that helps. */
@@ -326,7 +353,7 @@ static int send_large_owned(struct pt_chan *ch, const struct pt_body *b,
 
 	if (!frame)
 		return -1;
-	rc = send_alone(ch, frame, n);
+	rc = pt_chan_write(ch, frame, n);
 	free(frame);
 	return rc;
 }
@@ -336,7 +363,13 @@ static int chan_sink(void *ch, const void *p, size_t n)
 	return pt_chan_write(ch, p, n);
 }
 
-/* Foreign context: stream the frame raw through a stack buffer. */
+/*
+ * Foreign context, or a fork child: stream the frame raw through a stack
+ * buffer, in pieces that must reach the collector as one frame: over a
+ * connection of their own (a run log record is one write), opened and
+ * closed here, in this process's own descriptor table (a fork or vfork
+ * child's).
+ */
 static int send_large_streamed(struct pt_chan *ch, const struct pt_body *b,
 			       size_t raw, uint64_t t)
 {
@@ -344,11 +377,14 @@ static int send_large_streamed(struct pt_chan *ch, const struct pt_body *b,
 	struct pt_chan aux = *ch;
 	int rc;
 
-	if (!ch->spool && conn_open(&aux, PT_HELLO_AUX, 0, ch->pid) < 0)
-		return -1;
+	aux.fd = -1;
+	aux.direct = 1;
+	if (aux.kind == PT_CHAN_LOG) {
+		aux.kind = PT_CHAN_SOCK;
+		aux.hello = PT_HELLO_AUX;
+	}
 	rc = pt_encode_stream(ch, b, raw, t, buf, sizeof buf, chan_sink, &aux);
-	if (!ch->spool)
-		pt_chan_put(&aux);
+	pt_chan_put(&aux);
 	return rc;
 }
 
@@ -383,7 +419,7 @@ int pt_send_record(struct pt_chan *ch, const struct pt_body *b, uint64_t t)
 	size_t n;
 	int saved = errno, rc;
 
-	if (ch->fd < 0)
+	if (!ch->kind)
 		return -1;
 	n = pt_encode_record(ch, b, t, buf, sizeof buf);
 	rc = n ? pt_chan_write(ch, buf, n) : send_large(ch, b, t);
@@ -457,66 +493,6 @@ static int send_hello(struct pt_chan *ch, uint32_t kind, uint64_t start_ns,
 	return pt_send_record(ch, &b, now);
 }
 
-static int conn_open(struct pt_chan *ch, uint32_t hello_kind,
-		     uint64_t start_ns, pid_t self)
-{
-	uint64_t now = pt_now_ns(), realtime_ns = pt_realtime_ns();
-
-	ch->temp = 1;
-	ch->spool = 0;
-	ch->log = 0;
-	ch->unchecked = 0;
-	ch->stream = 0;
-	ch->pid = self;
-	ch->owner = self == pt.owner;
-	ch->fd = connect_socket(PT_STR(socket_path), ch->owner);
-	if (ch->fd < 0) {
-		ch->fd = open_spool(self);
-		ch->spool = 1;
-	}
-	if (ch->fd < 0)
-		return -1;
-	if (send_hello(ch, hello_kind, start_ns, now, realtime_ns) < 0) {
-		pt_chan_put(ch);
-		return -1;
-	}
-	return 0;
-}
-
-void pt_chan_put(struct pt_chan *ch)
-{
-	if (ch->temp && ch->fd >= 0)
-		pt_sys_close(ch->fd);
-	ch->fd = -1;
-	ch->temp = 0;
-}
-
-/* Make ch, placed already and known to be the file dev:ino, the
- * process's own connection (owner only). */
-static void adopt_known(struct pt_chan *ch, dev_t dev, ino_t ino)
-{
-	pt.fd_dev = dev;
-	pt.fd_ino = ino;
-	pt.fd = ch->fd;
-	pt.spool = ch->spool;
-	pt.log = ch->log;
-	pt.log_stream = ch->stream;
-	ch->temp = 0;
-}
-
-/* Make ch, placed already, the process's own connection (owner only). */
-static void adopt_placed(struct pt_chan *ch)
-{
-	dev_t dev = 0;
-	ino_t ino = 0;
-
-	if (ch->fd >= 0 && pt_sys_fd_identity(ch->fd, &dev, &ino) < 0) {
-		pt_sys_close(ch->fd);
-		ch->fd = -1;
-	}
-	adopt_known(ch, dev, ino);
-}
-
 /* Decimal digits of v ending at end (exclusive); returns the first. */
 static char *put_dec(char *end, uint64_t v)
 {
@@ -524,54 +500,6 @@ static char *put_dec(char *end, uint64_t v)
 		*--end = (char)('0' + v % 10);
 	while (v /= 10);
 	return end;
-}
-
-/* Make ch the process's own connection (owner context only). */
-static void adopt(struct pt_chan *ch)
-{
-	ch->fd = move_high(ch->fd);
-	adopt_placed(ch);
-}
-
-/*
- * The run log, open at PT_HIGH_FD in ch and made the image's own, if it
- * may use it: it is named, this process is in the collector's pid
- * namespace (its pids are the collector's), the name still leads to the
- * run log, and the open succeeds (a sandbox's /proc or user namespace,
- * or another uid, refuses it).  0, or -1: use the socket.
- *
- * The name is /proc/PID/fd/N of the collector.  A process that outlives
- * its run (a build server) keeps the variable: by then PID may be another
- * process and N any file of it, which must be neither opened (a FIFO
- * would block, a device may act on it) nor written.  So the file's
- * identity is checked first, by its name; the check also gives what
- * owned_fd_valid() compares with, so it costs no call of its own.
- */
-static int open_log(struct pt_chan *ch)
-{
-	struct statx stx;
-	int fd, hi;
-
-	if (!pt.log_path)
-		return -1;
-	pt.pidns = pidns_of_self();     /* the HELLO's too */
-	if (pt.pidns != pt.log_pidns ||
-	    pt_sys_path_stat(PT_STR(log_path), &stx) < 0 ||
-	    !S_ISREG(stx.stx_mode) || stx.stx_nlink != 0 ||
-	    stx.stx_ino != pt.log_ino || pt_statx_dev(&stx) != pt.log_dev)
-		return -1;
-	fd = pt_sys_open(PT_STR(log_path), O_WRONLY | O_APPEND | O_CLOEXEC, 0);
-	if (fd < 0)
-		return -1;
-	hi = place_fd(fd, PT_HIGH_FD, 0);
-	pt_sys_close(fd);
-	if (hi < 0)
-		return -1;
-	ch->fd = hi;
-	ch->log = 1;
-	ch->stream = (uint32_t)pt.owner;
-	adopt_known(ch, (dev_t)pt.log_dev, (ino_t)pt.log_ino);
-	return 0;
 }
 
 /* Send the image's HELLO, b filled up to its program's path, on ch. */
@@ -592,10 +520,8 @@ static void image_hello(struct pt_chan *ch, struct pt_body *b, uint64_t now,
 		*--s = ' ';
 		b->cpu_before = put_dec(s, pt.base_utime_us);
 	}
-	if (pt_send_record(ch, b, now) < 0 && !ch->spool && !ch->temp) {
-		pt_sys_close(pt.fd);    /* collector stalled: stop waiting */
-		pt.fd = -1;
-	}
+	/* A stalled collector (pt.off) is waited for no more. */
+	pt_send_record(ch, b, now);
 }
 
 /*
@@ -619,6 +545,66 @@ static __attribute__((noinline)) void image_hello_by_fd(struct pt_chan *ch,
 	image_hello(ch, b, now, argv, envp);
 }
 
+
+/*
+ * The daemon's run log, for an image started without its name (by hand,
+ * with LD_PRELOAD alone): the daemon writes the name beside its socket
+ * (SOCKET.log), readable by its user only.  Read once, by an image with
+ * no PROFTRACE_LOG; its children are given the name with the others
+ * (pt_env_take_log).
+ */
+static __attribute__((noinline)) void learn_log(void)
+{
+	char name[PT_SUN_PATH_MAX + 8], buf[192];
+	size_t n = pt_strlen(PT_STR(socket_path));
+	ssize_t got;
+	int fd;
+
+	if (!n || n + sizeof ".log" > sizeof name)
+		return;
+	pt_memcpy(name, PT_STR(socket_path), n);
+	pt_memcpy(name + n, ".log", sizeof ".log");
+	fd = pt_sys_open(name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK,
+			 0);
+	if (fd < 0)
+		return;
+	got = pt_sys_read(fd, buf, sizeof buf - 1);
+	pt_sys_close(fd);
+	if (got <= 0)
+		return;
+	while (got > 0 && buf[got - 1] == '\n')
+		got--;
+	buf[got] = '\0';
+	pt_env_take_log(buf);
+}
+
+/*
+ * May this image use the run log?  It is named, and this process is in
+ * the collector's pid namespace (the pids it writes must be the
+ * collector's).  Whether it opens is found out at the first write.
+ */
+static int log_usable(void)
+{
+	if (!pt.log_path)
+		return 0;
+	pt.pidns = pidns_of_self();     /* the HELLO's too */
+	return pt.pidns == pt.log_pidns;
+}
+
+/* ch for process pid's frames on the image's own channel, as it is. */
+static void chan_fill(struct pt_chan *ch, pid_t pid, int owner)
+{
+	ch->fd = -1;
+	ch->spool = 0;
+	ch->direct = 0;
+	ch->pid = pid;
+	ch->owner = owner;
+	ch->kind = pt.chan;
+	ch->stream = pt.log_stream;
+	ch->hello = PT_HELLO_AUX;
+	ch->start_ns = pt.start_ns;
+}
+
 void pt_conn_start_image(char *const *argv, char *const *envp)
 {
 	struct pt_chan ch;
@@ -627,53 +613,30 @@ void pt_conn_start_image(char *const *argv, char *const *envp)
 	 * reading a few microseconds later: start_ns then costs the capture
 	 * one byte instead of three of noise. */
 	uint64_t now = pt.start_ns;
-	int hi;
 
-	pt.fd = -1;
-	ch.temp = 0;
-	ch.spool = 0;
-	ch.log = 0;
-	ch.unchecked = 0;
-	ch.stream = 0;
-	ch.pid = pt.owner;
-	ch.owner = 1;
-	if (open_log(&ch) == 0)
-		goto hello;
-	ch.fd = connect_socket(PT_STR(socket_path), 1);
-	if (ch.fd < 0) {
-		ch.fd = open_spool(pt.owner);
-		ch.spool = 1;
-	}
-	if (ch.fd < 0) {
-		pt.off = 1;     /* nobody listening: stay out of the way */
-		return;
-	}
-	hi = place_fd(ch.fd, PT_HIGH_FD, 0);
-	if (hi < 0 && !ch.spool) {
-		/* Under a hard limit of 56 or less, no descriptor is out of the
-		 * program's reach: one connection per event, this one first,
-		 * each opened by a HELLO of kind AUX, so that its end means
-		 * nothing (the image's end is its EXIT, or its parent's REAP). */
-		pt.transient = 1;
-		ch.temp = 1;
-		if (send_hello(&ch, PT_HELLO_AUX, 0, now,
-			       pt.start_realtime_ns) < 0) {
-			pt_chan_put(&ch);
-			return;
-		}
-	} else {
-		pt_sys_close(ch.fd);
-		ch.fd = hi;
-		adopt_placed(&ch);
-		if (pt.fd < 0) {
-			pt.off = 1;     /* no room for it out of the program's way */
-			return;
-		}
-	}
-hello:
+	if (!pt.env_log && !pt.log_path)
+		learn_log();
+	pt.chan = log_usable() ? PT_CHAN_LOG : PT_CHAN_SOCK;
+	pt.log_stream = (uint32_t)pt.owner;
 	hello_body(&b, PT_HELLO_IMAGE, pt.start_ns, now, pt.start_realtime_ns,
 		   pt.owner);
 	b.exe = (const char *)getauxval(AT_EXECFN);
+	for (;;) {
+		chan_fill(&ch, pt.owner, 1);
+		/* The constructor runs before the program's own code: no other
+		 * thread of it is there yet. */
+		ch.direct = 1;
+		if (chan_open(&ch, NULL, 0) == 0)
+			break;
+		if (pt.chan == PT_CHAN_SOCK) {
+			pt.off = 1;     /* nobody listening: stay out of the way */
+			pt.chan = 0;
+			return;
+		}
+		/* A sandbox's /proc or user namespace, another uid, a
+		 * collector gone: the socket. */
+		pt.chan = PT_CHAN_SOCK;
+	}
 	/* fexecve and execveat(dirfd, ...) name the program by a descriptor
 	 * gone by now ("/dev/fd/3", "/dev/fd/3/sh"): the kernel's path is
 	 * the one to keep. */
@@ -684,149 +647,58 @@ hello:
 	pt_chan_put(&ch);
 }
 
-#define PT_LOG_ASKS 8     /* spawns and forks after which we stop asking */
-
-void pt_conn_learn_log(struct pt_chan *ch)
-{
-	char buf[192];
-	ssize_t n;
-	int saved = errno;
-
-	if (!ch->owner || ch->temp || pt.env_log || pt.log || pt.spool ||
-	    pt.transient || pt.fd < 0 || pt.log_asks >= PT_LOG_ASKS)
-		return;
-	pt.log_asks++;
-	/* Only from our own socket: the program's data is not ours to take. */
-	if (pt_chan_check(ch) == 0 && ch->fd == pt.fd && !ch->temp) {
-		n = pt_sys_recv(pt.fd, buf, sizeof buf - 1, MSG_DONTWAIT);
-		if (n > (ssize_t)sizeof PT_ENV_LOG &&
-		    !pt_strncmp(buf, PT_ENV_LOG "=", sizeof PT_ENV_LOG)) {
-			buf[n] = '\0';
-			if (pt_env_take_log(buf + sizeof PT_ENV_LOG) == 0)
-				pt.log_asks = PT_LOG_ASKS;
-		}
-	}
-	pt_errno_restore(saved);
-}
-
 void pt_conn_after_fork(void)
 {
-	pt.fork_pending = pt.fd >= 0;
+	pt.fork_pending = pt.chan != 0;
 	/* The first process of a new pid namespace (unshare --fork): the
-	 * parent's connection speaks of the parent's pids, not of ours. */
-	if (pt.owner == 1 && pt.fd >= 0) {
-		pt_sys_close(pt.fd);
-		pt.fd = -1;
-	}
+	 * run log speaks of the collector's pids, not of ours. */
+	if (pt.owner == 1 && pt.chan == PT_CHAN_LOG)
+		pt.chan = PT_CHAN_SOCK;
 }
 
-static int use_own(struct pt_chan *ch);
-
 /*
- * A fork child that does more than exec gets its own connection, so its
- * end is seen (EOF) even if it is killed.  With the run log that is a
- * stream of its own in the file it inherited: no call but the HELLO's
- * write, and the collector watches its pid for the end.
+ * A fork child that does more than exec says so: a HELLO of its own, on
+ * a stream of its own in the run log (its pid), so that the collector
+ * watches it for its end; on the socket, a connection's first frame.
  */
-static void fork_child_connect(void)
+static void fork_child_hello(void)
 {
 	struct pt_chan ch;
 	uint64_t now;
 
 	if (!__atomic_exchange_n(&pt.fork_pending, 0, __ATOMIC_ACQ_REL))
 		return;
-	if (pt.log && owned_fd_valid()) {
-		pt.log_stream = (uint32_t)pt.owner;
-		use_own(&ch);
-		ch.temp = 0;
-		ch.pid = pt.owner;
-		ch.owner = 1;
-		now = pt_now_ns();
-		send_hello(&ch, PT_HELLO_FORK, pt.start_ns, now,
-			   pt_realtime_ns());
-		return;
-	}
-	/* The parent's copy goes first, so that ours takes its number; but
-	 * only if it still is ours: the program may have put a file there. */
-	if (owned_fd_valid())
-		pt_sys_close(pt.fd);
-	pt.fd = -1;
-	if (conn_open(&ch, PT_HELLO_FORK, pt.start_ns, pt.owner) == 0)
-		adopt(&ch);
-}
-
-/* ch to use the process's own channel, as it is now. */
-static int use_own(struct pt_chan *ch)
-{
-	ch->unchecked = 0;
-	ch->fd = pt.fd;
-	ch->spool = pt.spool;
-	ch->log = pt.log;
-	ch->stream = pt.log_stream;
-	return 0;
-}
-
-/* The owner's channel for ch->pid, checked to be ours still; else a
- * replacement, opened and made the process's own.  0, or -1. */
-static int chan_checked(struct pt_chan *ch)
-{
-	if (owned_fd_valid())
-		return use_own(ch);
-	if (pt.transient)       /* a connection for this event alone */
-		return conn_open(ch, PT_HELLO_AUX, pt.start_ns, ch->pid);
-	/*
-	 * The program closed our fd (or a fork child's inherited one is
-	 * gone): open a replacement.  AUX, because this process already said
-	 * HELLO; only a fork child that never did says so now.
-	 */
-	if (conn_open(ch, pt.fork_pending ? PT_HELLO_FORK : PT_HELLO_AUX,
-			 pt.start_ns, ch->pid) < 0)
-		return -1;
-	pt.fork_pending = 0;
-	adopt(ch);
-	return use_own(ch);
+	pt.log_stream = (uint32_t)pt.owner;
+	chan_fill(&ch, pt.owner, 1);
+	now = pt_now_ns();
+	send_hello(&ch, PT_HELLO_FORK, pt.start_ns, now, pt_realtime_ns());
+	pt_chan_put(&ch);
 }
 
 int pt_chan_get(struct pt_chan *ch, enum pt_chan_use use, pid_t self)
 {
-	ch->temp = 0;
-	ch->spool = pt.spool;
-	ch->log = 0;
-	ch->unchecked = 0;
 	ch->fd = -1;
+	ch->kind = 0;
 	if (!pt.ready || pt.off)
 		return -1;
-	ch->pid = self ? self : pt_sys_getpid();
-	ch->owner = ch->pid == pt.owner;
-	if (!ch->owner) {
-		/* Foreign: read-only use of pt, else a connection of our own.
-		 * The owner's connection says which pid namespace its frames
-		 * are in: a copy in another one (bwrap's pid 1 and its
-		 * children) needs a connection of its own. */
-		if (owned_fd_valid() && pidns_of_self() == pt.pidns)
-			return use_own(ch);
-		return conn_open(ch, PT_HELLO_FOREIGN, 0, ch->pid);
+	if (!self)
+		self = pt_sys_getpid();
+	if (self != pt.owner) {
+		/* Foreign (a vfork or clone child): read-only use of pt.  Its
+		 * frames go as the owner's would, with its pid: on the
+		 * owner's stream, or a connection that binds nothing; a copy
+		 * in another pid namespace (bwrap's pid 1 and its children)
+		 * says HELLO, FOREIGN, on a connection of its own. */
+		chan_fill(ch, self, 0);
+		if (ch->kind && pidns_of_self() != pt.pidns) {
+			ch->kind = PT_CHAN_SOCK;
+			ch->hello = PT_HELLO_FOREIGN;
+			ch->start_ns = 0;
+		}
+		return ch->kind ? 0 : -1;
 	}
 	if (pt.fork_pending && use != PT_USE_EXEC)
-		fork_child_connect();
-	/* A SPAWN, a FORK or a fork child's EXEC usually waits in memory
-	 * for the child's REAP, written with it after that REAP's check:
-	 * checking now too would cost every spawn a statx for nothing. */
-	if (use != PT_USE_EVENT && pt.fd >= 0 && !pt.transient) {
-		use_own(ch);
-		ch->unchecked = 1;
-		return 0;
-	}
-	return chan_checked(ch);
-}
-
-int pt_chan_check(struct pt_chan *ch)
-{
-	int saved = errno, rc = 0;
-
-	if (ch->unchecked && !owned_fd_valid())
-		rc = chan_checked(ch);
-	ch->unchecked = 0;
-	pt_errno_restore(saved);
-	return rc;
+		fork_child_hello();
+	chan_fill(ch, self, 1);
+	return ch->kind ? 0 : -1;
 }

@@ -52,7 +52,7 @@ int pt_defer_hold(const struct pt_chan *ch, const struct pt_body *b,
 {
 	size_t i, n;
 
-	if (!ch->owner || ch->temp || ch->spool || child <= 0)
+	if (!ch->owner || child <= 0)
 		return -1;
 	for (i = 0; i < PT_DEFER_SLOTS; i++) {
 		if (!claim(i, SLOT_FREE))
@@ -90,7 +90,7 @@ size_t pt_defer_take(pid_t child, unsigned char *out)
 	return 0;
 }
 
-void pt_defer_flush(const struct pt_chan *ch)
+void pt_defer_flush(struct pt_chan *ch)
 {
 	size_t i;
 

@@ -341,7 +341,7 @@ int pt_env_take_log(const char *log)
 	pt.log_dev = id[1];
 	pt.log_ino = id[2];
 	/* Last, and released: another thread's exec hook may read it now
-	 * (pt_conn_learn_log), and must find the pool's string whole. */
+	 * (conn.c learns it at load), and must find the pool's string whole. */
 	__atomic_store_n(&pt.env_log, pool_entry(PT_ENV_LOG, log, 2 * PATH_MAX),
 			 __ATOMIC_RELEASE);
 	return pt.env_log ? 0 : -1;
@@ -394,6 +394,11 @@ void pt_env_setup(char *const *envp)
 uint16_t pt_env_pool_entry(const char *name, const char *val)
 {
 	return pool_entry(name, val, 2 * PATH_MAX);
+}
+
+uint16_t pt_env_pool_string(const char *s)
+{
+	return pool_add(s, pt_strlen(s), NULL, NULL, PATH_MAX);
 }
 
 /* Names whose values are never recorded, even when asked for. */
@@ -483,23 +488,19 @@ size_t pt_env_count(char *const *envp)
 
 /*
  * Would ld.so, in an image exec'd now, find every descriptor below the
- * soft limit taken?  Asked only where our own descriptor takes no slot
- * that the exec frees: it sits at the limit (pt.fd_at_limit), or there
- * is none under a low hard limit (pt.transient).  Then one prlimit64 and
- * at most PT_TABLE_FDS fcntl calls; no system call otherwise, a missing
- * collector included.  Leaves errno to the caller.
+ * soft limit taken, so that it cannot open the library (nor any other)?
+ * The library holds none of them itself.  Asked only under a soft limit
+ * small enough for a program to fill (PT_STARVE_FDS): one prlimit64, and
+ * then at most that many fcntl calls.  Leaves errno to the caller.
  */
+#define PT_STARVE_FDS 64
 static int loader_starved(void)
 {
 	struct pt_nofile l;
 	int starved = 1;
 	long fd;
 
-	if (!pt.transient && (pt.fd < 0 || pt.fd != pt.fd_at_limit))
-		return 0;
-	/* Not if the program raised its limit over our descriptor since. */
-	if (pt_sys_get_nofile(&l) < 0 || l.cur > PT_TABLE_FDS ||
-	    (pt.fd >= 0 && (unsigned long long)pt.fd < l.cur))
+	if (pt_sys_get_nofile(&l) < 0 || l.cur > PT_STARVE_FDS)
 		return 0;
 	for (fd = 0; starved && fd < (long)l.cur; fd++) {
 		int r = pt_sys_fcntl((int)fd, F_GETFD, 0);

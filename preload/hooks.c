@@ -26,6 +26,8 @@ extern char **environ;
 
 static void send_reap(pid_t child, int status, const struct rusage *ru);
 
+#define BIG __attribute__((noinline))
+
 /* ---- the exec family ---- */
 
 static void exec_body(struct pt_body *b, uint8_t type, uint32_t a, uint32_t c)
@@ -38,7 +40,7 @@ static void exec_body(struct pt_body *b, uint8_t type, uint32_t a, uint32_t c)
 	pt_wire_put32(b->fixed + PT_OFF(pt_rec_exec, call), c);
 }
 
-/* Announce an exec; ch stays open until exec_failed or the exec. */
+/* Announce an exec; ch is for exec_failed, should the exec return. */
 static void exec_announce(struct pt_chan *ch, enum pt_call call,
 			  const char *path, char *const argv[])
 {
@@ -65,11 +67,12 @@ static void exec_announce(struct pt_chan *ch, enum pt_call call,
 		ch->exec_left = 1;
 		return;
 	}
-	if (pt_chan_check(ch) < 0)
-		return;
 	pt_defer_flush(ch);     /* the new image would lose them */
 	pt_mbox_flush(ch);
 	pt_send_record(ch, &b, now);
+	/* Closed before the exec runs: the program's exec must not find a
+	 * number of ours taken (fexecve of a descriptor it closed). */
+	pt_chan_put(ch);
 }
 
 /* The exec returned: say so, release ch, leave errno as it was. */
@@ -79,22 +82,28 @@ static void exec_failed(struct pt_chan *ch, enum pt_call call)
 	int err = errno;
 
 	/* Not after the EXEC timed out (pt.off): one wait per process. */
-	if (ch->fd >= 0 && !pt.off) {
+	if (ch->kind && !pt.off) {
 		if (ch->exec_left)      /* the EXEC first, as it happened */
 			pt_mbox_unput(pt.mbox_slot - 1, ch);
 		exec_body(&b, PT_REC_EXEC_FAILED, (uint32_t)err, call);
-		if (pt_chan_check(ch) == 0)
-			pt_send_record(ch, &b, pt_now_ns());
+		pt_send_record(ch, &b, pt_now_ns());
 	}
 	pt_chan_put(ch);
 	errno = err;
 }
 
 /*
- * Without room on this stack for what the hook does (pt_stack_fits): the
- * call goes through untouched.
+ * The stack (doc/design.md, "The stack the hooks use"): every hook enters
+ * through a small frame that asks whether there is room for what it does
+ * (pt_stack_fits) and only then calls the function with the large frame,
+ * BIG, which touches that frame on entry (and probes it page by page
+ * under -fstack-clash-protection).  Without room the call goes through
+ * untouched, without a record.
  */
-#define PASS_THROUGH(envp) (!pt_stack_fits(PT_EXEC_NEED(pt_env_count(envp))))
+#define EXEC_ROOM(envp) pt_stack_fits(PT_EXEC_NEED(pt_env_count(envp)))
+/* Room for a record of a hook outside the exec family; never asked when
+ * nothing would be recorded (under seccomp no system call may be made). */
+#define HOOK_ROOM() (pt.ready && !pt.off && pt_stack_fits(PT_HOOK_STACK))
 
 /*
  * Under seccomp (pt.quiet), where the library makes no system call: the
@@ -114,15 +123,6 @@ static void exec_failed(struct pt_chan *ch, enum pt_call call)
 		pt_env_untraced(envp, use##_n, use##_buf, use##_scratch,     \
 				use##_len) : (envp)
 
-/* Under seccomp: return call, made with quiet_env for envp. */
-#define RETURN_IF_QUIET(envp, call)                                          \
-	do {                                                                 \
-		if (pt.quiet) {                                              \
-			QUIET_ENV(quiet_env, envp);                          \
-			return call;                                         \
-		}                                                            \
-	} while (0)
-
 /*
  * Declare `use`: envp, or a repaired copy on this stack frame, for an
  * exec of file (searched in PATH if search).  A macro because the copy
@@ -137,16 +137,18 @@ static void exec_failed(struct pt_chan *ch, enum pt_call call)
 					 use##_scratch, sizeof use##_scratch, \
 					 file, search)
 
-static int do_execve(enum pt_call call, const char *path, char *const argv[],
-		     char *const envp[])
+static BIG int execve_quiet(const char *path, char *const argv[],
+			     char *const envp[])
+{
+	QUIET_ENV(quiet_env, envp);
+	return pt_real.execve(path, argv, quiet_env);
+}
+
+static BIG int execve_traced(enum pt_call call, const char *path,
+			     char *const argv[], char *const envp[], int saved)
 {
 	struct pt_chan ch;
-	int saved = errno;
 
-	pt_resolve();
-	RETURN_IF_QUIET(envp, pt_real.execve(path, argv, quiet_env));
-	if (PASS_THROUGH(envp))
-		return pt_real.execve(path, argv, envp);
 	REPAIRED_ENV(env, envp, path, 0);
 	exec_announce(&ch, call, path, argv);
 	pt_errno_restore(saved);
@@ -155,22 +157,50 @@ static int do_execve(enum pt_call call, const char *path, char *const argv[],
 	return -1;
 }
 
-static int do_execvpe(enum pt_call call, const char *file, char *const argv[],
-		      char *const envp[])
+static int do_execve(enum pt_call call, const char *path, char *const argv[],
+		     char *const envp[])
 {
-	struct pt_chan ch;
 	int saved = errno;
 
 	pt_resolve();
-	RETURN_IF_QUIET(envp, pt_real.execvpe(file, argv, quiet_env));
-	if (PASS_THROUGH(envp))
-		return pt_real.execvpe(file, argv, envp);
+	if (pt.quiet)
+		return execve_quiet(path, argv, envp);
+	if (!EXEC_ROOM(envp))
+		return pt_real.execve(path, argv, envp);
+	return execve_traced(call, path, argv, envp, saved);
+}
+
+static BIG int execvpe_quiet(const char *file, char *const argv[],
+			     char *const envp[])
+{
+	QUIET_ENV(quiet_env, envp);
+	return pt_real.execvpe(file, argv, quiet_env);
+}
+
+static BIG int execvpe_traced(enum pt_call call, const char *file,
+			      char *const argv[], char *const envp[], int saved)
+{
+	struct pt_chan ch;
+
 	REPAIRED_ENV(env, envp, file, 1);
 	exec_announce(&ch, call, file, argv);
 	pt_errno_restore(saved);
 	pt_real.execvpe(file, argv, env);
 	exec_failed(&ch, call);
 	return -1;
+}
+
+static int do_execvpe(enum pt_call call, const char *file, char *const argv[],
+		      char *const envp[])
+{
+	int saved = errno;
+
+	pt_resolve();
+	if (pt.quiet)
+		return execvpe_quiet(file, argv, envp);
+	if (!EXEC_ROOM(envp))
+		return pt_real.execvpe(file, argv, envp);
+	return execvpe_traced(call, file, argv, envp, saved);
 }
 
 PT_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
@@ -315,16 +345,18 @@ static const char *fd_path(int dirfd, const char *name, char *buf, size_t cap)
 	return buf;
 }
 
-PT_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
+static BIG int fexecve_quiet(int fd, char *const argv[], char *const envp[])
+{
+	QUIET_ENV(quiet_env, envp);
+	return pt_real.fexecve(fd, argv, quiet_env);
+}
+
+static BIG int fexecve_traced(int fd, char *const argv[], char *const envp[],
+			      int saved)
 {
 	char path[PATH_MAX];
 	struct pt_chan ch;
-	int saved = errno;
 
-	pt_resolve();
-	RETURN_IF_QUIET(envp, pt_real.fexecve(fd, argv, quiet_env));
-	if (PASS_THROUGH(envp))
-		return pt_real.fexecve(fd, argv, envp);
 	REPAIRED_ENV(env, envp, NULL, 0);
 	exec_announce(&ch, PT_CALL_FEXECVE, fd_path(fd, NULL, path, sizeof path),
 		      argv);
@@ -334,23 +366,33 @@ PT_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 	return -1;
 }
 
-PT_EXPORT int execveat(int dirfd, const char *pathname, char *const argv[],
-		       char *const envp[], int flags)
+PT_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
+{
+	int saved = errno;
+
+	pt_resolve();
+	if (pt.quiet)
+		return fexecve_quiet(fd, argv, envp);
+	if (!EXEC_ROOM(envp))
+		return pt_real.fexecve(fd, argv, envp);
+	return fexecve_traced(fd, argv, envp, saved);
+}
+
+static BIG int execveat_quiet(int dirfd, const char *pathname,
+			      char *const argv[], char *const envp[], int flags)
+{
+	QUIET_ENV(quiet_env, envp);
+	return pt_real.execveat(dirfd, pathname, argv, quiet_env, flags);
+}
+
+static BIG int execveat_traced(int dirfd, const char *pathname,
+			       char *const argv[], char *const envp[], int flags,
+			       int saved)
 {
 	char path[PATH_MAX];
 	const char *shown = pathname;
 	struct pt_chan ch;
-	int saved = errno;
 
-	pt_resolve();
-	if (!pt_real.execveat) {
-		errno = ENOSYS;
-		return -1;
-	}
-	RETURN_IF_QUIET(envp, pt_real.execveat(dirfd, pathname, argv, quiet_env,
-						flags));
-	if (PASS_THROUGH(envp))
-		return pt_real.execveat(dirfd, pathname, argv, envp, flags);
 	REPAIRED_ENV(env, envp, *pathname && (pathname[0] == '/' ||
 					   dirfd == AT_FDCWD) ? pathname : NULL, 0);
 	if (opaque(pathname) && pathname[0] != '/' &&
@@ -361,6 +403,23 @@ PT_EXPORT int execveat(int dirfd, const char *pathname, char *const argv[],
 	pt_real.execveat(dirfd, pathname, argv, env, flags);
 	exec_failed(&ch, PT_CALL_EXECVEAT);
 	return -1;
+}
+
+PT_EXPORT int execveat(int dirfd, const char *pathname, char *const argv[],
+		       char *const envp[], int flags)
+{
+	int saved = errno;
+
+	pt_resolve();
+	if (!pt_real.execveat) {
+		errno = ENOSYS;
+		return -1;
+	}
+	if (pt.quiet)
+		return execveat_quiet(dirfd, pathname, argv, envp, flags);
+	if (!EXEC_ROOM(envp))
+		return pt_real.execveat(dirfd, pathname, argv, envp, flags);
+	return execveat_traced(dirfd, pathname, argv, envp, flags, saved);
 }
 
 /* ---- posix_spawn, system, popen ---- */
@@ -379,9 +438,8 @@ static void send_spawn(enum pt_call call, pid_t child, const char *path,
 	b.argv = argv;
 	now = pt_now_ns();
 	/* Usually held until the child is reaped (defer.c). */
-	if (pt_defer_hold(&ch, &b, child, now) < 0 && pt_chan_check(&ch) == 0)
+	if (pt_defer_hold(&ch, &b, child, now) < 0)
 		pt_send_record(&ch, &b, now);
-	pt_conn_learn_log(&ch);
 	pt_chan_put(&ch);
 }
 
@@ -416,21 +474,24 @@ static void send_spawn_failed(enum pt_call call, int rc, const char *path,
 typedef int spawn_fn(pid_t *, const char *, const posix_spawn_file_actions_t *,
 		     const posix_spawnattr_t *, char *const[], char *const[]);
 
-/* posix_spawn and posix_spawnp (search: path is looked up in PATH), once
- * real is known; saved: the caller's errno, taken before anything of ours
- * ran. */
-static int do_spawn(spawn_fn *real, enum pt_call call, int search, int saved,
-		    pid_t *pid, const char *path,
-		    const posix_spawn_file_actions_t *fa,
-		    const posix_spawnattr_t *attr, char *const argv[],
-		    char *const envp[])
+static BIG int spawn_quiet(spawn_fn *real, pid_t *pid, const char *path,
+			    const posix_spawn_file_actions_t *fa,
+			    const posix_spawnattr_t *attr, char *const argv[],
+			    char *const envp[])
+{
+	QUIET_ENV(quiet_env, envp);
+	return real(pid, path, fa, attr, argv, quiet_env);
+}
+
+static BIG int spawn_traced(spawn_fn *real, enum pt_call call, int search,
+			    int saved, pid_t *pid, const char *path,
+			    const posix_spawn_file_actions_t *fa,
+			    const posix_spawnattr_t *attr, char *const argv[],
+			    char *const envp[])
 {
 	pid_t child = 0;
 	int rc;
 
-	RETURN_IF_QUIET(envp, real(pid, path, fa, attr, argv, quiet_env));
-	if (PASS_THROUGH(envp))
-		return real(pid, path, fa, attr, argv, envp);
 	REPAIRED_ENV(env, envp, path, search);
 	pt_errno_restore(saved);
 	rc = real(&child, path, fa, attr, argv, env);
@@ -443,6 +504,23 @@ static int do_spawn(spawn_fn *real, enum pt_call call, int search, int saved,
 		send_spawn_failed(call, rc, path, argv);
 	pt_errno_restore(saved);
 	return rc;
+}
+
+/* posix_spawn and posix_spawnp (search: path is looked up in PATH), once
+ * real is known; saved: the caller's errno, taken before anything of ours
+ * ran. */
+static int do_spawn(spawn_fn *real, enum pt_call call, int search, int saved,
+		    pid_t *pid, const char *path,
+		    const posix_spawn_file_actions_t *fa,
+		    const posix_spawnattr_t *attr, char *const argv[],
+		    char *const envp[])
+{
+	if (pt.quiet)
+		return spawn_quiet(real, pid, path, fa, attr, argv, envp);
+	if (!EXEC_ROOM(envp))
+		return real(pid, path, fa, attr, argv, envp);
+	return spawn_traced(real, call, search, saved, pid, path, fa, attr,
+			    argv, envp);
 }
 
 PT_EXPORT int posix_spawn(pid_t *pid, const char *path,
@@ -530,16 +608,19 @@ static void env_return(struct env_loan *l)
 			environ = own_;                                      \
 	} while (0)
 
-PT_EXPORT int system(const char *command)
+static BIG int system_quiet(const char *command)
+{
+	int rc;
+
+	LEND_QUIET(rc, PT_REAL_LAZY(system)(command));
+	return rc;
+}
+
+static BIG int system_traced(const char *command)
 {
 	struct env_loan loan;
 	int rc, saved;
 
-	pt_resolve();
-	if (pt.quiet) {
-		LEND_QUIET(rc, PT_REAL_LAZY(system)(command));
-		return rc;
-	}
 	env_lend(&loan);
 	rc = PT_REAL_LAZY(system)(command);
 	saved = errno;
@@ -550,23 +631,49 @@ PT_EXPORT int system(const char *command)
 	return rc;
 }
 
-PT_EXPORT FILE *popen(const char *command, const char *type)
+/* Room to lend a repaired environment and to record. */
+#define LEND_ROOM() (pt.ready && pt_stack_fits(PT_HOOK_STACK))
+
+PT_EXPORT int system(const char *command)
+{
+	pt_resolve();
+	if (pt.quiet)
+		return system_quiet(command);
+	if (!LEND_ROOM())
+		return PT_REAL_LAZY(system)(command);
+	return system_traced(command);
+}
+
+static BIG FILE *popen_quiet(const char *command, const char *type)
+{
+	FILE *f;
+
+	LEND_QUIET(f, PT_REAL_LAZY(popen)(command, type));
+	return f;
+}
+
+static BIG FILE *popen_traced(const char *command, const char *type)
 {
 	struct env_loan loan;
 	FILE *f;
 	int saved;
 
-	pt_resolve();
-	if (pt.quiet) {
-		LEND_QUIET(f, PT_REAL_LAZY(popen)(command, type));
-		return f;
-	}
 	env_lend(&loan);
 	f = PT_REAL_LAZY(popen)(command, type);
 	saved = errno;
 	env_return(&loan);
 	pt_errno_restore(saved);
 	return f;
+}
+
+PT_EXPORT FILE *popen(const char *command, const char *type)
+{
+	pt_resolve();
+	if (pt.quiet)
+		return popen_quiet(command, type);
+	if (!LEND_ROOM())
+		return PT_REAL_LAZY(popen)(command, type);
+	return popen_traced(command, type);
 }
 
 /*
@@ -581,7 +688,7 @@ PT_EXPORT int pclose(FILE *f)
 	pt_resolve();
 	rc = PT_REAL_LAZY(pclose)(f);
 	saved = errno;
-	if (rc != -1)
+	if (rc != -1 && HOOK_ROOM())
 		send_reap(0, rc, NULL);
 	pt_errno_restore(saved);
 	return rc;
@@ -593,7 +700,8 @@ PT_EXPORT int pclose(FILE *f)
  * The parent's side of a new process: FORK, stamped with time t, sent (or
  * held) by process self (0: find out).
  */
-static void send_fork(pid_t child, enum pt_call call, uint64_t t, pid_t self)
+static BIG void send_fork(pid_t child, enum pt_call call, uint64_t t,
+			  pid_t self)
 {
 	struct pt_chan ch;
 	struct pt_body b;
@@ -603,10 +711,8 @@ static void send_fork(pid_t child, enum pt_call call, uint64_t t, pid_t self)
 	exec_body(&b, PT_REC_FORK, (uint32_t)child, call);
 	/* Held until the child is reaped (defer.c), except after clone(),
 	 * whose child may share our memory. */
-	if ((call == PT_CALL_CLONE || pt_defer_hold(&ch, &b, child, t) < 0) &&
-	    pt_chan_check(&ch) == 0)
+	if (call == PT_CALL_CLONE || pt_defer_hold(&ch, &b, child, t) < 0)
 		pt_send_record(&ch, &b, t);
-	pt_conn_learn_log(&ch);
 	pt_chan_put(&ch);
 }
 
@@ -626,7 +732,9 @@ static pid_t fork_common(pid_t (*real)(void), enum pt_call call)
 	 * where a first dlsym could wait on a loader lock it inherited. */
 	(void)PT_REAL_LAZY(prctl);
 	(void)PT_REAL_LAZY(syscall);
-	if (pt.quiet)
+	/* Without room for the FORK, the child is left foreign to the state,
+	 * as a vfork child is: the hooks it calls treat it so. */
+	if (pt.quiet || !pt_stack_fits(PT_HOOK_STACK))
 		return real();
 	t = pt_now_ns();
 	self = pt.ready ? pt_sys_getpid() : 0;
@@ -634,7 +742,7 @@ static pid_t fork_common(pid_t (*real)(void), enum pt_call call)
 	if (from_owner)
 		pt_target_ask_loader();
 	/* Where the child's EXEC will wait for us (mailbox.c). */
-	slot = from_owner && pt.fd >= 0 && !pt.spool && !pt.off ?
+	slot = from_owner && pt.chan && !pt.off ?
 	       pt_mbox_reserve() : -1;
 	r = real();
 	saved = errno;
@@ -719,7 +827,7 @@ PT_EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
 	saved = errno;
 	if ((flags & (CLONE_VM | CLONE_VFORK)) == (CLONE_VM | CLONE_VFORK))
 		__atomic_store_n(&pt.clone_top, 0, __ATOMIC_RELAXED);
-	if (r > 0)
+	if (r > 0 && HOOK_ROOM())
 		send_fork(r, PT_CALL_CLONE, now, 0);
 	pt_errno_restore(saved);
 	return r;
@@ -727,7 +835,7 @@ PT_EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
 
 /* ---- the wait family ---- */
 
-static void send_reap(pid_t child, int status, const struct rusage *ru)
+static BIG void send_reap(pid_t child, int status, const struct rusage *ru)
 {
 	unsigned char buf[PT_DEFER_BYTES + PT_MBOX_BYTES + 128];
 	struct pt_chan ch;
@@ -773,10 +881,6 @@ static void send_reap(pid_t child, int status, const struct rusage *ru)
 	}
 	if (!sent)
 		pt_send_record(&ch, &b, now);
-	/* A shell that vforks (dash) spawns through no hook of ours, but
-	 * waits: its next child, which reads pt as the vfork child it is,
-	 * gets the run log. */
-	pt_conn_learn_log(&ch);
 	pt_chan_put(&ch);
 }
 
@@ -797,7 +901,7 @@ static pid_t wait_common(pid_t pid, int *status, int options, struct rusage *ru)
 	pt_resolve();
 	r = PT_REAL_LAZY(wait4)(pid, sp, options, rp);
 	saved = errno;
-	if (r > 0 && (WIFEXITED(*sp) || WIFSIGNALED(*sp)))
+	if (r > 0 && (WIFEXITED(*sp) || WIFSIGNALED(*sp)) && HOOK_ROOM())
 		send_reap(r, *sp, rp);
 	pt_errno_restore(saved);
 	return r;
@@ -843,7 +947,7 @@ PT_EXPORT int waitid(idtype_t idtype, id_t id, siginfo_t *info, int options)
 			st = ip->si_status & 0x7f;
 		else if (ip->si_code == CLD_DUMPED)
 			st = (ip->si_status & 0x7f) | 0x80;
-		if (st >= 0)
+		if (st >= 0 && HOOK_ROOM())
 			send_reap(ip->si_pid, st, NULL);
 	}
 	pt_errno_restore(saved);

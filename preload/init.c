@@ -17,7 +17,8 @@ static uint64_t tv_us(struct timeval tv)
 	return (uint64_t)tv.tv_sec * 1000000u + (uint64_t)tv.tv_usec;
 }
 
-void pt_send_exit(int status, int how, pid_t self)
+static __attribute__((noinline)) void send_exit(int status, int how, pid_t self,
+						int direct)
 {
 	struct rusage ru;
 	struct pt_chan ch;
@@ -25,8 +26,6 @@ void pt_send_exit(int status, int how, pid_t self)
 	uint64_t ut = 0, st = 0;
 	int owner, saved = errno;
 
-	if (!pt.ready || pt.off)
-		return;
 	if (!self)
 		self = pt_sys_getpid();
 	owner = self == pt.owner;
@@ -34,6 +33,7 @@ void pt_send_exit(int status, int how, pid_t self)
 		return;
 	if (pt_chan_get(&ch, PT_USE_EVENT, self) < 0)
 		goto out;
+	ch.direct = direct;
 	pt_defer_flush(&ch);    /* SPAWNs of children never reaped */
 	pt_mbox_flush(&ch);     /* and the EXECs they left */
 	if (owner)
@@ -62,6 +62,37 @@ out:
 	pt_errno_restore(saved);
 }
 
+struct exit_args {
+	int status, how;
+	pid_t self;
+};
+
+static int send_exit_alone(void *arg)
+{
+	struct exit_args *a = arg;
+
+	send_exit(a->status, a->how, a->self, 1);
+	return 0;
+}
+
+void pt_send_exit(int status, int how, pid_t self)
+{
+	struct exit_args a = { status, how, self };
+
+	/* Without room (a thread's small stack, a clone child's), the end
+	 * comes from the parent's REAP or the collector's pidfd. */
+	if (!pt.ready || pt.off || !pt_stack_fits(PT_HOOK_STACK))
+		return;
+	if (!self)
+		a.self = pt_sys_getpid();
+	/* The trace files it reads and every record it writes, in one
+	 * descriptor table of its own where other threads may run. */
+	if (!pt_alone_safe(a.self == pt.owner))
+		pt_alone_run(send_exit_alone, &a);
+	else
+		send_exit(status, how, a.self, 0);
+}
+
 void pt_init_after_fork(uint64_t fork_ns)
 {
 	pt.owner = pt_sys_getpid();
@@ -72,6 +103,7 @@ void pt_init_after_fork(uint64_t fork_ns)
 	pt.exit_sent = 0;
 	pt.mbox_slot = 0;
 	pt.trace_known = 0;     /* the tool's image is the parent's */
+	pt.spool_name = 0;      /* so is its spool file */
 	pt_defer_forget();
 	pt_conn_after_fork();
 }
@@ -132,11 +164,9 @@ __attribute__((constructor)) static void pt_init(int argc, char **argv,
 	/* A write before pt_resolve() reads the page pt_real shares with
 	 * pt: a read first would map the zero page, and the write after it
 	 * fault a second time. */
-	pt.fd = -1;
+	pt.owner = 0;
 	pt_resolve();
-	/* argv is on the main thread's stack, just above where _start found
-	 * it (stack.c). */
-	__atomic_store_n(&pt.stack_end, (uintptr_t)argv, __ATOMIC_RELAXED);
+	pt_stack_setup(argv);
 	pt.owner = pt_sys_getpid();
 	pt.start_ns = pt_now_ns();
 	pt.start_realtime_ns = pt_realtime_ns();

@@ -136,7 +136,7 @@ int pt_mbox_put(int i, const struct pt_chan *ch, const struct pt_body *b,
 	return -1;
 }
 
-int pt_mbox_unput(int i, const struct pt_chan *ch)
+int pt_mbox_unput(int i, struct pt_chan *ch)
 {
 	int rc = -1;
 
@@ -175,7 +175,7 @@ size_t pt_mbox_take(const struct pt_chan *ch, pid_t child,
 	return n;
 }
 
-void pt_mbox_flush(const struct pt_chan *ch)
+void pt_mbox_flush(struct pt_chan *ch)
 {
 	int i;
 

@@ -52,32 +52,27 @@
 #endif
 #define PT_FOREIGN_UNKNOWN (-1)  /* pt.foreign_missing not yet asked */
 
-/*
- * Where the connection's fd goes: above the fds programs open first and
- * use by number (0-2, make's jobserver, a shell's 3-9 and 10+), but below
- * 64, the table the kernel embeds in every process.  An fd at 900 made
- * each traced process allocate a 1024-slot table, and each fork or
- * posix_spawn of a traced process copy it.  The hooks in fd.c move it
- * out of the way of dup2/dup3/fcntl and leave it out of close, close_range
- * and closefrom; a program that replaces it by a raw system call is
- * noticed by conn.c's owned_fd_valid() before any send.
- */
-#define PT_HIGH_FD 56
-#define PT_TABLE_FDS 64
+/* What an image sends its records to (pt.chan, pt_chan.kind). */
+enum { PT_CHAN_NONE, PT_CHAN_LOG, PT_CHAN_SOCK };
 
-/* Connection to the collector (or spool file) a hook sends through. */
+/*
+ * Where the frames of one call of ours go.  Its descriptor is opened at
+ * the first write and closed by pt_chan_put, within the call.
+ */
 struct pt_chan {
-	int fd;                 /* -1: nothing to send to */
+	int kind;               /* PT_CHAN_*; NONE: nothing to send to */
+	int fd;                 /* -1 until the first write */
 	int spool;              /* fd is a spool file, not a socket */
-	int temp;               /* opened for this call; pt_chan_put closes */
+	int direct;             /* open fd in this thread's table, even if
+				   the process may have other threads */
 	pid_t pid;              /* getpid() of the caller: taken once per */
 	int owner;              /* hook, as it costs a system call; and */
 				/* whether pid is pt.owner */
 	int exec_left;          /* the EXEC went to the mailbox, not sent */
-	int log;                /* fd is the run log: one record a write */
 	uint64_t stream;        /* the run log's stream these frames are on */
-	int unchecked;          /* fd is the owner's, not yet checked to be
-				   ours still (pt_chan_check) */
+	uint32_t hello;         /* the HELLO a new connection starts with
+				   (0: the caller's first frame is one) */
+	uint64_t start_ns;      /* and the start it gives */
 };
 
 /* ---- the state, the real functions, the clocks (state.c) ---- */
@@ -90,20 +85,14 @@ struct pt_state {
 	uintptr_t clone_top;    /* stack handed to a clone(CLONE_VM) child */
 	uint64_t quiet_stack_limit;     /* RLIMIT_STACK when it went quiet */
 	uintptr_t stack_end;    /* top of the main thread's stack (stack.c) */
-	int fd;                 /* connection, run log or spool file, -1 if none */
-	int spool;
-	int log;                /* fd is the run log (doc/design.md, "The
-				 * transport") */
-	uint64_t log_stream;    /* its stream: the pid that opened it */
+	uintptr_t stack_sure;   /* and how far down it is surely mapped */
+	int chan;               /* PT_CHAN_*: the run log or the socket
+				 * (doc/design.md, "The transport") */
+	uint64_t log_stream;    /* the run log stream: the image's pid, or
+				 * a fork child's own once it said HELLO */
 	uint32_t log_pidns;     /* the collector's pid namespace */
 	uint64_t log_dev, log_ino;      /* the run log's identity */
-	int transient;          /* no room for fd: a connection per event */
-	int fd_at_limit;        /* the fd last put at the soft limit (conn.c):
-				 * where fd is, it takes no slot of the
-				 * program's (PT_HIGH_FD itself may be one) */
-	dev_t fd_dev;           /* identity of fd, checked before each use */
-	ino_t fd_ino;           /* because programs close and reuse fds */
-	int fork_pending;       /* fork child still on its parent's fd */
+	int fork_pending;       /* fork child that has not said HELLO */
 	uint32_t pidns;         /* pid namespace inode, for HELLO (conn.c) */
 	int forked;             /* a fork child (until exec): no dlopen */
 	uint64_t start_ns;      /* image start, or fork time */
@@ -126,6 +115,7 @@ struct pt_state {
 	 */
 	uint16_t socket_path;   /* sun_path, below 108 bytes */
 	uint16_t spool_dir;     /* 0 if none */
+	uint16_t spool_name;    /* the image's spool file, once it has one */
 	uint16_t log_path;      /* the run log to open, 0 if none */
 	/* What environment repair puts back ("NAME=value"), 0 if unset. */
 	uint16_t env_preload;   /* LD_PRELOAD=<our entry> */
@@ -134,7 +124,6 @@ struct pt_state {
 	uint16_t env_list;
 	uint16_t env_trace;     /* PROFTRACE_TRACE_DIR=..., maybe a relay */
 	uint16_t env_log;       /* PROFTRACE_LOG=PIDNS:DEV:INO:PATH */
-	int log_asks;           /* times the daemon was asked for it */
 	int trace_relay;        /* 1: the trace directory is a relay, sent
 				 * at the end; 2: one this image made */
 	uint16_t trace_known;   /* "TOOL=FILE" a known tool writes, or 0 */
@@ -271,6 +260,8 @@ PT_HIDDEN size_t pt_env_preload_size(char *const *envp, size_t n);
 
 /* "NAME=value" added to the library's pool (offset for PT_STR), or 0. */
 PT_HIDDEN uint16_t pt_env_pool_entry(const char *name, const char *val);
+/* A copy of s (below PATH_MAX) in pt's pool: its offset, 0 if no room. */
+PT_HIDDEN uint16_t pt_env_pool_string(const char *s);
 /*
  * Take log, a value of PROFTRACE_LOG ("PIDNS:DEV:INO:PATH"), as the run
  * log the exec hooks give children.  0, or -1 if it does not parse.
@@ -363,60 +354,35 @@ PT_HIDDEN int pt_encode_stream(const struct pt_chan *ch,
 /* ---- connections, and records across them (conn.c) ---- */
 
 enum pt_chan_use {
-	PT_USE_EXEC,            /* about to exec: the inherited fd will do */
-	PT_USE_EVENT,           /* anything else: a fork child connects */
+	PT_USE_EXEC,            /* about to exec: a fork child's EXEC goes on
+				   its parent's stream */
+	PT_USE_EVENT,           /* anything else: a fork child says HELLO */
 	PT_USE_HOLD,            /* an event whose frame is likely held */
 };
 
 /*
- * Pick the channel for an event of process self (0: call getpid() here,
- * unless there is nothing to send to).  Returns 0, or -1 if there is none.
- * For PT_USE_EXEC and PT_USE_HOLD, the owner's own descriptor comes
- * unchecked: a frame held (defer.c, mailbox.c) is written later, and
- * pt_chan_check must be called before anything is written now.
+ * Pick the channel for an event of process self (0: call getpid() here).
+ * Opens nothing (pt_chan_write does).  Returns 0, or -1 if there is
+ * nothing to send to.
  */
 PT_HIDDEN int pt_chan_get(struct pt_chan *ch, enum pt_chan_use use,
 			  pid_t self);
-/*
- * Before a write on ch from pt_chan_get(): make sure its
- * descriptor is still ours (one statx), else open a replacement as
- * pt_chan_get would.  0, or -1 if there is nothing to send to.
- */
-PT_HIDDEN int pt_chan_check(struct pt_chan *ch);
-/*
- * After a spawn, a fork or a wait of the owner's, on ch from
- * pt_chan_get(): if this image is on a socket without PROFTRACE_LOG
- * (started by hand against `proftrace daemon`), take the run log's name
- * the daemon sent in answer to its HELLO, if it is there yet, for its
- * children (pt_env_take_log).  A few tries at most; never waits.
- */
-PT_HIDDEN void pt_conn_learn_log(struct pt_chan *ch);
-/* Release what pt_chan_get opened for this call only. */
+/* Close what pt_chan_write opened on ch. */
 PT_HIDDEN void pt_chan_put(struct pt_chan *ch);
 
-/* Constructor: connect the image's own connection and say HELLO. */
+/* Constructor: say the image's HELLO, on the run log or the socket. */
 PT_HIDDEN void pt_conn_start_image(char *const *argv, char *const *envp);
 
-/* Fork child, pt.owner set: the connection is the parent's, for an exec
- * only (pt_chan_get opens one of its own for anything else). */
+/* Fork child, pt.owner set: it says HELLO at its first event that is not
+ * an exec (pt_chan_get). */
 PT_HIDDEN void pt_conn_after_fork(void);
 
 /*
- * Is fd the process's own connection (or spool file), still the file it
- * opened?  errno is preserved.
+ * Write one message (whole frames) to ch: its descriptor is opened at
+ * the first write, in a descriptor table of its own where another
+ * thread could take its number (pt_alone_run).  0, or -1.
  */
-PT_HIDDEN int pt_conn_owns(int fd);
-
-/*
- * Owner only: move the connection to another fd out of the program's
- * way, for a program about to put a file on its number.  Returns 0, or
- * -1 if there was no room (it stays).  errno is preserved.
- */
-PT_HIDDEN int pt_conn_step_aside(void);
-
-/* Write one message to the channel.  Returns 0 or -1. */
-PT_HIDDEN int pt_chan_write(const struct pt_chan *ch, const void *buf,
-			    size_t len);
+PT_HIDDEN int pt_chan_write(struct pt_chan *ch, const void *buf, size_t len);
 
 /*
  * Send one record with header pid ch->pid and time t through ch.
@@ -442,7 +408,7 @@ PT_HIDDEN int pt_defer_hold(const struct pt_chan *ch, const struct pt_body *b,
  * if none is held. */
 PT_HIDDEN size_t pt_defer_take(pid_t child, unsigned char *out);
 /* Send every held frame through ch now (owner only; others: nothing). */
-PT_HIDDEN void pt_defer_flush(const struct pt_chan *ch);
+PT_HIDDEN void pt_defer_flush(struct pt_chan *ch);
 /* Fork child: drop the parent's held frames (the parent sends them). */
 PT_HIDDEN void pt_defer_forget(void);
 
@@ -464,7 +430,7 @@ PT_HIDDEN int pt_mbox_put(int slot, const struct pt_chan *ch,
 			  const struct pt_body *b, uint64_t t);
 /* The exec failed: send the EXEC left in the slot now, before the
  * EXEC_FAILED.  Returns pt_chan_write()'s result, or -1 if none. */
-PT_HIDDEN int pt_mbox_unput(int slot, const struct pt_chan *ch);
+PT_HIDDEN int pt_mbox_unput(int slot, struct pt_chan *ch);
 /*
  * Owner: child was reaped.  Move the EXEC it left to out (PT_MBOX_BYTES)
  * and free its slot.  Returns the EXEC's length, or 0 if none.
@@ -472,7 +438,33 @@ PT_HIDDEN int pt_mbox_unput(int slot, const struct pt_chan *ch);
 PT_HIDDEN size_t pt_mbox_take(const struct pt_chan *ch, pid_t child,
 			      unsigned char *out);
 /* Owner, before its exec or EXIT: send what is there, close the rest. */
-PT_HIDDEN void pt_mbox_flush(const struct pt_chan *ch);
+PT_HIDDEN void pt_mbox_flush(struct pt_chan *ch);
+
+/* ---- a descriptor table of its own (alone.c) ---- */
+
+/*
+ * May a call of ours open a descriptor in this thread's table, with no
+ * other thread of the program there to close it and reuse its number?
+ * Yes in a foreign context (a vfork or clone child has a table of its
+ * own) and in a process without threads.
+ */
+PT_HIDDEN int pt_alone_safe(int owner);
+/*
+ * Run fn(arg) on a thread of its own that shares our memory but not the
+ * descriptor table, and wait for it: what fn opens, writes and closes no
+ * other thread can see or reach.  fn makes system calls only, on a stack
+ * of PT_ALONE_STACK.  fn's result, or, where no such thread can be made,
+ * fn(arg) run here.
+ */
+#define PT_ALONE_STACK 65536u
+PT_HIDDEN int pt_alone_run(int (*fn)(void *), void *arg);
+/*
+ * The first cap bytes of the file path into buf, read where no other
+ * thread's close can reach the descriptor (on a thread of its own, where
+ * pt_alone_safe says so).  Bytes read, or -1 if the file cannot be
+ * opened or read.
+ */
+PT_HIDDEN ssize_t pt_alone_pread(const char *path, void *buf, size_t cap);
 
 /* ---- stack room (stack.c) ---- */
 
@@ -481,12 +473,24 @@ PT_HIDDEN void pt_mbox_flush(const struct pt_chan *ch);
  * pointers (doc/design.md, "The stack the hooks use"), and the exec hooks'
  * whole need for an environment of n entries.
  */
-#define PT_EXEC_STACK 32768u
+#define PT_EXEC_STACK 36864u
 #define PT_EXEC_NEED(n) (PT_EXEC_STACK + ((n) + PT_ENV_EXTRA + 1) * sizeof(char *))
 
+/*
+ * The most stack any other hook's record takes (fork, clone, wait,
+ * system, popen, pclose, the exit family, the destructor).
+ */
+#define PT_HOOK_STACK 28672u
+
 /* Does this stack have need bytes left below the caller?  1 or 0; errno
- * preserved.  A clone() child's stack never does (its size is unknown). */
+ * preserved.  A clone() child's stack never does (its size is unknown).
+ * No system call on the main thread's stack within the 128 KiB the kernel
+ * mapped at exec; elsewhere one (up to 64 KiB).  Ask from a small frame,
+ * then call the function with the large one: its frame is touched on
+ * entry. */
 PT_HIDDEN int pt_stack_fits(size_t need);
+/* The main thread's stack begins at argv (the constructor). */
+PT_HIDDEN void pt_stack_setup(char **argv);
 
 /*
  * The same under seccomp, without a system call: on the main thread's
@@ -525,7 +529,7 @@ PT_HIDDEN void pt_target_ask_loader(void);
 
 /*
  * Send an EXIT record now (for _exit and friends, and the destructor) for
- * process self (0: find out).
+ * process self (0: find out); none without room on this stack.
  */
 PT_HIDDEN void pt_send_exit(int status, int how, pid_t self);
 

@@ -122,6 +122,11 @@ static inline ssize_t pt_sys_recv(int fd, void *buf, size_t len, int flags)
 	return (ssize_t)PT_SC6(SYS_recvfrom, fd, buf, len, flags, NULL, NULL);
 }
 
+static inline ssize_t pt_sys_read(int fd, void *buf, size_t len)
+{
+	return (ssize_t)PT_SC3(SYS_read, fd, buf, len);
+}
+
 static inline ssize_t pt_sys_write(int fd, const void *buf, size_t len)
 {
 	return (ssize_t)PT_SC3(SYS_write, fd, buf, len);
@@ -215,19 +220,15 @@ static inline int pt_sys_set_nofile(const struct pt_nofile *l)
 }
 
 /*
- * clock_gettime(2) as a system call where it takes a 64-bit struct
- * timespec.  The vDSO is faster per read (20 against 130 ns here), but a
- * short process reads the clock two or three times, and the first read
- * through libc's wrapper and the vDSO cost it more in page faults
- * (doc/performance.md).  Elsewhere, libc's.
+ * clock_gettime through libc: the vDSO, no system call.  A short process
+ * reads the clock two or three times; the first read costs it a page
+ * fault or two (the vDSO's data page), fewer than the system calls it
+ * saves where an image's every record is an open, a write and a close
+ * (doc/performance.md, "No descriptor held").
  */
 static inline void pt_sys_clock_gettime(clockid_t clock, struct timespec *ts)
 {
-#if defined(__x86_64__)
-	PT_SC2(SYS_clock_gettime, clock, ts);
-#else
 	clock_gettime(clock, ts);
-#endif
 }
 
 /* A statx's device as one number: major << 32 | minor (what the

@@ -175,17 +175,17 @@ static int foreign(const char *path)
 {
 	unsigned char buf[128];
 	char interp[128];
-	int fd, depth;
+	int depth;
 
 	for (depth = 0; depth < 2; depth++) {
 		ssize_t got, i = 2;
 		size_t n = 0;
 
-		fd = pt_sys_open(path, O_RDONLY | O_CLOEXEC, 0);
-		if (fd < 0)
+		/* A spawning parent may have threads: the read is made
+		 * where no other thread's close reaches its descriptor. */
+		got = pt_alone_pread(path, buf, sizeof buf);
+		if (got < 0)
 			return depth ? 0 : -1;
-		got = pread_at(fd, buf, sizeof buf, 0);
-		pt_sys_close(fd);
 		if (got > EI_CLASS && buf[0] == ELFMAG0 && buf[1] == ELFMAG1 &&
 		    buf[2] == ELFMAG2 && buf[3] == ELFMAG3)
 			return buf[EI_CLASS] != (sizeof(void *) == 8 ?

@@ -65,6 +65,10 @@ python3-yaml curl"
 	if [ "$(dpkg --print-architecture 2>/dev/null)" = amd64 ]; then
 		pkgs="$pkgs gcc-multilib qemu-user-static"
 	fi
+	# CPython's own test_subprocess
+	# (test/integration/cpython-subprocess.py), where this release has it.
+	apt-cache show libpython3.11-testsuite >/dev/null 2>&1 &&
+		pkgs="$pkgs libpython3.11-testsuite"
 fi
 missing=
 for p in $pkgs; do

@@ -33,7 +33,11 @@ _proftrace()
 	fi
 	case $prev in
 	-f | --format)
-		words=$(_proftrace_help "$prog" convert | sed -n 's/.*known:\([^)]*\)).*/\1/p')
+		# Each command's own: "known: csv json ..." (convert) or
+		# "text (default) or json" (report, diff, info).
+		words=$(_proftrace_help "$prog" "$cmd" | sed -n \
+			-e 's/.*known:\([^)]*\)).*/\1/p' \
+			-e 's/^  -f, --format [A-Z]*  *\([a-z]*\) (default) or \([a-z]*\).*/\1 \2/p')
 		COMPREPLY=($(compgen -W "$words" -- "$cur"))
 		return
 		;;

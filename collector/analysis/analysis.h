@@ -19,7 +19,8 @@
 #include "base/strbuf.h"
 #include "base/utf8.h"          /* pt_utf8_len() */
 
-/* Longest label, in bytes, before it is cut (with "..."). */
+/* Longest label, in bytes: a longer argument is left out, a longer
+ * program name cut (with "..."). */
 #define PT_LABEL_MAX 64
 
 /*
@@ -27,9 +28,11 @@
  * that says what it works on.  For compilers, assemblers and linkers that
  * is the source file (or the -o target when the source is a temporary
  * file); for anything else the first argument that is not an option.
- * Absolute paths are cut to their last component; control characters
- * become spaces; a fork child is "NAME (fork)".  At most PT_LABEL_MAX bytes,
- * never cut inside a UTF-8 sequence.
+ * The argument is whole: a file name may lose its directories (always
+ * when absolute), anything else that does not fit in PT_LABEL_MAX bytes
+ * (a sh -c script) is left out, with the option before it kept
+ * ("sh -c").  Control characters become spaces; a fork child is
+ * "NAME (fork)".
  */
 void pt_exec_label(const struct pt_exec *e, struct pt_sb *sb);
 
@@ -108,9 +111,8 @@ void pt_group_key(const struct pt_group_by *g, const struct pt_exec *e,
  *    "ccXXXXXX", pids) become '*': "/tmp/ccQ2x9Zk.s" -> "$TMP/cc*.s",
  *    mktemp's "tmp.x8Qz0aPL2c" -> "tmp.*", "x-48213" -> "x-*";
  *    configure's "conftest*" arguments likewise;
- *  - any other absolute path becomes its last component, also after an
- *    option prefix ("-I/usr/include" -> "-Iinclude", "--prefix=/a/b" ->
- *    "--prefix=b"), so that two machines' toolchains match;
+ *  - any other absolute path stays as it is ("--prefix=/usr",
+ *    "-I/usr/include"): it names the same thing in every run;
  *  - a build tool's job count and jobserver ("make -j8", "--jobs=2",
  *    "-l4", "--jobserver-auth=3,4") is left out;
  * and nothing else changes.  Executions with the same key in one run are

@@ -2,7 +2,8 @@
  * Diff keys: what makes an execution of one run the same work as one of
  * another run.  The command line stays, but for what differs from run to
  * run without the work being different: the checkout's directory, random
- * and pid-bearing temporary names, and a build tool's job count.
+ * and pid-bearing temporary names, and a build tool's job count.  Any
+ * other path stays as written: it names the same file in both runs.
  * doc/manual.md ("Matching executions across runs") is the reference.
  */
 #include <stdlib.h>
@@ -131,7 +132,6 @@ static size_t temp_prefix(const char *path, size_t n)
 static void add_norm_path(struct pt_sb *sb, const char *p, size_t n,
 			  const char *checkout, size_t nco)
 {
-	const char *base = p + n;
 	size_t tmp;
 
 	/* The checkout first: it may itself lie under /tmp. */
@@ -147,19 +147,9 @@ static void add_norm_path(struct pt_sb *sb, const char *p, size_t n,
 		add_temp_path(sb, p + tmp, n - tmp);
 		return;
 	}
-	while (base > p && base[-1] != '/')
-		base--;
-	if (base == p + n && n > 1) {
-		/* "/a/b/": the directory's own name. */
-		const char *end = p + n - 1;
-
-		base = end;
-		while (base > p && base[-1] != '/')
-			base--;
-		pt_sb_add(sb, base, (size_t)(end - base));
-		return;
-	}
-	pt_sb_add(sb, base, (size_t)(p + n - base));
+	/* Anything else is the same path on every machine that has it
+	 * ("--prefix=/usr", "-I/usr/include"): as it is. */
+	pt_sb_add(sb, p, n);
 }
 
 /* Is arg[i] where an absolute path begins (see pt_exec_key)? */

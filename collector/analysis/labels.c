@@ -271,10 +271,31 @@ static const char *first_operand(const struct pt_exec *e, const char *prog)
 	return NULL;
 }
 
+/*
+ * Is arg a file name rather than, say, a sh -c script or a --trace
+ * pattern?  Only a file name may be shortened to its last component:
+ * the last '/' of a script lies anywhere inside it.
+ */
+static int is_path_arg(const char *arg)
+{
+	return !arg[strcspn(arg, " \t\n\r\v\f'\"`$;&|<>(){}*?\\")];
+}
+
+/* The index of argument a (a pointer into e's arguments), or argc. */
+static size_t arg_index(const struct pt_exec *e, const char *a)
+{
+	size_t i;
+
+	for (i = 1; i < e->argc; i++)
+		if (pt_exec_arg(e, i) == a)
+			return i;
+	return e->argc;
+}
+
 void pt_exec_label(const struct pt_exec *e, struct pt_sb *sb)
 {
-	const char *prog = pt_exec_prog(e), *work = NULL;
-	size_t from = sb->len;
+	const char *prog = pt_exec_prog(e), *work = NULL, *arg;
+	size_t from = sb->len, room, n, i;
 
 	pt_label_add_clean(sb, prog, strlen(prog));
 	if (e->type == PT_EXEC_FORK) {
@@ -285,14 +306,40 @@ void pt_exec_label(const struct pt_exec *e, struct pt_sb *sb)
 	work = is_compiler(prog) ? compiler_work(e) : NULL;
 	if (!work)
 		work = first_operand(e, prog);
-	if (work) {
-		if (work[0] == '/')
-			work = base_name(work);
-		pt_sb_addch(sb, ' ');
-		/* Cap what gets cleaned: a sh -c script may be megabytes. */
-		pt_label_add_clean(sb, work, strnlen(work, PT_LABEL_MAX + 4));
-	}
 	cut_label(sb, from, PT_LABEL_MAX);
+	if (!work)
+		return;
+	/*
+	 * The argument goes in whole or not at all: a cut one misquotes the
+	 * command.  A file name may lose its directories (they are in the
+	 * command line), nothing else may lose anything.
+	 */
+	room = sb->len - from + 1 < PT_LABEL_MAX ?
+	       PT_LABEL_MAX - (sb->len - from + 1) : 0;
+	arg = work;
+	n = strnlen(work, room + 1);
+	if (is_path_arg(work) && (work[0] == '/' || n > room))
+		work = base_name(work);
+	n = strnlen(work, room + 1);
+	if (n == 0)
+		return;
+	if (n <= room) {
+		pt_sb_addch(sb, ' ');
+		pt_label_add_clean(sb, work, n);
+		return;
+	}
+	/* Too long (a script, a pattern): the option that introduced it
+	 * says what kind of work it is ("sh -c", "python3 -c"). */
+	i = arg_index(e, arg);
+	if (i > 1 && i < e->argc) {
+		const char *opt = pt_exec_arg(e, i - 1);
+
+		n = strlen(opt);
+		if (opt[0] == '-' && n <= room && is_path_arg(opt)) {
+			pt_sb_addch(sb, ' ');
+			pt_sb_add(sb, opt, n);
+		}
+	}
 }
 
 void pt_exec_package(const struct pt_exec *e, struct pt_sb *sb)

@@ -278,6 +278,10 @@ static int run(int argc, char **argv)
 		print_exports(stderr, "  ", s, sock, preload, 0);
 	}
 	started = 1;
+	/* Named where an image started without the exports finds it: by
+	 * the process that holds the run log now, a detached daemon's
+	 * child. */
+	pt_server_publish_log(s, sock);
 	pt_warn("listening at %s (pid %ld)", sock, (long)getpid());
 
 	if (pt_server_run(s, 0, NULL, NULL) < 0)

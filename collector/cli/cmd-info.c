@@ -1,7 +1,9 @@
 /*
  * proftrace info: what a capture says about its run (its META records):
  * host, kernel, CPUs, memory, versions, command, directory and git
- * commit, start and end, CI ids; as text or --json.
+ * commit, start and end, CI ids; as text for a person, each line a label
+ * and a value in aligned columns, or with --format json every recorded
+ * key for a program.
  *
  * Exit status: 0; 1 if the capture was damaged (what was read is shown)
  * or unreadable; 2 for bad usage.
@@ -23,11 +25,12 @@ static const char help_text[] =
 	"Print what CAPTURE records about its run: host, kernel, CPU count and\n"
 	"model, memory, glibc and proftrace versions, the command, its\n"
 	"directory and git commit, start and end, CI ids.\n\n"
-	"  --json      one JSON object instead of text\n"
-	"  -h, --help  show this help\n\n"
+	"  -f, --format F  text (default) or json (one object with every\n"
+	"                  recorded key; --json says the same)\n"
+	"  -h, --help      show this help\n\n"
 	"The full page: man proftrace-info (proftrace-info(1)).\n";
 
-/* Keys shown in this order under these labels; any other key after them. */
+/* Keys shown in this order under these labels (see is_env_name). */
 static const char *const labels[][2] = {
 	{ "host", "host" },
 	{ "kernel", "kernel" },
@@ -42,11 +45,21 @@ static const char *const labels[][2] = {
 };
 #define N_LABELS (sizeof labels / sizeof labels[0])
 
-/* Keys that the derived lines (start, end) already say. */
-static int is_clock_key(const char *k)
+/*
+ * Keys shown under their own name: the CI's variables, as a person set
+ * them in the job ("CI_JOB_ID", "GITHUB_RUN_ID").  Any other key without
+ * a label (clock readings, the collector's bookkeeping, keys of a newer
+ * version) means nothing to a reader: it is in --format json only.
+ */
+static int is_env_name(const char *k)
 {
-	return !strcmp(k, "start_realtime_ns") ||
-	       !strcmp(k, "start_monotonic_ns") || !strcmp(k, "end_realtime_ns");
+	if (!*k)
+		return 0;
+	for (; *k; k++)
+		if (!((*k >= 'A' && *k <= 'Z') || (*k >= '0' && *k <= '9') ||
+		      *k == '_'))
+			return 0;
+	return 1;
 }
 
 struct info {
@@ -119,39 +132,71 @@ static void fmt_time(char *out, size_t size, uint64_t ns, int utc_iso)
 	strncat(out, date, size - strlen(out) - 1);
 }
 
+/* The lines of the text, collected to align their values. */
+struct lines {
+	const char *label[64];
+	char *value[64];
+	size_t n;
+};
+
+static void add_line(struct lines *l, const char *label, const char *value)
+{
+	if (l->n < sizeof l->label / sizeof l->label[0]) {
+		l->label[l->n] = label;
+		l->value[l->n++] = pt_xstrdup(value);
+	}
+}
+
 static void print_text(struct info *in, const char *path)
 {
-	size_t len, i;
+	struct lines l = { .n = 0 };
+	size_t len, i, w = 0;
 	const char *p = pt_reader_meta_pairs(in->r, &len), *end = p + len;
+	const char *by = pt_reader_meta(in->r, "stopped_by");
 	char when[96];
 
-	printf("%-14s %s\n", "capture", path);
+	add_line(&l, "capture", path);
 	for (i = 0; i < N_LABELS; i++) {
 		const char *v = pt_reader_meta(in->r, labels[i][0]);
 
 		if (v)
-			printf("%-14s %s\n", labels[i][1], v);
+			add_line(&l, labels[i][1], v);
 	}
 	if (in->start_ns) {
 		fmt_time(when, sizeof when, in->start_ns, 0);
-		printf("%-14s %s\n", "start", when);
+		add_line(&l, "start", when);
 	}
 	if (in->end_ns) {
 		fmt_time(when, sizeof when, in->end_ns, 0);
-		printf("%-14s %s%s\n", "end", when,
-		       in->end_from_meta ? "" : " (its last record)");
+		if (!in->end_from_meta)
+			strncat(when, " (its last record)",
+				sizeof when - strlen(when) - 1);
+		add_line(&l, "end", when);
 	}
-	if (in->start_ns && in->end_ns >= in->start_ns)
-		printf("%-14s %.3f s\n", "wall time",
-		       (double)(in->end_ns - in->start_ns) / 1e9);
-	/* The rest (CI ids, keys of newer versions), each once, last value. */
+	if (in->start_ns && in->end_ns >= in->start_ns) {
+		snprintf(when, sizeof when, "%.3f s",
+			 (double)(in->end_ns - in->start_ns) / 1e9);
+		add_line(&l, "wall time", when);
+	}
+	if (by && by[0]) {
+		snprintf(when, sizeof when, "proftrace stop (pid %s)", by);
+		add_line(&l, "stopped by", when);
+	}
+	/* The CI's variables, each once, last value. */
 	while (p < end) {
 		const char *v = p + strlen(p) + 1, *next = v + strlen(v) + 1;
 
-		if (!label_of(p) && !is_clock_key(p) &&
+		if (!label_of(p) && is_env_name(p) &&
 		    pt_reader_meta(in->r, p) == v)
-			printf("%-14s %s\n", p, v);
+			add_line(&l, p, v);
 		p = next;
+	}
+	for (i = 0; i < l.n; i++)
+		if (strlen(l.label[i]) > w)
+			w = strlen(l.label[i]);
+	for (i = 0; i < l.n; i++) {
+		printf("%-*s  %s\n", (int)w, l.label[i], l.value[i]);
+		free(l.value[i]);
 	}
 }
 
@@ -209,6 +254,7 @@ static void print_json(struct info *in, const char *path)
 static int run(int argc, char **argv)
 {
 	static const struct option longopts[] = {
+		{ "format", required_argument, NULL, 'f' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -217,8 +263,19 @@ static int run(int argc, char **argv)
 	int json = 0, c;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+f:h", longopts, NULL)) != -1) {
 		switch (c) {
+		case 'f':
+			if (!strcmp(optarg, "json")) {
+				json = 1;
+			} else if (!strcmp(optarg, "text")) {
+				json = 0;
+			} else {
+				pt_warn("unknown format '%s' (text or json)",
+					optarg);
+				return 2;
+			}
+			break;
 		case 'j':
 			json = 1;
 			break;
@@ -248,7 +305,7 @@ static int run(int argc, char **argv)
 
 const struct pt_cmd pt_cmd_info = {
 	.name = "info",
-	.usage = "[--json] CAPTURE",
+	.usage = "[--format text|json] CAPTURE",
 	.summary = "what a capture records about its run: host, versions, times",
 	.run = run,
 };

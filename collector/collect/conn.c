@@ -102,11 +102,8 @@ static int account(struct pt_server *s, struct conn *c,
 			if (c->hello_kind != PT_HELLO_AUX)
 				s->st.running++;
 		}
-		if (rec->u.hello.kind == PT_HELLO_IMAGE) {
+		if (rec->u.hello.kind == PT_HELLO_IMAGE)
 			s->st.images++;
-			if (!c->from_log)
-				pt_server_offer_log(s, c, rec->u.hello.pidns);
-		}
 		break;
 	case PT_REC_EXIT:
 		s->st.exits++;
@@ -269,9 +266,9 @@ void pt_server_read_conn(struct pt_server *s, struct conn *c, int max)
 				continue;
 			if (errno == EAGAIN || errno == EWOULDBLOCK)
 				return;
-			/* The process closed with our answer to its HELLO
-			 * unread (pt_server_offer_log): Linux says so once, and
-			 * what it sent before is still queued, up to the EOF. */
+			/* Linux says so once where a peer closed with data
+			 * of ours unread; what it sent before is still
+			 * queued, up to the EOF. */
 			if (errno == ECONNRESET)
 				continue;
 			now = pt_mono_ns();

@@ -113,23 +113,8 @@ struct pt_server {
 	int log_due;                    /* a pidfd fired: drain now */
 	uint64_t next_log;              /* next drain (CLOCK_MONOTONIC) */
 	uint64_t log_now;               /* the drain's time: each record's */
-	/* "PROFTRACE_LOG=..." sent in answer to a socket's HELLO of an image
-	 * of our pid namespace (pt_server_offer_log), made at the first. */
-	char log_offer[160];
-	size_t log_offer_len;
-	uint32_t log_offer_ns;          /* our pid namespace's inode */
-	int log_offer_made;             /* 1: made (len 0: none to offer) */
+	char *log_published;            /* SOCKET.log, removed at the end */
 };
-
-/*
- * A process that connected without PROFTRACE_LOG (started by hand with
- * LD_PRELOAD against `proftrace daemon`) said HELLO as image: send it the
- * run log's name, which its library passes on to its children, so that
- * they append to the run log rather than connect.  Only to an image of
- * our uid and pid namespace, and without waiting: a full socket gets
- * nothing.
- */
-void pt_server_offer_log(struct pt_server *s, struct conn *c, uint32_t pidns);
 
 void pt_server_accept_conns(struct pt_server *s, int max, int drain);
 

@@ -3,6 +3,7 @@
 
 #include <endian.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -226,22 +227,39 @@ int pt_server_log_name(const struct pt_server *s, pid_t pid, char *env,
 	return 0;
 }
 
-void pt_server_offer_log(struct pt_server *s, struct conn *c, uint32_t pidns)
+int pt_server_publish_log(struct pt_server *s, const char *sock)
 {
-	if (!s->log_on || c->w.fd < 0 || c->uid != s->uid)
-		return;         /* another uid could not open it anyway */
-	if (!s->log_offer_made) {
-		int n = snprintf(s->log_offer, sizeof s->log_offer, "%s=", PT_ENV_LOG);
+	char name[160];
+	struct pt_sb path = PT_SB_INIT, tmp = PT_SB_INIT;
+	int fd, rc = -1;
 
-		s->log_offer_made = 1;
-		s->log_offer_ns = (uint32_t)pidns_ino();
-		if (n > 0 && pt_server_log_name(s, getpid(), s->log_offer + n,
-					       sizeof s->log_offer - (size_t)n) == 0)
-			s->log_offer_len = strlen(s->log_offer);
+	if (pt_server_log_name(s, getpid(), name, sizeof name) < 0)
+		return -1;
+	pt_sb_addf(&path, "%s.log", sock);
+	pt_sb_addf(&tmp, "%s.log.%d", sock, (int)getpid());
+	/* Written aside and renamed: an image never reads half a name. */
+	fd = open(tmp.buf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		  0600);
+	if (fd >= 0) {
+		size_t n = strlen(name);
+
+		name[n++] = '\n';
+		rc = write(fd, name, n) == (ssize_t)n ? 0 : -1;
+		close(fd);
+		if (rc == 0 && rename(tmp.buf, path.buf) < 0)
+			rc = -1;
+		if (rc < 0)
+			unlink(tmp.buf);
 	}
-	if (s->log_offer_len && pidns && pidns == s->log_offer_ns)
-		(void)send(c->w.fd, s->log_offer, s->log_offer_len,
-			   MSG_DONTWAIT | MSG_NOSIGNAL);
+	if (rc == 0) {
+		free(s->log_published);
+		s->log_published = pt_sb_detach(&path, NULL);
+	} else {
+		pt_warn("cannot write %s: %s", path.buf, strerror(errno));
+	}
+	pt_sb_release(&path);
+	pt_sb_release(&tmp);
+	return rc;
 }
 
 int pt_server_open_log(struct pt_server *s, pid_t pid, char *env, size_t cap)
@@ -502,6 +520,10 @@ void pt_server_free(struct pt_server *s)
 
 	if (!s)
 		return;
+	if (s->log_published) {
+		unlink(s->log_published);
+		free(s->log_published);
+	}
 	for (c = s->conns; c; c = cn) {
 		cn = c->next;
 		if (c->w.fd >= 0)

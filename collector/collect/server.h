@@ -83,6 +83,14 @@ void pt_server_trace_dir(struct pt_server *s, const char *dir);
  */
 int pt_server_open_log(struct pt_server *s, pid_t pid, char *env, size_t cap);
 
+/*
+ * Write the run log's name for this process into SOCK.log (sock: the
+ * socket's path, in a directory of our user's alone), for images started
+ * without PROFTRACE_LOG: the library reads it at load (preload/conn.c,
+ * learn_log).  Removed by pt_server_free().  0, or -1 with a warning.
+ */
+int pt_server_publish_log(struct pt_server *s, const char *sock);
+
 /* The same value of PROFTRACE_LOG for process pid holding the run log
  * (a detached daemon's child, which inherited it).  -1 if there is no
  * run log. */

@@ -12,12 +12,14 @@
 #include "views/diff-text.h"
 #include "views/keyfit.h"
 #include "views/line.h"
+#include "views/table.h"
 
 struct dtext {
 	const struct pt_diff *d;        /* the figures */
 	int width;
 	FILE *f;
 	struct pt_sb line;
+	struct pt_table tab;            /* the table being made */
 };
 
 static void emit(struct dtext *d)
@@ -30,15 +32,28 @@ static double secs(int64_t ns)
 	return (double)ns / 1e9;
 }
 
-/* Append key id to the line in what is left of the width. */
+/* The line, then key id, as a row of the table. */
 static void add_key(struct dtext *d, uint32_t id)
 {
 	const struct pt_diff *f = d->d;
-	int room = d->width - (int)d->line.len;
 
-	pt_key_fit(&d->line, pt_strtab_str(&f->keys, id),
-		   pt_strtab_str(&f->labels, f->label[id]),
-		   room > 0 ? (size_t)room : 0);
+	pt_table_add_key(&d->tab, &d->line, pt_strtab_str(&f->keys, id),
+			 pt_strtab_str(&f->labels, f->label[id]));
+}
+
+/* The line, ending in a column's title, as a row of the table. */
+static void add_title(struct dtext *d, const char *title)
+{
+	size_t keep = d->line.len;
+
+	pt_sb_addstr(&d->line, title);
+	pt_table_add(&d->tab, &d->line, keep, d->line.len);
+}
+
+/* The line as a row of the table, with no label. */
+static void add_row(struct dtext *d)
+{
+	pt_table_add(&d->tab, &d->line, 0, 0);
 }
 
 static void summary(struct dtext *d, const char *pa, const char *pb)
@@ -78,9 +93,9 @@ static void changes(struct dtext *d)
 	fprintf(d->f, "\nLargest changes in %s, per %s seen in both runs "
 		"(%zu of them)\n", pt_diff_weight_name(f->weight),
 		pt_group_name(&f->group), f->nboth);
-	pt_sb_addf(&d->line, "  %10s %10s %10s %7s %6s %6s  %s", "A s", "B s",
-		   "B - A s", "change", "n A", "n B", pt_group_name(&f->group));
-	emit(d);
+	pt_sb_addf(&d->line, "  %10s %10s %10s %7s %6s %6s  ", "A s", "B s",
+		   "B - A s", "change", "n A", "n B");
+	add_title(d, pt_group_name(&f->group));
 	for (i = 0; i < f->nchanged; i++) {
 		const struct pt_diff_row *r = &f->both[i];
 
@@ -94,12 +109,12 @@ static void changes(struct dtext *d)
 			pt_sb_addf(&d->line, "%7s", "new");
 		pt_sb_addf(&d->line, " %6zu %6zu  ", r->n[0], r->n[1]);
 		add_key(d, r->id);
-		emit(d);
 	}
 	if (f->nboth > f->nchanged) {
 		pt_sb_addf(&d->line, "  ... %zu more", f->nboth - f->nchanged);
-		emit(d);
+		add_row(d);
 	}
+	pt_table_end(&d->tab, d->width, d->f);
 }
 
 static void only(struct dtext *d, int side)
@@ -117,12 +132,12 @@ static void only(struct dtext *d, int side)
 		pt_sb_addf(&d->line, "  %10.3f %6zu  ", secs(rows[i].t[side]),
 			   rows[i].n[side]);
 		add_key(d, rows[i].id);
-		emit(d);
 	}
 	if (n > d->d->top) {
 		pt_sb_addf(&d->line, "  ... %zu more", n - d->d->top);
-		emit(d);
+		add_row(d);
 	}
+	pt_table_end(&d->tab, d->width, d->f);
 }
 
 int pt_diff_text_write(const struct pt_diff *d, const char *a, const char *b,
@@ -134,6 +149,7 @@ int pt_diff_text_write(const struct pt_diff *d, const char *a, const char *b,
 	t.width = width;
 	t.f = f;
 	pt_sb_init(&t.line);
+	t.tab = (struct pt_table)PT_TABLE_INIT;
 	summary(&t, a, b);
 	changes(&t);
 	only(&t, 0);

@@ -17,6 +17,7 @@
 #include "base/util.h"
 #include "model/model.h"
 #include "views/line.h"
+#include "views/table.h"
 #include "views/report-text.h"
 
 #define NONE UINT32_MAX
@@ -28,14 +29,45 @@ struct report {
 	struct pt_report_text_opts o;
 	FILE *f;
 	struct pt_sb line, tmp;
+	size_t keep, keep_end;          /* the line's label: never cut */
+	struct pt_table tab;            /* rows of the table being made */
+	int in_table;
 };
 
 /* ---- output helpers ---- */
 
-/* Print r->line cut to the width (views/line.h), reset it. */
+/* Print r->line cut to the width, its label whole (views/line.h); reset
+ * it. */
 static void emit(struct report *r)
 {
-	pt_line_emit(&r->line, r->o.width, r->f);
+	if (r->in_table)
+		pt_table_add(&r->tab, &r->line, r->keep, r->keep_end);
+	else
+		pt_line_emit_keep(&r->line, r->keep, r->keep_end, r->o.width,
+				  r->f);
+	r->keep = r->keep_end = 0;
+}
+
+/* From here to table_end(), lines are rows of one table (table.h): if
+ * one row's label goes below its figures, every row's does. */
+static void table_begin(struct report *r)
+{
+	r->in_table = 1;
+}
+
+static void table_end(struct report *r)
+{
+	pt_table_end(&r->tab, r->o.width, r->f);
+	r->in_table = 0;
+}
+
+/* Append s to the line as its label (what the row is about, or the
+ * title of the labels' column), which emit() never cuts. */
+static void add_label(struct report *r, const char *s)
+{
+	r->keep = r->line.len;
+	pt_sb_addstr(&r->line, s);
+	r->keep_end = r->line.len;
 }
 
 static void heading(struct report *r, const char *fmt, ...)
@@ -134,7 +166,7 @@ static void summary(struct report *r)
 	if (d->rss_id != NONE) {
 		pt_sb_addf(&r->line, "  peak memory   %10.1f MB  ",
 			   (double)d->rss_kb / 1024.0);
-		pt_sb_addstr(&r->line, label(r, d->rss_id));
+		add_label(r, label(r, d->rss_id));
 		emit(r);
 	}
 	if (m->damaged || m->lost_frames || m->bad_frames) {
@@ -154,23 +186,25 @@ static void group_table(struct report *r, const struct pt_report_group *g)
 	const struct pt_report *d = r->d;
 	size_t i, ng = d->ngroups;
 
-	pt_sb_addf(&r->line, "  %10s %6s %10s %6s %10s %7s  %s", "self s",
-		   "%self", "total s", "%total", "cpu s", "count",
-		   pt_group_name(&r->o.group));
+	table_begin(r);
+	pt_sb_addf(&r->line, "  %10s %6s %10s %6s %10s %7s  ", "self s",
+		   "%self", "total s", "%total", "cpu s", "count");
+	add_label(r, pt_group_name(&r->o.group));
 	emit(r);
 	for (i = 0; i < ng && i < (size_t)r->o.top; i++) {
 		pt_sb_addf(&r->line,
-			   "  %10.3f %5.1f%% %10.3f %5.1f%% %10.3f %7zu  %s",
+			   "  %10.3f %5.1f%% %10.3f %5.1f%% %10.3f %7zu  ",
 			   secs(g[i].self), pct(g[i].self, d->self_sum),
 			   secs(g[i].total), pct(g[i].total, d->self_sum),
-			   (double)g[i].cpu_us / 1e6, g[i].count,
-			   pt_strtab_str(&d->names, g[i].id));
+			   (double)g[i].cpu_us / 1e6, g[i].count);
+		add_label(r, pt_strtab_str(&d->names, g[i].id));
 		emit(r);
 	}
 	if (ng > (size_t)r->o.top) {
 		pt_sb_addf(&r->line, "  ... %zu more", ng - (size_t)r->o.top);
 		emit(r);
 	}
+	table_end(r);
 }
 
 static void programs(struct report *r)
@@ -225,11 +259,16 @@ static void tree_line(struct tree_ctx *t, const struct pt_exec *x,
 		      const char *branch, size_t below)
 {
 	struct report *r = t->r;
+	size_t keep;
 
-	pt_sb_addf(&r->line, "  %10.3f %10.3f  %s%s",
-		   secs(x->end_ns - x->start_ns), secs(r->d->a.self_ns[x->id]),
-		   t->prefix.buf, branch);
-	pt_sb_addstr(&r->line, label(r, x->id));
+	pt_sb_addf(&r->line, "  %10.3f %10.3f  ",
+		   secs(x->end_ns - x->start_ns), secs(r->d->a.self_ns[x->id]));
+	/* The branches go with the label, which keeps its place in the
+	 * tree when it wraps. */
+	keep = r->line.len;
+	pt_sb_addf(&r->line, "%s%s", t->prefix.buf, branch);
+	add_label(r, label(r, x->id));
+	r->keep = keep;
 	if (x->signal > 0)
 		pt_sb_addf(&r->line, "  [signal %d]", x->signal);
 	else if (x->exit_code > 0)
@@ -362,8 +401,9 @@ static void tree(struct report *r)
 	pt_sb_init(&t.prefix);
 	heading(r, "Process tree (depth %d, %d children each, subtrees under "
 		   "1%% folded)", r->o.depth, r->o.top);
-	pt_sb_addf(&r->line, "  %10s %10s  %s", "total s", "self s",
-		   "execution");
+	table_begin(r);
+	pt_sb_addf(&r->line, "  %10s %10s  ", "total s", "self s");
+	add_label(r, "execution");
 	emit(r);
 	for (c = 0; c < r->m->ncaptures; c++) {
 		if (r->m->ncaptures > 1) {
@@ -380,6 +420,7 @@ static void tree(struct report *r)
 			   t.hidden, r->m->n);
 		emit(r);
 	}
+	table_end(r);
 	pt_sb_release(&t.prefix);
 	free(t.kids);
 	free(t.roots);
@@ -396,23 +437,29 @@ static void critical(struct report *r)
 	if (!a->ncp)
 		return;
 	heading(r, "Critical path (what the end of the run waited for)");
-	pt_sb_addf(&r->line, "  %10s %10s %6s %10s %6s  %s", "at s", "span s",
-		   "%wall", "own s", "%wall", "execution");
+	table_begin(r);
+	pt_sb_addf(&r->line, "  %10s %10s %6s %10s %6s  ", "at s", "span s",
+		   "%wall", "own s", "%wall");
+	add_label(r, "execution");
 	emit(r);
 	for (i = 0; i < d->ncp_shown; i++) {
 		const struct pt_cp_step *st = &a->cp[d->cp_shown[i]];
 		uint32_t dep;
+		size_t keep;
 
 		pt_sb_addf(&r->line, "  %10.3f %10.3f %5.1f%% %10.3f %5.1f%%  ",
 			   secs(st->from - a->t0), secs(st->to - st->from),
 			   pct(st->to - st->from, d->wall), secs(st->own),
 			   pct(st->own, d->wall));
-		/* Indent by depth, but keep deep chains readable. */
+		/* Indent by depth, but keep deep chains readable; the
+		 * indentation goes with the label when it wraps. */
+		keep = r->line.len;
 		for (dep = 1; dep < st->depth && dep <= MAX_INDENT; dep++)
 			pt_sb_addstr(&r->line, "  ");
 		if (st->depth > MAX_INDENT + 1)
 			pt_sb_addf(&r->line, "[%u] ", st->depth - 1);
-		pt_sb_addstr(&r->line, label(r, st->exec));
+		add_label(r, label(r, st->exec));
+		r->keep = keep;
 		emit(r);
 	}
 	if (d->ncp_shown < d->ncp_steps) {
@@ -427,21 +474,24 @@ static void critical(struct report *r)
 			   secs(d->cp_idle), pct(d->cp_idle, d->wall));
 		emit(r);
 	}
+	table_end(r);
 
 	if (!d->ncp_groups)
 		return;
 	heading(r, "Critical path by %s", pt_group_name(&r->o.group));
-	pt_sb_addf(&r->line, "  %10s %6s %7s  %s", "own s", "%wall", "steps",
-		   pt_group_name(&r->o.group));
+	table_begin(r);
+	pt_sb_addf(&r->line, "  %10s %6s %7s  ", "own s", "%wall", "steps");
+	add_label(r, pt_group_name(&r->o.group));
 	emit(r);
 	for (i = 0; i < d->ncp_groups && i < (size_t)r->o.top; i++) {
 		const struct pt_report_group *g = &d->cp_groups[i];
 
-		pt_sb_addf(&r->line, "  %10.3f %5.1f%% %7zu  %s", secs(g->self),
-			   pct(g->self, d->wall), g->count,
-			   pt_strtab_str(&d->cp_names, g->id));
+		pt_sb_addf(&r->line, "  %10.3f %5.1f%% %7zu  ", secs(g->self),
+			   pct(g->self, d->wall), g->count);
+		add_label(r, pt_strtab_str(&d->cp_names, g->id));
 		emit(r);
 	}
+	table_end(r);
 }
 
 /* ---- parallelism ---- */
@@ -481,8 +531,9 @@ static void parallelism(struct report *r)
 	if (!d->nalone_shown)
 		return;
 	heading(r, "Longest stretches with a single busy execution");
-	pt_sb_addf(&r->line, "  %10s %10s %6s  %s", "length s", "at s", "%wall",
-		   "execution");
+	table_begin(r);
+	pt_sb_addf(&r->line, "  %10s %10s %6s  ", "length s", "at s", "%wall");
+	add_label(r, "execution");
 	emit(r);
 	for (i = 0; i < d->nalone_shown; i++) {
 		const struct pt_stretch *s = &a->alone[i];
@@ -490,9 +541,10 @@ static void parallelism(struct report *r)
 		pt_sb_addf(&r->line, "  %10.3f %10.3f %5.1f%%  ",
 			   secs(s->to - s->from), secs(s->from - a->t0),
 			   pct(s->to - s->from, d->wall));
-		pt_sb_addstr(&r->line, label(r, s->exec));
+		add_label(r, label(r, s->exec));
 		emit(r);
 	}
+	table_end(r);
 }
 
 /* ---- failures ---- */
@@ -505,8 +557,10 @@ static void failures(struct report *r)
 	if (!d->nfailures)
 		return;
 	heading(r, "Failed executions (in start order)");
-	pt_sb_addf(&r->line, "  %10s %10s  %-10s  %s", "at s", "wall s",
-		   "status", "execution");
+	table_begin(r);
+	pt_sb_addf(&r->line, "  %10s %10s  %-10s  ", "at s", "wall s",
+		   "status");
+	add_label(r, "execution");
 	emit(r);
 	for (i = 0; i < d->nfailures && i < (size_t)r->o.top; i++) {
 		const struct pt_exec *e = r->m->execs[d->failures[i]];
@@ -519,7 +573,7 @@ static void failures(struct report *r)
 		pt_sb_addf(&r->line, "  %10.3f %10.3f  %-10s  ",
 			   secs(e->start_ns - d->a.t0),
 			   secs(e->end_ns - e->start_ns), status);
-		pt_sb_addstr(&r->line, label(r, e->id));
+		add_label(r, label(r, e->id));
 		emit(r);
 	}
 	if (d->nfailures > (size_t)r->o.top) {
@@ -527,6 +581,7 @@ static void failures(struct report *r)
 			   d->nfailures - (size_t)r->o.top);
 		emit(r);
 	}
+	table_end(r);
 }
 
 /* ---- inside the programs ---- */
@@ -536,10 +591,11 @@ static void inside_row(struct report *r, const struct pt_inside_row *row,
 {
 	pt_sb_addf(&r->line, "  %10.3f %7zu  ", secs(row->total_ns),
 		   row->count);
-	pt_sb_addstr(&r->line, row->name);
+	add_label(r, row->name);
 	if (subject) {
 		pt_sb_addstr(&r->line, "  ");
 		pt_sb_addstr(&r->line, row->detail);
+		r->keep_end = r->line.len;
 	}
 	emit(r);
 }
@@ -563,7 +619,9 @@ static void inside(struct report *r)
 	pt_sb_release(&note);
 	if (!in->events)
 		return;
-	pt_sb_addf(&r->line, "  %10s %7s  %s", "total s", "count", "event");
+	table_begin(r);
+	pt_sb_addf(&r->line, "  %10s %7s  ", "total s", "count");
+	add_label(r, "event");
 	emit(r);
 	for (i = 0; i < in->nby_name; i++)
 		inside_row(r, &in->by_name[i], 0);
@@ -571,14 +629,17 @@ static void inside(struct report *r)
 		pt_sb_addf(&r->line, "  ... %zu more", in->kinds - in->nby_name);
 		emit(r);
 	}
+	table_end(r);
 	if (!in->nby_subject)
 		return;
 	heading(r, "Inside the programs: what the costliest events were about");
-	pt_sb_addf(&r->line, "  %10s %7s  %s", "total s", "count",
-		   "event  subject");
+	table_begin(r);
+	pt_sb_addf(&r->line, "  %10s %7s  ", "total s", "count");
+	add_label(r, "event  subject");
 	emit(r);
 	for (i = 0; i < in->nby_subject; i++)
 		inside_row(r, &in->by_subject[i], 1);
+	table_end(r);
 }
 
 int pt_report_text_write(const struct pt_model *m, const struct pt_report *d,

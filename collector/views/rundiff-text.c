@@ -6,6 +6,7 @@
 
 #include "views/keyfit.h"
 #include "views/line.h"
+#include "views/table.h"
 
 /* Words wrapped to the width, indented by two. */
 static void paragraph(struct pt_text *o, const char *text)
@@ -51,13 +52,10 @@ static void figure(struct pt_text *o, const char *name,
 	pt_text_emit(o);
 }
 
-static void key_row(struct pt_text *o, const struct pt_rdiff *d,
-		    const struct pt_rdiff_row *r)
+static void key_row(struct pt_text *o, struct pt_table *tab,
+		    const struct pt_rdiff *d, const struct pt_rdiff_row *r)
 {
-	char ci[64], path[32];
-	int room;
-
-	char q[16];
+	char ci[64], path[32], q[16];
 
 	/* One value a side: a resampled interval would be a point. */
 	if (r->n[0] < 2 && r->n[1] < 2)
@@ -72,36 +70,31 @@ static void key_row(struct pt_text *o, const struct pt_rdiff *d,
 	pt_sb_addf(&o->line, "  %9.3f %9.3f %+9.3f %+7.0f%%  %-22s %6s "
 		   "%5s  %-12s  ", r->med[0], r->med[1], r->delta, r->pct, ci,
 		   q, path, pt_verdict_name(r->verdict));
-	room = o->width - (int)o->line.len;
-	pt_key_fit(&o->line, pt_runs_key(d->r, r->key),
-		   pt_runs_label(d->r, r->key), room > 0 ? (size_t)room : 0);
-	pt_text_emit(o);
+	pt_table_add_key(tab, &o->line, pt_runs_key(d->r, r->key),
+			 pt_runs_label(d->r, r->key));
 }
 
 static void only(struct pt_text *o, const struct pt_rdiff *d, int side,
 		 size_t top)
 {
 	const struct pt_rdiff_row *rows = d->only[side];
+	struct pt_table tab = PT_TABLE_INIT;
 	size_t i, n = d->nonly[side];
 
 	fprintf(o->f, "\nOnly in %c: %zu %s%s (median s, runs)\n",
 		side ? 'B' : 'A', n, pt_group_name(&d->r->group),
 		n == 1 ? "" : "s");
 	for (i = 0; i < n && i < top; i++) {
-		int room;
-
 		pt_sb_addf(&o->line, "  %9.3f %5zu  ", rows[i].med[side],
 			   rows[i].n[side]);
-		room = o->width - (int)o->line.len;
-		pt_key_fit(&o->line, pt_runs_key(d->r, rows[i].key),
-			   pt_runs_label(d->r, rows[i].key),
-			   room > 0 ? (size_t)room : 0);
-		pt_text_emit(o);
+		pt_table_add_key(&tab, &o->line, pt_runs_key(d->r, rows[i].key),
+				 pt_runs_label(d->r, rows[i].key));
 	}
 	if (n > top) {
 		pt_sb_addf(&o->line, "  ... %zu more", n - top);
-		pt_text_emit(o);
+		pt_table_add(&tab, &o->line, 0, 0);
 	}
+	pt_table_end(&tab, o->width, o->f);
 }
 
 int pt_rdiff_text_write(const struct pt_rdiff *d,
@@ -151,17 +144,22 @@ int pt_rdiff_text_write(const struct pt_rdiff *d,
 		pt_sb_addf(&o.line, "  No change beyond noise.");
 		pt_text_emit(&o);
 	} else {
+		struct pt_table tab = PT_TABLE_INIT;
+		size_t keep;
+
 		pt_sb_addf(&o.line, "  %9s %9s %9s %8s  %-22s %6s %5s  "
-			   "%-12s  %s", "A s", "B s", "change", "%",
-			   "95% interval", "q", "path", "verdict",
-			   pt_group_name(&d->r->group));
-		pt_text_emit(&o);
+			   "%-12s  ", "A s", "B s", "change", "%",
+			   "95% interval", "q", "path", "verdict");
+		keep = o.line.len;
+		pt_sb_addstr(&o.line, pt_group_name(&d->r->group));
+		pt_table_add(&tab, &o.line, keep, o.line.len);
 		for (i = 0; i < shown; i++)
-			key_row(&o, d, &d->rows[i]);
+			key_row(&o, &tab, d, &d->rows[i]);
 		if (list > shown) {
 			pt_sb_addf(&o.line, "  ... %zu more", list - shown);
-			pt_text_emit(&o);
+			pt_table_add(&tab, &o.line, 0, 0);
 		}
+		pt_table_end(&tab, o.width, o.f);
 	}
 	fputc('\n', f);
 	if (v->brief)

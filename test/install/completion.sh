@@ -1,7 +1,7 @@
 #!/bin/bash
 # The bash completion (tools/proftrace-completion.bash) against the
 # program: every command of `proftrace --help`, every option of each
-# command's --help, and the formats of convert are offered.
+# command's --help, and the formats of convert, info and report are offered.
 # usage: completion.sh SOURCE_DIR PROFTRACE
 set -u
 . "$1/tools/proftrace-completion.bash"
@@ -35,6 +35,8 @@ for c in $cmds; do
 done
 formats=$("$pt" convert --help | sed -n 's/.*known:\([^)]*\)).*/\1/p')
 offered "convert -f" $formats -- $(complete_words convert -f "")
+offered "info --format" text json -- $(complete_words info --format "")
+offered "report --format" text markdown -- $(complete_words report --format "")
 offered "report --group-by" exe package cwd env: -- $(complete_words report --group-by "")
 offered "record -- COMMAND" bash -- $(complete_words record -o x.ptcap -- ba)
 [ $fail -eq 0 ] && echo "ok: every command, option and format is offered"

@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
 """proftrace info against ground truth: a command recorded in a git
 repository (a plain one, a linked worktree, refs packed) with fake CI ids;
-every fact `info` shows (text and --json) compared with what Python reads
-from the machine and from git itself; an older capture without the new
-keys still reads, its end taken from its last record."""
+every fact `info` shows (text and --format json) compared with what
+Python reads from the machine and from git itself; an older capture
+without the new keys still reads, its end taken from its last record.
+Every text line is for a person: label and value, the values in one
+column, no internal key (clock readings, the collector's bookkeeping)."""
 import argparse
 import json
 import os
 import platform
+import re
 import socket
 import subprocess
 import sys
@@ -65,9 +68,34 @@ def record_in(cwd, out):
     return before, time.time()
 
 
+def for_a_person(what, text, meta):
+    """Each line "LABEL  VALUE", every value in the same column; no label
+    is a key without a name of its own (only the CI's variables show
+    under theirs), no value a raw clock reading."""
+    cols = set()
+    for line in text.splitlines():
+        m = re.match(r"^(\S+(?: \S+)*)( {2,})(\S.*)$", line)
+        if not m:
+            check(f"{what}: line {line!r} is LABEL  VALUE", False, True)
+            continue
+        cols.add(len(m.group(1)) + len(m.group(2)))
+        label = m.group(1)
+        # (host, kernel and command are named by their keys.)
+        if label in meta and label not in ("host", "kernel", "command"):
+            check(f"{what}: {label!r} is a variable's name",
+                  re.fullmatch(r"[A-Z0-9_]+", label) is not None, True)
+    check(f"{what}: values in one column", len(cols), 1)
+    for k, v in meta.items():
+        if k.endswith("_ns"):
+            check(f"{what}: raw {k} not shown", v in text, False)
+
+
 def info(path):
     text = run(args.proftrace, "info", path)
-    j = json.loads(run(args.proftrace, "info", "--json", path))
+    j = json.loads(run(args.proftrace, "info", "--format", "json", path))
+    check("--json is --format json",
+          json.loads(run(args.proftrace, "info", "--json", path)), j)
+    for_a_person(path, text, j["meta"])
     return text, j
 
 
@@ -101,7 +129,9 @@ with tempfile.TemporaryDirectory() as tmp:
     for k, v in (("CI_PIPELINE_ID", "7001"), ("CI_JOB_ID", "7002"),
                  ("GITHUB_RUN_ID", "7003")):
         check(k, m.get(k), v)
-        check(k + " in the text", f"{k:<14} {v}" in text, True)
+        check(k + " in the text",
+              any(re.fullmatch(rf"{k}  +{v}", line)
+                  for line in text.splitlines()), True)
     start = int(m["start_realtime_ns"]) / 1e9
     end = int(m["end_realtime_ns"]) / 1e9
     check("start within the run", before <= start <= after, True)
@@ -150,5 +180,28 @@ with tempfile.TemporaryDirectory() as tmp:
     check("old: end from", j["end_from"], "last record")
     check("old: wall time", round(j["wall_time_s"]), 10)
     check("old: no git line", "git commit" in text, False)
+
+    # The end META of a capture a STOP ended, and a key of a newer
+    # version: in the JSON as recorded, not in the text.
+    new = Capture(host="beta", meta={
+        "end_monotonic_ns": str(1_000_000_000_000 + 10**10),
+        "end_realtime_ns": str(1_700_000_000_000_000_000 + 10**10),
+        "stopped_by": "4242", "queue_high_water": "17",
+        "GITHUB_RUN_ATTEMPT": "3"})
+    new.process(100, 1, ["make"], start=0, end=10)
+    newp = os.path.join(tmp, "new.ptcap")
+    new.write(newp)
+    text, j = info(newp)
+    print(text)
+    for k in ("end_monotonic_ns", "end_realtime_ns", "stopped_by",
+              "queue_high_water", "start_monotonic_ns"):
+        check(f"new: {k} in the JSON", k in j["meta"], True)
+        check(f"new: {k} not in the text", k in text, False)
+    check("new: end from", j["end_from"], "meta")
+    check("new: wall time", j["wall_time_s"], 10.0)
+    check("new: stopped by", "proftrace stop (pid 4242)" in text, True)
+    check("new: GITHUB_RUN_ATTEMPT", any(
+        re.fullmatch(r"GITHUB_RUN_ATTEMPT  +3", line)
+        for line in text.splitlines()), True)
 
 sys.exit(1 if failures else 0)

@@ -20,7 +20,7 @@
 #include "pt-preload.h"
 
 /* What state.c provides in the library. */
-struct pt_state pt = { .fd = -1 };
+struct pt_state pt;
 struct pt_real pt_real;
 static int fake_foreign;
 
@@ -87,7 +87,7 @@ static void test_small(void)
 	char *envp[] = { "HOME=/root", "OPAM_PACKAGE_NAME=dune",
 			 "GITHUB_TOKEN=x", "CI_JOB_ID=7", "MY_VARX=0",
 			 "zeta=1", "MY_VAR=2", "MZ=3", NULL };
-	struct pt_chan ch = { .spool = 0, .temp = 0, .owner = 1 };
+	struct pt_chan ch = { .kind = PT_CHAN_SOCK, .direct = 1, .owner = 1 };
 	struct pt_body b = { .type = PT_REC_HELLO, .fixed_len = 32 };
 	const unsigned char *p;
 	unsigned char *buf, *raw;
@@ -136,7 +136,7 @@ static void test_small(void)
 static void send_exec_cwd(struct pt_record *rec, unsigned char **buf)
 {
 	char *argv[] = { "true", NULL };
-	struct pt_chan ch = { .owner = 1 };
+	struct pt_chan ch = { .kind = PT_CHAN_SOCK, .direct = 1, .owner = 1 };
 	struct pt_body b = { .type = PT_REC_EXEC, .fixed_len = 8 };
 	const unsigned char *p;
 	unsigned char *raw = NULL;
@@ -219,13 +219,13 @@ static void test_large(int foreign, int compressible)
 {
 	enum { NARGS = 256, ARGLEN = 4096 };
 	char cwd[4096], path[64], **argv = calloc(NARGS + 1, sizeof *argv);
-	struct pt_chan ch = { .spool = 0, .temp = 0, .owner = 1 };
+	struct pt_chan ch = { .kind = PT_CHAN_SOCK, .direct = 1, .owner = 1 };
 	struct pt_body b = { .type = PT_REC_EXEC, .fixed_len = 8 };
 	const unsigned char *p;
 	unsigned char *buf, *raw;
 	struct pt_record rec;
 	size_t n, i;
-	int lfd, sv[2];
+	int lfd;
 	unsigned seed = 1;
 	struct reader rd;
 	pthread_t th;
@@ -248,16 +248,16 @@ static void test_large(int foreign, int compressible)
 	b.want_cwd = 1;         /* cannot fit the stack buffer: asked again */
 	rd.lfd = lfd;
 	pthread_create(&th, NULL, accept_and_drain, &rd);
-	socketpair(AF_UNIX, SOCK_SEQPACKET, 0, sv);
-	ch.fd = sv[0];
+	/* A channel not yet opened: the frame goes over a connection that
+	 * starts with HELLO AUX, then it. */
+	ch.fd = -1;
+	ch.hello = PT_HELLO_AUX;
 	ch.pid = getpid();
 	fake_foreign = foreign;
 	ch.owner = !foreign;
 	CHECK(pt_send_record(&ch, &b, 42) == 0, "send large");
+	pt_chan_put(&ch);
 	fake_foreign = 0;
-	close(sv[0]);
-	close(sv[1]);
-	/* The frame went over a connection of its own: HELLO AUX, then it. */
 	pthread_join(th, NULL);
 	buf = rd.buf;
 	n = rd.len;
@@ -340,7 +340,7 @@ static void test_defer(void)
 	char *argv[] = { "cc", "x.c", NULL };
 	char big[PT_DEFER_BYTES];
 	char *big_argv[] = { "cc", big, NULL };
-	struct pt_chan ch = { .owner = 1 }, temp, foreign;
+	struct pt_chan ch = { .kind = PT_CHAN_SOCK, .direct = 1, .owner = 1 }, foreign;
 	unsigned char out[PT_DEFER_BYTES];
 	struct pt_body b;
 	pid_t got[16];
@@ -365,13 +365,10 @@ static void test_defer(void)
 	CHECK(pt_defer_take(99, out) == 0, "nothing held for child 99");
 	send(sv[0], out, n, 0);
 	CHECK(drain_spawns(sv[1], got, 16) == 1 && got[0] == 5, "the frame of 5");
-	/* Not the owner's own connection, or too big: not held. */
-	temp = ch;
-	temp.temp = 1;
+	/* Not the owner's, or too big: not held. */
 	foreign = ch;
 	foreign.owner = 0;
 	spawn_body(&b, 20, argv);
-	CHECK(pt_defer_hold(&temp, &b, 20, 1020) == -1, "a temporary channel");
 	CHECK(pt_defer_hold(&foreign, &b, 20, 1020) == -1, "a foreign channel");
 	memset(big, 'x', sizeof big - 1);
 	big[sizeof big - 1] = '\0';
@@ -440,7 +437,7 @@ static void test_mailbox(void)
 {
 	char *argv[] = { "true", "--child", NULL };
 	unsigned char out[PT_MBOX_BYTES];
-	struct pt_chan ch = { .owner = 1 };
+	struct pt_chan ch = { .kind = PT_CHAN_SOCK, .direct = 1, .owner = 1 };
 	unsigned types[8];
 	pid_t pids[8], child;
 	struct pt_body b;

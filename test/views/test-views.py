@@ -538,21 +538,23 @@ def test_strings():
 
 def diff_a():
     c = Capture(host="a")
-    c.process(600, 1, ["make"], start=0, end=10)
+    d = dict(cwd="/home/u/src1")        # the checkout, elsewhere in B
+    c.process(600, 1, ["make"], start=0, end=10, **d)
     c.process(601, 600, ["cc", "-c", "/home/u/src1/a.c", "-o",
-                         "/tmp/ccAbc12.o"], start=1, end=3)
+                         "/tmp/ccAbc12.o"], start=1, end=3, **d)
     c.process(602, 600, ["cc", "-c", "/home/u/src1/b.c", "-o", "b.o"],
-              start=3, end=4)
+              start=3, end=4, **d)
     return c
 
 
 def diff_b():
     c = Capture(host="b")
-    c.process(700, 1, ["make"], start=0, end=8)
+    d = dict(cwd="/builds/x/src")
+    c.process(700, 1, ["make"], start=0, end=8, **d)
     c.process(701, 700, ["cc", "-c", "/builds/x/src/a.c", "-o",
-                         "/tmp/ccZZ99.o"], start=1, end=4)
+                         "/tmp/ccZZ99.o"], start=1, end=4, **d)
     c.process(702, 700, ["cc", "-c", "/builds/x/src/c.c", "-o", "c.o"],
-              start=4, end=5)
+              start=4, end=5, **d)
     return c
 
 
@@ -564,11 +566,14 @@ def test_diff():
     ch = rows(section(text, "Largest changes"), 6)
     eq([(r[0], r[1], r[2], r[6]) for r in ch],
        [("10.000", "8.000", "-2.000", "make"),
-        ("2.000", "3.000", "+1.000", "cc -c a.c -o $TMP/*.o")], "changes")
+        ("2.000", "3.000", "+1.000", "cc -c $SRC/a.c -o $TMP/*.o")],
+       "changes")
     only_a = section(text, "Only in A")
     only_b = section(text, "Only in B")
-    check(re.search(r"1\.000\s+1\s+cc -c b\.c -o b\.o", only_a[0]), only_a)
-    check(re.search(r"1\.000\s+1\s+cc -c c\.c -o c\.o", only_b[0]), only_b)
+    check(re.search(r"1\.000\s+1\s+cc -c \$SRC/b\.c -o b\.o", only_a[0]),
+          only_a)
+    check(re.search(r"1\.000\s+1\s+cc -c \$SRC/c\.c -o c\.o", only_b[0]),
+          only_b)
     text = run("diff", "--group-by", "exe", "--weight", "self", a, b).decode()
     ch = rows(section(text, "Largest changes"), 6)
     eq([(r[0], r[1], r[6]) for r in ch],
@@ -596,8 +601,10 @@ LABELS = [
     (["python3", "-u", "/usr/share/x/script.py", "arg"], "python3 script.py"),
     (["rustc", "--crate-name", "foo", "src/lib.rs"], "rustc src/lib.rs"),
     (["/usr/bin/env"], "env"),
-    (["sh", "-c", "echo " + "x" * 100], "sh echo " + "x" * 53 + "..."),
-    (["sh", "-c", "echo \u00e9" * 30], None),
+    # A script too long for a label is left out, never cut.
+    (["sh", "-c", "echo " + "x" * 100], "sh -c"),
+    (["sh", "-c", "echo \u00e9" * 30], "sh -c"),
+    (["sh", "-c", "echo " + "x" * 50], "sh echo " + "x" * 50),
 ]
 
 
