@@ -1,8 +1,18 @@
 #!/bin/sh
-# Build proftrace and run the whole test suite; the last line counts the
-# results.  Extra arguments go to `meson test` (a suite, a test name...).
+# Install what the tests use when it is missing (tools/install-deps.sh
+# test: as root, or through sudo), build proftrace and run the whole test
+# suite; the last line counts the results.  Extra arguments go to `meson
+# test` (a suite, a test name...).
 set -u
 cd "$(dirname "$0")"
+missing=$(tools/install-deps.sh --missing test) || exit 1
+tools/install-deps.sh test || exit 1
+if [ -n "$missing" ] && [ -f build/build.ninja ]; then
+	# A build set up before (./quickstart.sh) looks again for what is
+	# now installed: pandoc for the man pages, protoc, valgrind...
+	log=$(meson setup --reconfigure build 2>&1) ||
+		{ printf '%s\n' "$log"; exit 1; }
+fi
 if [ ! -f build/build.ninja ]; then   # none yet, or a setup that failed
 	rm -rf build
 	log=$(meson setup build 2>&1) || { printf '%s\n' "$log"; exit 1; }

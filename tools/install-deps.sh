@@ -1,48 +1,90 @@
 #!/bin/sh
-# Install what building and testing proftrace needs on Debian or Ubuntu.
-# Only packages that are missing are installed; needs root (or sudo).
+# Install what proftrace needs on Debian or Ubuntu; only packages that are
+# missing are installed; needs root (or sudo).
+#
+#   tools/install-deps.sh build            what building and running it needs
+#                                          (./quickstart.sh)
+#   tools/install-deps.sh [test]           that, and what the tests use
+#                                          (./run-tests.sh)
+#   tools/install-deps.sh --missing SET    print the missing packages of SET
+#                                          on one line, install nothing
 set -eu
-# bubblewrap, nodejs, perl, golang-go and busybox-static run the tests;
-# pandoc builds the man pages; man-db renders them in the tests;
-# debhelper, dpkg-dev and lintian build and check the Debian package; git
-# and python3-yaml run doc/ci.md's recipes.
-pkgs="gcc make meson ninja-build pkg-config zlib1g-dev libc6-dev python3 strace binutils
-bubblewrap nodejs perl golang-go busybox-static pandoc man-db debhelper dpkg-dev lintian git python3-yaml curl"
-# The tests of traces that programs write: clang -ftime-trace, dune
-# --trace-file (which needs an OCaml compiler to start).
-pkgs="$pkgs clang ocaml-dune ocaml-nox"
-# and clang 16's -ftime-trace=PATH, where the default clang is older.
-case "$(clang --version 2>/dev/null)" in
-*"clang version "1[6-9]*|*"clang version "[2-9][0-9]*) ;;
-*) apt-cache show clang-16 >/dev/null 2>&1 && pkgs="$pkgs clang-16" ;;
-esac
-# The tests of the SVG, Markdown and Perfetto views: a browser, ImageMagick
-# to look at its screenshots, a CommonMark parser with GitHub's tables,
-# protoc to decode protobuf traces.
-pkgs="$pkgs chromium imagemagick cmark-gfm protobuf-compiler"
-# OpenTelemetry export: libcurl to build; npm for the test receiver's
-# decoder (below), openssl for its TLS certificate.
-# (npm comes with some builds of nodejs, and conflicts with them.)
-pkgs="$pkgs libcurl4-openssl-dev openssl"
-command -v npm >/dev/null 2>&1 || pkgs="$pkgs npm"
-# 32-bit programs under a 64-bit library (test/install/lib32.sh): the
-# 32-bit toolchain, and an emulator for kernels that run none natively.
-if [ "$(dpkg --print-architecture 2>/dev/null)" = amd64 ]; then
-	pkgs="$pkgs gcc-multilib qemu-user-static"
+list=
+if [ "${1:-}" = --missing ]; then
+	list=1
+	shift
 fi
-# CPython's own test_subprocess (test/integration/cpython-subprocess.py),
-# where this release has it.
-apt-cache show libpython3.11-testsuite >/dev/null 2>&1 && pkgs="$pkgs libpython3.11-testsuite"
+set_=${1:-test}
+case $set_ in
+build|test) ;;
+*) echo "usage: tools/install-deps.sh [--missing] [build|test]" >&2; exit 2;;
+esac
+if ! command -v dpkg-query >/dev/null 2>&1; then
+	[ -n "$list" ] || echo "proftrace: not Debian or Ubuntu: install what" \
+		"tools/install-deps.sh names yourself" >&2
+	exit 0
+fi
+
+# The build (meson.build): a C compiler, meson and ninja, zlib and libcurl
+# (the proftrace program's capture and OpenTelemetry export), python3 for
+# meson's scripts.  The man pages need pandoc, and are built when it is
+# there: the test set brings it.
+pkgs="gcc make libc6-dev meson ninja-build pkg-config zlib1g-dev
+libcurl4-openssl-dev python3"
+
+if [ "$set_" = test ]; then
+	# bubblewrap, nodejs, perl, golang-go and busybox-static run the
+	# tests; strace is their ground truth; pandoc builds the man pages;
+	# man-db renders them in the tests; build-essential (which
+	# dpkg-checkbuilddeps demands), debhelper, dpkg-dev and lintian build
+	# and check the Debian package; git and python3-yaml run doc/ci.md's
+	# recipes.
+	pkgs="$pkgs strace binutils bubblewrap nodejs perl golang-go
+busybox-static pandoc man-db build-essential debhelper dpkg-dev lintian git
+python3-yaml curl"
+	# The tests of traces that programs write: clang -ftime-trace, dune
+	# --trace-file (which needs an OCaml compiler to start).
+	pkgs="$pkgs clang ocaml-dune ocaml-nox"
+	# and clang 16's -ftime-trace=PATH, where the default clang is older.
+	case "$(clang --version 2>/dev/null)" in
+	*"clang version "1[6-9]*|*"clang version "[2-9][0-9]*) ;;
+	*) apt-cache show clang-16 >/dev/null 2>&1 && pkgs="$pkgs clang-16" ;;
+	esac
+	# The tests of the SVG, Markdown and Perfetto views: a browser,
+	# ImageMagick to look at its screenshots, a CommonMark parser with
+	# GitHub's tables, protoc to decode protobuf traces.
+	pkgs="$pkgs chromium imagemagick cmark-gfm protobuf-compiler"
+	# OpenTelemetry export: npm for the test receiver's decoder (below),
+	# openssl for its TLS certificate.
+	# (npm comes with some builds of nodejs, and conflicts with them.)
+	pkgs="$pkgs openssl"
+	command -v npm >/dev/null 2>&1 || pkgs="$pkgs npm"
+	# 32-bit programs under a 64-bit library (test/install/lib32.sh): the
+	# 32-bit toolchain, and an emulator for kernels that run none
+	# natively.
+	if [ "$(dpkg --print-architecture 2>/dev/null)" = amd64 ]; then
+		pkgs="$pkgs gcc-multilib qemu-user-static"
+	fi
+	# CPython's own test_subprocess
+	# (test/integration/cpython-subprocess.py), where this release has it.
+	apt-cache show libpython3.11-testsuite >/dev/null 2>&1 &&
+		pkgs="$pkgs libpython3.11-testsuite"
+fi
 missing=
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
 		missing="$missing $p"
 done
+if [ -n "$list" ]; then
+	[ -z "$missing" ] || echo $missing
+	exit 0
+fi
 # The test receiver of the OpenTelemetry export decodes with
 # OpenTelemetry's own npm package, pinned by
 # test/integration/otlp/package-lock.json.
 npm_deps()
 {
+	[ "$set_" = test ] || return 0
 	top=$(cd "$(dirname "$0")/.." && pwd)
 	[ -d "$top/test/integration/otlp/node_modules" ] && return 0
 	npmlog=$(mktemp "${TMPDIR:-/tmp}/proftrace-npm.XXXXXX")

@@ -20,9 +20,45 @@ static void vwarn(const char *fmt, va_list ap)
 
 static int muted;
 
+/* The failures said while muted, for pt_warn_failures_flush(). */
+#define DEFERRED_MAX 8
+static char *deferred[DEFERRED_MAX];
+static unsigned ndeferred, nmore;
+
 void pt_warn_mute(void)
 {
 	muted = 1;
+}
+
+void pt_warn_failure(const char *fmt, ...)
+{
+	va_list ap;
+	char line[1024];
+
+	va_start(ap, fmt);
+	if (!muted) {
+		vwarn(fmt, ap);
+	} else {
+		vsnprintf(line, sizeof line, fmt, ap);
+		if (ndeferred < DEFERRED_MAX &&
+		    (deferred[ndeferred] = strdup(line)))
+			ndeferred++;
+		else
+			nmore++;
+	}
+	va_end(ap);
+}
+
+void pt_warn_failures_flush(void)
+{
+	for (unsigned i = 0; i < ndeferred; i++) {
+		fprintf(stderr, "proftrace: %s\n", deferred[i]);
+		free(deferred[i]);
+	}
+	if (nmore)
+		fprintf(stderr, "proftrace: and %u more failures\n", nmore);
+	fflush(stderr);
+	ndeferred = nmore = 0;
 }
 
 void pt_warn(const char *fmt, ...)

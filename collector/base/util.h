@@ -10,6 +10,13 @@ void pt_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* From now on pt_warn prints nothing (record -q once COMMAND runs);
  * pt_die still prints. */
 void pt_warn_mute(void);
+/* A failure that means the user's data did not arrive where they asked
+ * (an export, an output file, the capture): pt_warn, and also after
+ * pt_warn_mute(), when it is kept for pt_warn_failures_flush(). */
+void pt_warn_failure(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+/* Print the failures kept while muted, one line each, in their order. */
+void pt_warn_failures_flush(void);
 /* pt_warn, then exit(status). */
 void pt_die(int status, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3), noreturn));

@@ -66,7 +66,7 @@ struct pt_writer {
 static void fail(struct pt_writer *w, const char *what)
 {
 	if (!w->failed)
-		pt_warn("writing %s: %s", w->path, what);
+		pt_warn_failure("writing %s: %s", w->path, what);
 	w->failed = 1;
 }
 

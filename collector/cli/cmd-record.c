@@ -78,8 +78,9 @@ static const char help_head[] =
 	"                        proftrace-YYYYmmdd-HHMMSS.ptcap here)\n";
 /* Then the end-of-run outputs (collect/finish.h). */
 static const char help_tail[] =
-	"  -q, --quiet           once COMMAND runs, print nothing: no status\n"
-	"                        line, summary or collector messages\n"
+	"  -q, --quiet           once COMMAND runs, no status line, summary or\n"
+	"                        collector messages; an output that failed\n"
+	"                        (--otlp, --csv...) is still one line\n"
 	"  --force               overwrite CAPTURE, --csv and --html files\n"
 	"  --no-ptrace           do not trace what the library cannot enter;\n"
 	"                        watch it through /proc (PROFTRACE_PTRACE=0)\n"
@@ -576,6 +577,9 @@ static int run(int argc, char **argv)
 		ok = 0;
 	if (!o.quiet)
 		pt_warn("capture: %s", u.output);
+	/* -q: what did not arrive where it was asked still says so, one line
+	 * each, after COMMAND's output. */
+	pt_warn_failures_flush();
 	code = exit_code(r.wait_status);
 	tear_down(&u);
 	pt_tracer_free(r.tracer);

@@ -218,8 +218,9 @@ static int write_one(struct pt_finish *fin, size_t i,
 		err = errno;
 	}
 	if (rc < 0) {
-		pt_warn("writing %s: %s", fin->path[i] ? fin->path[i] : "-",
-			strerror(err));
+		pt_warn_failure("writing %s: %s",
+				fin->path[i] ? fin->path[i] : "-",
+				strerror(err));
 		return -1;
 	}
 	return 0;

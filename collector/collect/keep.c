@@ -193,7 +193,8 @@ int pt_keep_write(const struct pt_finish *fin, const struct pt_model *m,
 
 	(void)m;
 	if (make_dirs(dir) < 0) {
-		pt_warn("--keep: cannot make %s: %s", dir, strerror(errno));
+		pt_warn_failure("--keep: cannot make %s: %s", dir,
+				strerror(errno));
 		return -1;
 	}
 	kept = list_kept(dir, &n);
@@ -207,8 +208,8 @@ int pt_keep_write(const struct pt_finish *fin, const struct pt_model *m,
 	strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
 	pt_sb_addf(&name, "%s/%s-%ld.ptcap", dir, stamp, (long)getpid());
 	if (copy_file(fin->capture, name.buf) < 0) {
-		pt_warn("--keep: cannot copy the capture to %s: %s", name.buf,
-			strerror(errno));
+		pt_warn_failure("--keep: cannot copy the capture to %s: %s",
+				name.buf, strerror(errno));
 		rc = -1;
 	}
 	pt_sb_release(&name);

@@ -51,6 +51,17 @@ static uint32_t name_pid(const char *name)
 	return dot && !strcmp(dot, ".json") ? (uint32_t)v : 0;
 }
 
+/* The naming rule a name with no pid (name_pid() 0) breaks, as a note. */
+static const char *name_rule(const char *name)
+{
+	const char *dot = strrchr(name, '.');
+
+	if (!dot || strcmp(dot, ".json"))
+		return "refused: its name does not end in .json";
+	return "refused: its name does not start with its writer's pid "
+	       "(PID.json, PID-NAME.json)";
+}
+
 static void pend_add(struct pt_tracefiles *t, const char *name)
 {
 	uint32_t pid = name_pid(name);
@@ -224,7 +235,8 @@ static const char *over_budget(char *buf, size_t size)
 /*
  * Read the file at dirfd/path into a TRACE frame of pid and put it.
  * Returns 0 when the file was not there at all (nothing is said), 1
- * otherwise.
+ * otherwise.  pid 0: the name breaks the naming rule, and the file is
+ * refused unread (its events belong to no process we can tell).
  */
 static int take(struct pt_tracefiles *t, int dirfd, const char *path,
 		uint32_t pid, const char *shown)
@@ -236,6 +248,14 @@ static int take(struct pt_tracefiles *t, int dirfd, const char *path,
 	size_t got = 0, json_at = 0;
 	int fd;
 
+	if (!pid) {
+		if (fstatat(dirfd, path, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			return 0;
+		frame_begin(t, "dir", 3, shown, strlen(shown));
+		item_str(sb, PT_TAG_TRACE_NOTE, name_rule(path));
+		fd = -1;
+		goto send;
+	}
 	fd = openat(dirfd, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
 		    O_CLOEXEC | O_NOCTTY);
 	if (fd < 0 && errno == ENOENT)

@@ -10,7 +10,8 @@
  * A file is opened without following a last symbolic link and without
  * blocking, taken only when it is a regular file, and cut at
  * PT_TRACE_FILE_MAX bytes; past PT_TRACE_RUN_MAX bytes in a run, files are
- * refused.  Whatever is refused or cut becomes a TRACE frame with a NOTE,
+ * refused, and so is, unread, a file whose name breaks the naming rule
+ * (found when the run ends).  Whatever is refused or cut becomes a TRACE frame with a NOTE,
  * so that the views can count and say it.  Nothing here fails the build.
  */
 #ifndef PT_COLLECT_TRACEFILE_H

@@ -285,10 +285,10 @@ static void fail(struct pt_otlp_sender *s, const char *why, unsigned tries)
 
 	url_for_message(s->o->url, &msg);
 	if (tries > 1)
-		pt_warn("OTLP export to %s failed after %u attempts: %s",
-			msg.buf, tries, why);
+		pt_warn_failure("OTLP export to %s failed after %u "
+				"attempts: %s", msg.buf, tries, why);
 	else
-		pt_warn("OTLP export to %s failed: %s", msg.buf, why);
+		pt_warn_failure("OTLP export to %s failed: %s", msg.buf, why);
 	pt_sb_release(&msg);
 }
 

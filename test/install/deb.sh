@@ -18,7 +18,7 @@ if [ "${PT_IN_NS:-}" != 1 ]; then
 	tmp=$(mktemp -d /tmp/pt-deb.XXXXXX)
 	trap 'rm -rf "$tmp"' EXIT
 	if ! dpkg-checkbuilddeps "$src/debian/control" 2>"$tmp/deps"; then
-		echo "FAIL: $(cat "$tmp/deps") (tools/install-deps.sh installs them)"
+		echo "FAIL: $(cat "$tmp/deps") (./run-tests.sh installs them: tools/install-deps.sh test)"
 		exit 1
 	fi
 	# What a clean clone holds: the tracked files (and new ones not ignored).
