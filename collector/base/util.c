@@ -25,6 +25,14 @@ void pt_warn_mute(void)
 	muted = 1;
 }
 
+int pt_warn_set_muted(int on)
+{
+	int was = muted;
+
+	muted = on;
+	return was;
+}
+
 void pt_warn(const char *fmt, ...)
 {
 	va_list ap;

@@ -10,6 +10,8 @@ void pt_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* From now on pt_warn prints nothing (record -q once COMMAND runs);
  * pt_die still prints. */
 void pt_warn_mute(void);
+/* Mute pt_warn (on) or not for a while; returns the state before. */
+int pt_warn_set_muted(int on);
 /* pt_warn, then exit(status). */
 void pt_die(int status, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3), noreturn));

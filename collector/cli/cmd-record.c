@@ -372,6 +372,7 @@ static int parse(int argc, char **argv, struct record_opts *o)
  */
 struct setup {
 	char *output, *lib, *rundir, *visible, *sock, *preload, *traces;
+	char *capture, *keep;           /* absolute, for the snapshot */
 	char log[128];          /* PROFTRACE_LOG for the command, or "" */
 	struct pt_sb command;
 	struct pt_writer *w;
@@ -406,6 +407,20 @@ static int set_up(struct setup *u, struct record_opts *o)
 	pt_quote_argv(&u->command, (const char *const *)o->command, o->argc);
 	pt_server_begin(u->s, u->w, u->command.buf);
 	pt_server_trace_dir(u->s, u->traces);
+	{
+		/* What `proftrace top` reads (collect/status.h). */
+		struct pt_sb sp = PT_SB_INIT;
+
+		u->capture = realpath(u->output, NULL);
+		if (!u->capture)
+			u->capture = pt_rundir_absolute(u->output);
+		if (o->fin.arg[PT_FINISH_keep])
+			u->keep = pt_rundir_absolute(o->fin.arg[PT_FINISH_keep]);
+		pt_sb_addf(&sp, "%s/status", u->rundir);
+		pt_server_status(u->s, sp.buf, "record", u->command.buf,
+				 u->capture, u->keep);
+		pt_sb_release(&sp);
+	}
 	/* The run log (doc/design.md, "The transport"), unless
 	 * PROFTRACE_TRANSPORT=socket keeps every image on the socket. */
 	u->log[0] = '\0';      /* pt_server_open_log fills it on success */
@@ -431,6 +446,8 @@ static void tear_down(struct setup *u)
 	free(u->sock);
 	free(u->traces);
 	free(u->preload);
+	free(u->capture);
+	free(u->keep);
 }
 
 static int run(int argc, char **argv)
@@ -527,6 +544,8 @@ static int run(int argc, char **argv)
 	if (pt_writer_close(u.w) < 0)
 		ok = 0;
 	u.w = NULL;
+	/* The capture is whole: watchers may read it now. */
+	pt_server_status_end(u.s, r.child_done ? exit_code(r.wait_status) : -1);
 	if (!r.child_done) {
 		/* A STOP frame (or a loop failure) ended the capture before
 		 * COMMAND: let a waiting 'proftrace stop' return, then let
