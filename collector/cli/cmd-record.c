@@ -32,6 +32,9 @@
 #include "base/strbuf.h"
 #include "base/util.h"
 #include "collect/watch.h"
+#include "collect/status.h"
+#include "analysis/eta.h"
+#include "views/top.h"
 
 #define MS              1000000ull
 /* Short, so that the end of the quiet period below is seen within 5 ms:
@@ -50,9 +53,14 @@
 #define QUIET_NS        (100 * MS)
 #define GRACE_MAX_NS    (2000 * MS)
 
+/* --progress: its default interval, and the longest it backs off to. */
+#define PROGRESS_DEFAULT_S 30
+#define PROGRESS_MAX_S     600
+
 struct record_opts {
 	const char *output;
 	int quiet, force, no_ptrace;
+	unsigned progress;              /* --progress seconds, 0: none */
 	char **command;
 	size_t argc;
 	struct pt_finish fin;           /* --csv ..., --redact */
@@ -68,6 +76,11 @@ struct record {
 	int status_line;                /* stderr is a terminal, not --quiet */
 	int status_shown;               /* a status line is on the screen */
 	uint64_t status_ns;
+	uint64_t progress_ns;           /* --progress's interval, 0: none */
+	uint64_t progress_next;
+	struct pt_eta hist;             /* --keep DIR's runs, for the estimate */
+	int have_hist;
+	const char *capture;            /* absolute, for the estimate */
 };
 
 static const char help_head[] =
@@ -78,6 +91,10 @@ static const char help_head[] =
 	"                        proftrace-YYYYmmdd-HHMMSS.ptcap here)\n";
 /* Then the end-of-run outputs (collect/finish.h). */
 static const char help_tail[] =
+	"  --progress[=SECONDS]  write a line to standard error every SECONDS\n"
+	"                        (default 30, less often as the run grows):\n"
+	"                        elapsed, running, finished, the longest-\n"
+	"                        running step, the time left (from --keep)\n"
 	"  -q, --quiet           once COMMAND runs, print nothing: no status\n"
 	"                        line, summary or collector messages\n"
 	"  --force               overwrite CAPTURE, --csv and --html files\n"
@@ -201,6 +218,36 @@ static void status_show(struct record *r, const struct pt_server_stats *st,
 	r->status_shown = 1;
 }
 
+/*
+ * --progress: one line to stderr, for logs.  The interval grows with the
+ * run, as Bazel's does (a tenth of the time so far, up to ten minutes),
+ * so that a long run does not flood its log.
+ */
+static void progress(struct record *r, struct pt_server *s, uint64_t now)
+{
+	struct pt_status_snap snap;
+	struct pt_eta_guess g = { 0 };
+	struct pt_sb line = PT_SB_INIT;
+	uint64_t every = r->progress_ns, grown = (now - r->start_ns) / 10;
+
+	if (pt_server_snapshot(s, &snap) < 0)
+		return;
+	if (r->have_hist)
+		pt_eta_guess(&r->hist, r->capture, (int64_t)pt_real_ns(), &g);
+	pt_top_progress(&snap, now, &g, &line);
+	pt_sb_addch(&line, '\n');
+	status_clear(r);
+	fputs(line.buf, stderr);
+	fflush(stderr);
+	pt_sb_release(&line);
+	pt_status_snap_free(&snap);
+	if (grown > every)
+		every = grown;
+	if (every > PROGRESS_MAX_S * 1000000000ull)
+		every = PROGRESS_MAX_S * 1000000000ull;
+	r->progress_next = now + every;
+}
+
 /* ---- signals and the loop ---- */
 
 /* s: where to record the command's end, or NULL once it has stopped. */
@@ -293,6 +340,8 @@ static void on_tick(struct pt_server *s, void *arg)
 	const struct pt_server_stats *st = pt_server_stats(s);
 	uint64_t now = pt_mono_ns(), last;
 
+	if (r->progress_ns && !r->child_done && now >= r->progress_next)
+		progress(r, s, now);
 	if (r->status_line && now - r->status_ns >= STATUS_NS) {
 		status_show(r, st, now);
 		r->status_ns = now;
@@ -333,16 +382,19 @@ static int exit_code(int ws)
 
 static int parse(int argc, char **argv, struct record_opts *o)
 {
-	struct option opts[5 + PT_FINISH_NOPTS + 1] = {
+	struct option opts[6 + PT_FINISH_NOPTS + 1] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "force", no_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "no-ptrace", no_argument, NULL, 'P' },
+		{ "progress", optional_argument, NULL, 'G' },
 	};
+	char *end;
+	long v;
 	int c;
 
-	pt_finish_options(opts, 5);
+	pt_finish_options(opts, 6);
 	/* '+': options end at COMMAND, whose own options are its own. */
 	while ((c = pt_finish_getopt(&o->fin, argc, argv, "+o:qh",
 				     opts)) != -1) {
@@ -351,6 +403,18 @@ static int parse(int argc, char **argv, struct record_opts *o)
 		case 'q': o->quiet = 1; break;
 		case 'f': o->force = 1; break;
 		case 'P': o->no_ptrace = 1; break;
+		case 'G':
+			o->progress = PROGRESS_DEFAULT_S;
+			if (!optarg)
+				break;
+			v = strtol(optarg, &end, 10);
+			if (*end || end == optarg || v < 1 || v > 86400) {
+				pt_warn("--progress: expected seconds from 1 to "
+					"86400, not '%s'", optarg);
+				return -1;
+			}
+			o->progress = (unsigned)v;
+			break;
 		case 'h':
 			pt_finish_help(&o->fin, pt_cmd_record.name,
 				       pt_cmd_record.usage, help_head, help_tail);
@@ -492,7 +556,13 @@ static int run(int argc, char **argv)
 		pt_warn("signalfd: %s", strerror(errno));
 		goto fail;
 	}
-	r.status_line = !o.quiet && isatty(STDERR_FILENO);
+	/* --progress's lines take the place of the status line. */
+	r.status_line = !o.quiet && !o.progress && isatty(STDERR_FILENO);
+	if (o.progress) {
+		r.progress_ns = (uint64_t)o.progress * 1000000000ull;
+		r.capture = u.capture;
+		r.have_hist = u.keep && pt_eta_load(&r.hist, u.keep) > 0;
+	}
 	fflush(NULL);
 	r.start_ns = pt_mono_ns();
 	r.status_ns = r.start_ns;       /* no flash for short commands */
@@ -500,6 +570,7 @@ static int run(int argc, char **argv)
 		pt_warn("pipe: %s", strerror(errno));
 		goto fail;
 	}
+	r.progress_next = r.start_ns + r.progress_ns;
 	r.child = fork();
 	if (r.child < 0) {
 		pt_warn("fork: %s", strerror(errno));
@@ -546,6 +617,8 @@ static int run(int argc, char **argv)
 	u.w = NULL;
 	/* The capture is whole: watchers may read it now. */
 	pt_server_status_end(u.s, r.child_done ? exit_code(r.wait_status) : -1);
+	if (r.have_hist)
+		pt_eta_free(&r.hist);
 	if (!r.child_done) {
 		/* A STOP frame (or a loop failure) ended the capture before
 		 * COMMAND: let a waiting 'proftrace stop' return, then let
@@ -595,7 +668,8 @@ fail:
 
 const struct pt_cmd pt_cmd_record = {
 	.name = "record",
-	.usage = "[-o CAPTURE] " PT_FINISH_USAGE "[--quiet] [--force] [--no-ptrace] "
+	.usage = "[-o CAPTURE] " PT_FINISH_USAGE "[--progress[=SECONDS]] "
+		 "[--quiet] [--force] [--no-ptrace] "
 		 "[--redact REGEX]... [--] COMMAND [ARGS...]",
 	.summary = "run a command and record every process it starts",
 	.run = run,

@@ -271,3 +271,46 @@ void pt_top_draw(const struct pt_status_snap *s, const struct pt_top_view *v,
 	free(r.e);
 	free(r.depth);
 }
+
+void pt_top_progress(const struct pt_status_snap *s, uint64_t now_mono,
+		     const struct pt_eta_guess *eta, struct pt_sb *out)
+{
+	int64_t now = now_of(s, now_mono);
+
+	pt_sb_addstr(out, "proftrace: ");
+	pt_top_duration(out, now - (int64_t)s->start_mono_ns);
+	pt_sb_addf(out, ", %llu running, %llu finished",
+		   (unsigned long long)s->running,
+		   (unsigned long long)s->finished);
+	if (s->failed)
+		pt_sb_addf(out, ", %llu failed",
+			   (unsigned long long)s->failed);
+	if (s->nrun) {
+		/* s->run is in start order: the first that waits for no
+		 * other is the longest-running step (not the build tool). */
+		size_t i, j, len;
+
+		for (i = 0; i + 1 < s->nrun; i++) {
+			for (j = 0; j < s->nrun; j++)
+				if (s->run[j].ppid == s->run[i].pid)
+					break;
+			if (j == s->nrun)
+				break;
+		}
+		len = strlen(s->run[i].cmd);
+		pt_sb_addstr(out, "; longest: ");
+		pt_sb_add(out, s->run[i].cmd, len > 60 ? 60 : len);
+		if (len > 60)
+			pt_sb_addstr(out, "...");
+		pt_sb_addstr(out, " (");
+		pt_top_duration(out, elapsed_of(&s->run[i], now));
+		pt_sb_addch(out, ')');
+	}
+	if (eta && eta->have) {
+		pt_sb_addstr(out, "; about ");
+		pt_top_duration(out, eta->left_ns);
+		pt_sb_addstr(out, " left (+/- ");
+		pt_top_duration(out, eta->spread_ns);
+		pt_sb_addch(out, ')');
+	}
+}

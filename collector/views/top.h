@@ -1,5 +1,5 @@
 /*
- * What `proftrace top` draws: a status
+ * What `proftrace top` draws, and `record --progress`'s line: a status
  * snapshot (collect/status.h) as plain text lines of at most `width`
  * columns.  The caller adds the terminal's control sequences, if any.
  */
@@ -36,6 +36,14 @@ const char *pt_top_sort_name(enum pt_top_sort s);
 /* Draw s into out, one line each ending in '\n'. */
 void pt_top_draw(const struct pt_status_snap *s, const struct pt_top_view *v,
 		 struct pt_sb *out);
+
+/*
+ * record --progress's line, without its newline: elapsed, running,
+ * finished, failed, the longest-running execution, and the estimate
+ * (eta may be NULL).
+ */
+void pt_top_progress(const struct pt_status_snap *s, uint64_t now_mono,
+		     const struct pt_eta_guess *eta, struct pt_sb *out);
 
 /* A duration for people: "850 ms", "12.3 s", "4 min 05 s", "2 h 03 min". */
 void pt_top_duration(struct pt_sb *out, int64_t ns);

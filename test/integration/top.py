@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""proftrace top against real runs
+"""proftrace top and record --progress against real runs
 (doc/proftrace-top.1.md).
 
 The builds are make -j2 over steps known by construction: `cat gate-X`
@@ -16,6 +16,8 @@ back with convert -f csv.
                summary
   -k estimate  two kept runs; a third, half-way, shows an estimate within
                30 % of the time it really had left; none without history
+  -k progress  record --progress=1 in a pipe: lines on stderr, stdout
+               byte-identical to the untraced command's
   -k refuse    no run: one line, exit 1; another user's run: refused
                (as root only)
 """
@@ -355,6 +357,30 @@ def test_estimate(d):
               "really" % (i, time.monotonic() - t0 - 0, est, left))
 
 
+def test_progress(d):
+    script = "sleep 2.5; seq 1 20000"
+    plain = subprocess.run(["sh", "-c", script], capture_output=True,
+                           check=True).stdout
+    r = subprocess.run([PT, "record", "--progress=1", "-o",
+                        os.path.join(d, "c.ptcap"), "--", "sh", "-c",
+                        script], capture_output=True, env=untraced_env())
+    if r.returncode != 0:
+        fail("record --progress: %r" % r.stderr)
+    if r.stdout != plain:
+        fail("the command's output changed under --progress")
+    lines = [x for x in r.stderr.decode().splitlines()
+             if re.match(r"proftrace: [\d.]+ (ms|s), \d+ running, "
+                         r"\d+ finished", x)]
+    if len(lines) < 2:
+        fail("progress lines: %r" % r.stderr.decode())
+    if not any("longest: sleep 2.5" in x for x in lines):
+        fail("the longest-running step is not named: %r" % lines)
+    if "\r" in r.stderr.decode() or "\033" in r.stderr.decode():
+        fail("terminal sequences in a pipe: %r" % r.stderr.decode())
+    print("progress: %d lines on stderr, stdout byte-identical (%d bytes)"
+          % (len(lines), len(plain)))
+
+
 def test_refuse(d):
     r = subprocess.run([PT, "top", os.path.join(d, "nothing.ptcap")],
                        capture_output=True, text=True)
@@ -430,7 +456,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--proftrace", required=True)
     ap.add_argument("-k", required=True,
-                    choices=["screen", "ended", "estimate", "refuse"])
+                    choices=["screen", "ended", "estimate", "progress",
+                             "refuse"])
     a = ap.parse_args()
     PT = os.path.abspath(a.proftrace)
     if a.k in ("screen", "ended") and not shutil.which("tmux"):
