@@ -126,17 +126,13 @@ static void add_tree(struct rows *r, const struct pt_status_exec **sorted,
 static void exec_line(struct pt_sb *out, const struct pt_status_exec *e,
 		      int64_t dur, int depth, int width)
 {
-	size_t from = out->len, at;
+	struct pt_sb d = PT_SB_INIT;
+	size_t from = out->len;
 	int i;
 
-	pt_top_duration(out, dur);
-	at = out->len - from;
-	memmove(out->buf + from + (at < 10 ? 10 - at : 0), out->buf + from, at);
-	for (i = 0; at < 10 && i < (int)(10 - at); i++)
-		out->buf[from + i] = ' ';
-	out->len = from + (at < 10 ? 10 : at);
-	out->buf[out->len] = '\0';
-	pt_sb_addf(out, " %7u  ", e->pid);
+	pt_top_duration(&d, dur);
+	pt_sb_addf(out, "%10s %7u  ", d.buf, e->pid);
+	pt_sb_release(&d);
 	for (i = 0; i < depth && i < 12; i++)
 		pt_sb_addstr(out, "  ");
 	pt_sb_addstr(out, e->cmd);
