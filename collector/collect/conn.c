@@ -373,6 +373,7 @@ static struct conn *conn_add(struct pt_server *s, int fd, uint32_t pid,
 	c->w.kind = W_CONN;
 	c->w.fd = fd;
 	c->pw.fd = -1;
+	c->pkg = -1;
 	c->id = ++s->next_id;
 	c->pid = pid;
 	c->uid = uid;

@@ -80,6 +80,8 @@ struct conn {
 	uint64_t start_ns;              /* the HELLO's: the image's start */
 	char *cmd;                      /* its command line, short */
 	int failed;                     /* its EXIT said a nonzero status */
+	int pkg;                        /* its opam package (status.c's
+					 * table), -1: none */
 };
 
 struct user_watch {

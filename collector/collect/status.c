@@ -20,6 +20,16 @@
 /* Bytes of a command line kept: enough to tell the steps apart. */
 #define CMD_MAX 240
 
+/* A line-safe copy: the snapshot is one record a line. */
+static void add_clean(struct pt_sb *sb, const char *s, size_t max)
+{
+	size_t start = sb->len;
+
+	for (; *s && sb->len - start < max; s++)
+		pt_sb_addch(sb, (unsigned char)*s < ' ' || *s == 0x7f ? '?'
+								   : *s);
+}
+
 struct pt_status_state {
 	char *path, *tmp;               /* NULL: kept in memory only */
 	char *kind, *command, *capture, *keep;
@@ -31,16 +41,56 @@ struct pt_status_state {
 	uint64_t last_write;
 	int ended, exit_code;
 	uint64_t end_mono;
+	struct {
+		char *name;             /* NAME.VERSION */
+		uint32_t running;       /* its images running now */
+	} *pkg;
+	size_t npkg;
 };
 
-/* A line-safe copy: the snapshot is one record a line. */
-static void add_clean(struct pt_sb *sb, const char *s, size_t max)
+/* The opam package an image builds: opam sets both variables for the
+ * commands of a package, and HELLO carries them. */
+static char *package_of(const struct pt_record *rec)
 {
-	size_t start = sb->len;
+	const char *name = NULL, *version = NULL;
+	struct pt_sb sb = PT_SB_INIT;
+	size_t i;
 
-	for (; *s && sb->len - start < max; s++)
-		pt_sb_addch(sb, (unsigned char)*s < ' ' || *s == 0x7f ? '?'
-								   : *s);
+	for (i = 0; i < rec->envc; i++) {
+		if (!strncmp(rec->env[i], "OPAM_PACKAGE_NAME=", 18))
+			name = rec->env[i] + 18;
+		else if (!strncmp(rec->env[i], "OPAM_PACKAGE_VERSION=", 21))
+			version = rec->env[i] + 21;
+	}
+	if (!name || !*name)
+		return NULL;
+	add_clean(&sb, name, 100);
+	if (version && *version) {
+		pt_sb_addch(&sb, '.');
+		add_clean(&sb, version, 60);
+	}
+	/* One field of the snapshot's line: no spaces. */
+	for (i = 0; i < sb.len; i++)
+		if (sb.buf[i] == ' ')
+			sb.buf[i] = '_';
+	return pt_sb_detach(&sb, NULL);
+}
+
+/* Its index in the table, added if new.  A build has a few hundred
+ * packages at most: a look along the table is enough. */
+static int package_index(struct pt_status_state *t, char *name)
+{
+	size_t i;
+
+	for (i = 0; i < t->npkg; i++)
+		if (!strcmp(t->pkg[i].name, name)) {
+			free(name);
+			return (int)i;
+		}
+	t->pkg = pt_xrealloc(t->pkg, (t->npkg + 1) * sizeof *t->pkg);
+	t->pkg[t->npkg].name = name;
+	t->pkg[t->npkg].running = 0;
+	return (int)t->npkg++;
 }
 
 static char *join_argv(const struct pt_record *rec)
@@ -58,8 +108,9 @@ static char *join_argv(const struct pt_record *rec)
 	return pt_sb_detach(&sb, NULL);
 }
 
-/* A forked child runs its parent's program: its parent's line. */
-static char *fork_cmd(struct pt_server *s, uint32_t ppid)
+/* A forked child runs its parent's program: its parent's line, and its
+ * package. */
+static char *fork_cmd(struct pt_server *s, struct conn *c, uint32_t ppid)
 {
 	struct conn *p;
 	struct pt_sb sb = PT_SB_INIT;
@@ -67,6 +118,8 @@ static char *fork_cmd(struct pt_server *s, uint32_t ppid)
 	for (p = s->conns; p; p = p->next)
 		if (p->cmd && p->own_pid == ppid)
 			break;
+	if (p)
+		c->pkg = p->pkg;
 	pt_sb_addstr(&sb, "(fork) ");
 	pt_sb_addstr(&sb, p ? p->cmd : "?");
 	return pt_sb_detach(&sb, NULL);
@@ -91,13 +144,19 @@ void pt_status_frame(struct pt_server *s, struct conn *c,
 			struct pt_record full;
 			const char *why;
 
+			char *pkg;
+
 			if (pt_record_parse(h, payload, &full, &why) < 0)
 				return;
 			c->cmd = join_argv(&full);
+			if ((pkg = package_of(&full)) != NULL)
+				c->pkg = package_index(t, pkg);
 			pt_record_free(&full);
 		} else {
-			c->cmd = fork_cmd(s, c->ppid);
+			c->cmd = fork_cmd(s, c, c->ppid);
 		}
+		if (c->pkg >= 0)
+			t->pkg[c->pkg].running++;
 		t->dirty = 1;
 		break;
 	case PT_REC_EXIT:
@@ -131,6 +190,9 @@ void pt_status_conn_end(struct pt_server *s, struct conn *c, uint64_t now)
 	t->dirty = 1;
 	if (c->failed)
 		t->failed++;
+	if (c->pkg >= 0 && (size_t)c->pkg < t->npkg &&
+	    t->pkg[c->pkg].running)
+		t->pkg[c->pkg].running--;
 	if (!c->start_ns || now < c->start_ns)
 		return;
 	e.pid = c->own_pid;
@@ -200,6 +262,16 @@ int pt_server_snapshot(struct pt_server *s, struct pt_status_snap *o)
 	for (i = 0; i < t->nslow; i++)
 		exec_copy(&o->slow[i], &t->slow[i]);
 	o->nslow = t->nslow;
+	o->pkg = pt_xcalloc(t->npkg ? t->npkg : 1, sizeof *o->pkg);
+	for (i = 0; i < t->npkg; i++) {
+		if (!t->pkg[i].running) {
+			o->pkg_done++;
+			continue;
+		}
+		o->pkg_running++;
+		if (o->npkg < PT_STATUS_PACKAGES)
+			o->pkg[o->npkg++] = pt_xstrdup(t->pkg[i].name);
+	}
 	return 0;
 }
 
@@ -236,6 +308,14 @@ static void format(const struct pt_status_snap *o, struct pt_sb *sb)
 			   (unsigned long long)o->slow[i].start_ns,
 			   (unsigned long long)o->slow[i].dur_ns,
 			   o->slow[i].cmd);
+	if (o->pkg_done || o->pkg_running) {
+		pt_sb_addf(sb, "packages %llu %llu",
+			   (unsigned long long)o->pkg_done,
+			   (unsigned long long)o->pkg_running);
+		for (i = 0; i < o->npkg; i++)
+			pt_sb_addf(sb, " %s", o->pkg[i]);
+		pt_sb_addch(sb, '\n');
+	}
 	if (o->ended)
 		pt_sb_addf(sb, "ended %llu %d\n",
 			   (unsigned long long)o->end_mono_ns, o->exit_code);
@@ -321,6 +401,9 @@ void pt_status_free(struct pt_server *s)
 		unlink(t->path);
 	for (i = 0; i < t->nslow; i++)
 		free(t->slow[i].cmd);
+	for (i = 0; i < t->npkg; i++)
+		free(t->pkg[i].name);
+	free(t->pkg);
 	free(t->path);
 	free(t->tmp);
 	free(t->kind);
@@ -341,6 +424,9 @@ void pt_status_snap_free(struct pt_status_snap *o)
 		free(o->run[i].cmd);
 	for (i = 0; i < o->nslow; i++)
 		free(o->slow[i].cmd);
+	for (i = 0; i < o->npkg; i++)
+		free(o->pkg[i]);
+	free(o->pkg);
 	free(o->run);
 	free(o->kind);
 	free(o->command);
@@ -431,6 +517,18 @@ int pt_status_read(const char *path, struct pt_status_snap *o)
 			if (o->nslow < PT_STATUS_SLOWEST &&
 			    parse_exec(v, 1, &o->slow[o->nslow]) == 0)
 				o->nslow++;
+		} else if (sscanf(line, "packages %llu %llu%n", &a, &b, &x) == 2) {
+			char *tok, *save = NULL;
+
+			o->pkg_done = a;
+			o->pkg_running = b;
+			for (tok = strtok_r(line + x, " ", &save);
+			     tok && o->npkg < PT_STATUS_PACKAGES;
+			     tok = strtok_r(NULL, " ", &save)) {
+				o->pkg = pt_xrealloc(o->pkg, (o->npkg + 1) *
+						     sizeof *o->pkg);
+				o->pkg[o->npkg++] = pt_xstrdup(tok);
+			}
 		} else if (sscanf(line, "ended %llu %d", &a, &x) == 2) {
 			o->ended = 1;
 			o->end_mono_ns = a;

@@ -19,6 +19,8 @@
 #define PT_STATUS_SLOWEST 5
 /* Running images a snapshot lists, the longest-running first. */
 #define PT_STATUS_RUNNING 200
+/* Packages being built that a snapshot names. */
+#define PT_STATUS_PACKAGES 50
 
 /* One execution as a snapshot lists it. */
 struct pt_status_exec {
@@ -45,6 +47,12 @@ struct pt_status_snap {
 	size_t nrun;
 	struct pt_status_exec slow[PT_STATUS_SLOWEST];
 	size_t nslow;
+	/* opam packages (OPAM_PACKAGE_NAME.OPAM_PACKAGE_VERSION of the
+	 * images): seen with none of their images running now, and those
+	 * with some running, named in pkg. */
+	uint64_t pkg_done, pkg_running;
+	char **pkg;
+	size_t npkg;
 };
 
 /*

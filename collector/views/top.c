@@ -180,6 +180,16 @@ void pt_top_draw(const struct pt_status_snap *s, const struct pt_top_view *v,
 	}
 	end_line(out, from, width);
 	lines = 3;
+	if (s->pkg_done || s->pkg_running) {
+		from = out->len;
+		pt_sb_addf(out, "opam packages: %llu done, %llu running",
+			   (unsigned long long)s->pkg_done,
+			   (unsigned long long)s->pkg_running);
+		for (i = 0; i < s->npkg; i++)
+			pt_sb_addf(out, "%s%s", i ? ", " : ": ", s->pkg[i]);
+		end_line(out, from, width);
+		lines++;
+	}
 	if (v->note) {
 		from = out->len;
 		pt_sb_addstr(out, v->note);
@@ -281,6 +291,10 @@ void pt_top_progress(const struct pt_status_snap *s, uint64_t now_mono,
 	if (s->failed)
 		pt_sb_addf(out, ", %llu failed",
 			   (unsigned long long)s->failed);
+	if (s->pkg_done || s->pkg_running)
+		pt_sb_addf(out, ", opam packages %llu done, %llu running",
+			   (unsigned long long)s->pkg_done,
+			   (unsigned long long)s->pkg_running);
 	if (s->nrun) {
 		/* s->run is in start order: the first that waits for no
 		 * other is the longest-running step (not the build tool). */

@@ -18,6 +18,8 @@ back with convert -f csv.
                30 % of the time it really had left; none without history
   -k progress  record --progress=1 in a pipe: lines on stderr, stdout
                byte-identical to the untraced command's
+  -k opam      packages (opam's OPAM_PACKAGE_NAME and _VERSION) done and
+               running, in top --once and in --progress's lines
   -k refuse    no run: one line, exit 1; another user's run: refused
                (as root only)
 """
@@ -98,10 +100,20 @@ def gated_build(d, steps, long_step=None):
                     % (s, s, " " + LONG if s == long_step else ""))
 
 
-def open_gate(d, s):
-    # Opening for writing lets the step's cat open it; closing gives EOF.
-    fd = os.open(os.path.join(d, "gate-" + s), os.O_WRONLY)
-    os.close(fd)
+def open_gate(d, s, timeout=60):
+    """Let step s end: opening its FIFO for writing lets its cat open it,
+    closing gives it EOF.  Waits for the step to have started (a reader),
+    up to timeout; returns whether it was let go."""
+    end = time.monotonic() + timeout
+    while True:
+        try:
+            os.close(os.open(os.path.join(d, "gate-" + s),
+                             os.O_WRONLY | os.O_NONBLOCK))
+            return True
+        except OSError:
+            if time.monotonic() > end:
+                return False
+            time.sleep(0.05)
 
 
 def csv_rows(cap):
@@ -381,6 +393,52 @@ def test_progress(d):
           % (len(lines), len(plain)))
 
 
+def test_opam(d):
+    # Three packages as opam names them to their commands: the first two
+    # build at once, the third after the first.
+    gated_build(d, ["a", "b", "c"])
+    with open(os.path.join(d, "Makefile")) as f:
+        mk = f.read()
+    for s, pkg in (("a", "alpha.1.0"), ("b", "bravo.2.1"),
+                   ("c", "charlie.0.3")):
+        name, version = pkg.split(".", 1)
+        mk = mk.replace("\tcat gate-%s" % s,
+                        "\tOPAM_PACKAGE_NAME=%s OPAM_PACKAGE_VERSION=%s "
+                        "cat gate-%s" % (name, version, s))
+    with open(os.path.join(d, "Makefile"), "w") as f:
+        f.write(mk.replace("all: a b c", "all: a b c\nc: a"))
+    cap = os.path.join(d, "c.ptcap")
+    p = record(d, cap, ["--progress=1"])
+
+    def once():
+        r = subprocess.run([PT, "top", "--once", cap], capture_output=True,
+                           text=True)
+        return r.stdout if r.returncode == 0 else ""
+
+    try:
+        s = wait_until(lambda: (lambda o: o if "2 running: " in o else None)(
+            once()), lambda: "two packages running:\n" + once())
+        m = re.search(r"opam packages: (\d+) done, (\d+) running: (.*)", s)
+        if not m or m.group(1) != "0" or sorted(
+                m.group(3).split(", ")) != ["alpha.1.0", "bravo.2.1"]:
+            fail("packages at first:\n" + s)
+        open_gate(d, "a")
+        s = wait_until(lambda: (lambda o: o if "1 done" in o else None)(
+            once()), lambda: "alpha done:\n" + once())
+        m = re.search(r"opam packages: (\d+) done, (\d+) running: (.*)", s)
+        if not m or sorted(m.group(3).split(", ")) != ["bravo.2.1",
+                                                      "charlie.0.3"]:
+            fail("packages after alpha:\n" + s)
+    finally:
+        for g in ("a", "b", "c"):
+            open_gate(d, g, 10)
+        p.wait()
+    if not re.search(r"opam packages \d+ done, \d+ running",
+                     p.stderr.read()):
+        fail("no packages in --progress's lines")
+    print("opam: packages done and running as the steps went")
+
+
 def test_refuse(d):
     r = subprocess.run([PT, "top", os.path.join(d, "nothing.ptcap")],
                        capture_output=True, text=True)
@@ -457,7 +515,7 @@ def main():
     ap.add_argument("--proftrace", required=True)
     ap.add_argument("-k", required=True,
                     choices=["screen", "ended", "estimate", "progress",
-                             "refuse"])
+                             "opam", "refuse"])
     a = ap.parse_args()
     PT = os.path.abspath(a.proftrace)
     if a.k in ("screen", "ended") and not shutil.which("tmux"):
