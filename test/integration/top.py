@@ -265,6 +265,18 @@ def test_screen(d):
                                  else None)(tm.screen()), "flat view")
         if any(c.startswith("  ") for _, _, c in running_rows(s3)):
             fail("flat view still indents:\n" + s3)
+        # s: sorted by pid, in that order; space: paused, and says so.
+        tm.keys("s")
+        s4 = wait_until(lambda: (lambda s: s if "sorted by pid" in s
+                                 else None)(tm.screen()), "sort by pid")
+        pids = [pid for _, pid, _ in running_rows(s4)]
+        if pids != sorted(pids):
+            fail("sorted by pid, but %r:\n%s" % (pids, s4))
+        tm.keys("Space")
+        wait_until(lambda: "PAUSED" in tm.screen(), "the pause")
+        tm.keys("Space")
+        wait_until(lambda: "PAUSED" not in tm.screen(), "the pause's end")
+        dumb_terminal(cap)
         tm.keys("q")
         wait_until(lambda: "TOP-EXITED 0" in tm.screen(),
                    lambda: "top to quit on q:\n" + tm.screen())
@@ -284,6 +296,31 @@ def test_screen(d):
              % (got, want))
     print("screen: steps, counts and elapsed times right; q quits; the "
           "watched run equals the unwatched one (%d rows)" % len(got))
+
+
+def dumb_terminal(cap):
+    """TERM=dumb on a terminal: frames one after another, plain text,
+    no control sequence."""
+    import pty
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.environ["TERM"] = "dumb"
+        os.execv(PT, [PT, "top", cap])
+    out, end = b"", time.monotonic() + 30
+    while out.count(b"ELAPSED") < 2 and time.monotonic() < end:
+        try:
+            out += os.read(fd, 65536)
+        except OSError:
+            break
+    os.write(fd, b"q")
+    os.waitpid(pid, 0)
+    os.close(fd)
+    if out.count(b"ELAPSED") < 2:
+        fail("TERM=dumb: not two frames: %r" % out)
+    if b"\033" in out:
+        fail("TERM=dumb: control sequences: %r" % out)
+    if b"cat gate-bravo" not in out:
+        fail("TERM=dumb: the steps are not shown: %r" % out)
 
 
 def test_ended(d):
