@@ -78,8 +78,7 @@ struct record {
 	uint64_t status_ns;
 	uint64_t progress_ns;           /* --progress's interval, 0: none */
 	uint64_t progress_next;
-	struct pt_eta hist;             /* --keep DIR's runs, for the estimate */
-	int have_hist;
+	const char *keep;               /* --keep DIR, for the estimate */
 	const char *capture;            /* absolute, for the estimate */
 };
 
@@ -218,28 +217,54 @@ static void status_show(struct record *r, const struct pt_server_stats *st,
 	r->status_shown = 1;
 }
 
+/* One progress line to stderr, in one write. */
+static void progress_line(const struct pt_status_snap *snap, uint64_t now,
+			  const struct pt_eta_guess *g)
+{
+	struct pt_sb line = PT_SB_INIT;
+
+	pt_top_progress(snap, now, g, &line);
+	pt_sb_addch(&line, '\n');
+	pt_write_all(STDERR_FILENO, line.buf, line.len);
+	pt_sb_release(&line);
+}
+
 /*
  * --progress: one line to stderr, for logs.  The interval grows with the
  * run, as Bazel's does (a tenth of the time so far, up to ten minutes),
- * so that a long run does not flood its log.
+ * so that a long run does not flood its log.  The estimate reads the
+ * kept runs and the capture so far, which takes time on a large build:
+ * a grandchild does that and writes the line, so that the collector's
+ * loop never waits for it (and never has a child of its own to reap).
  */
 static void progress(struct record *r, struct pt_server *s, uint64_t now)
 {
 	struct pt_status_snap snap;
 	struct pt_eta_guess g = { 0 };
-	struct pt_sb line = PT_SB_INIT;
 	uint64_t every = r->progress_ns, grown = (now - r->start_ns) / 10;
+	pid_t p = -1;
 
 	if (pt_server_snapshot(s, &snap) < 0)
 		return;
-	if (r->have_hist)
-		pt_eta_guess(&r->hist, r->capture, (int64_t)pt_real_ns(), &g);
-	pt_top_progress(&snap, now, &g, &line);
-	pt_sb_addch(&line, '\n');
-	status_clear(r);
-	fputs(line.buf, stderr);
 	fflush(stderr);
-	pt_sb_release(&line);
+	if (r->keep)
+		p = fork();
+	if (p == 0) {
+		if (fork() == 0) {
+			struct pt_eta h;
+
+			if (pt_eta_load(&h, r->keep) > 0)
+				pt_eta_guess(&h, r->capture,
+					     (int64_t)pt_real_ns(), &g);
+			progress_line(&snap, now, &g);
+		}
+		_exit(0);
+	}
+	if (p > 0)
+		while (waitpid(p, NULL, 0) < 0 && errno == EINTR)
+			;
+	else
+		progress_line(&snap, now, &g);
 	pt_status_snap_free(&snap);
 	if (grown > every)
 		every = grown;
@@ -561,7 +586,7 @@ static int run(int argc, char **argv)
 	if (o.progress) {
 		r.progress_ns = (uint64_t)o.progress * 1000000000ull;
 		r.capture = u.capture;
-		r.have_hist = u.keep && pt_eta_load(&r.hist, u.keep) > 0;
+		r.keep = u.keep;
 	}
 	fflush(NULL);
 	r.start_ns = pt_mono_ns();
@@ -617,8 +642,6 @@ static int run(int argc, char **argv)
 	u.w = NULL;
 	/* The capture is whole: watchers may read it now. */
 	pt_server_status_end(u.s, r.child_done ? exit_code(r.wait_status) : -1);
-	if (r.have_hist)
-		pt_eta_free(&r.hist);
 	if (!r.child_done) {
 		/* A STOP frame (or a loop failure) ended the capture before
 		 * COMMAND: let a waiting 'proftrace stop' return, then let

@@ -375,7 +375,7 @@ def test_estimate(d):
     keep = os.path.join(d, "keep")
     for i in range(3):
         cap = os.path.join(d, "run%d.ptcap" % i)
-        p = record(d, cap, ["--keep", keep])
+        p = record(d, cap, ["--keep", keep, "--progress=1"])
         t0 = time.monotonic()
         time.sleep(3.5)
         real_now = time.time()
@@ -383,6 +383,12 @@ def test_estimate(d):
                               capture_output=True, text=True)
         if p.wait() != 0:
             fail("record: %s" % p.stderr.read())
+        lines = [x for x in p.stderr.read().splitlines()
+                 if x.startswith("proftrace: ") and "running" in x]
+        # --progress's lines carry the same estimate once there is
+        # history, and none before.
+        if not lines or any(("left" in x) != (i > 0) for x in lines):
+            fail("run %d: progress lines %r" % (i, lines))
         out = once.stdout
         m = re.search(r"about ([\d.]+) (ms|s) left \(\+/- ([\d.]+) (ms|s), "
                       r"from (\d+) earlier run", out)
