@@ -277,6 +277,12 @@ def test_screen(d):
         tm.keys("Space")
         wait_until(lambda: "PAUSED" not in tm.screen(), "the pause's end")
         dumb_terminal(cap)
+        # A watcher killed outright leaves the run as it was.
+        k = subprocess.Popen([PT, "top", cap], stdin=subprocess.DEVNULL,
+                             stdout=subprocess.PIPE)
+        k.stdout.read(100)
+        k.kill()
+        k.wait()
         tm.keys("q")
         wait_until(lambda: "TOP-EXITED 0" in tm.screen(),
                    lambda: "top to quit on q:\n" + tm.screen())
