@@ -20,6 +20,7 @@ back with convert -f csv.
                byte-identical to the untraced command's
   -k opam      packages (opam's OPAM_PACKAGE_NAME and _VERSION) done and
                running, in top --once and in --progress's lines
+  -k daemon    a daemon, named by its socket: what runs against it
   -k refuse    no run: one line, exit 1; another user's run: refused
                (as root only)
 """
@@ -488,6 +489,38 @@ def test_opam(d):
     print("opam: packages done and running as the steps went")
 
 
+def test_daemon(d):
+    sock = os.path.join(d, "sock")
+    cap = os.path.join(d, "d.ptcap")
+    os.mkfifo(os.path.join(d, "gate-x"))
+    r = subprocess.run([PT, "daemon", "-o", cap, "--socket", sock,
+                        "--detach"], capture_output=True, text=True,
+                       env=untraced_env(), check=True)
+    env = untraced_env()
+    for m in re.finditer(r"export (\w+)=(\S+)", r.stdout):
+        env[m.group(1)] = subprocess.run(["sh", "-c", "printf %s " +
+                                          m.group(2)], capture_output=True,
+                                         text=True).stdout
+    p = subprocess.Popen(["cat", "gate-x"], cwd=d, env=env)
+    try:
+        s = wait_until(lambda: (lambda r: r.stdout if "cat gate-x" in r.stdout
+                                else None)(subprocess.run(
+                                    [PT, "top", "--once", sock],
+                                    capture_output=True, text=True)),
+                       "cat under the daemon")
+        if "proftrace top: daemon" not in s or counts(s)[1] != 1:
+            fail("the daemon's run:\n" + s)
+    finally:
+        open_gate(d, "x", 10)
+        p.wait()
+        subprocess.run([PT, "stop", "--socket", sock], env=untraced_env())
+    r = subprocess.run([PT, "top", "--once", sock], capture_output=True,
+                       text=True)
+    if r.returncode != 1:
+        fail("top on a stopped daemon: rc %d %r" % (r.returncode, r.stdout))
+    print("daemon: its running command shown; stopped, no run")
+
+
 def test_refuse(d):
     r = subprocess.run([PT, "top", os.path.join(d, "nothing.ptcap")],
                        capture_output=True, text=True)
@@ -564,7 +597,7 @@ def main():
     ap.add_argument("--proftrace", required=True)
     ap.add_argument("-k", required=True,
                     choices=["screen", "ended", "estimate", "progress",
-                             "opam", "refuse"])
+                             "opam", "daemon", "refuse"])
     a = ap.parse_args()
     PT = os.path.abspath(a.proftrace)
     if a.k in ("screen", "ended") and not shutil.which("tmux"):
