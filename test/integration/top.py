@@ -31,6 +31,7 @@ import io
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -41,10 +42,28 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
 from ptrel import untraced_env  # noqa: E402
 
 PT = None
+# The runs a failing test must not leave behind: (directory, record).
+RUNS = []
 
 
 def fail(msg):
     sys.exit("FAIL: " + msg)
+
+
+def release_all():
+    """Let every gated step end, so that no make waits forever on a FIFO
+    after a failure, and each record finishes (and removes its run
+    directory) rather than being killed."""
+    for d, p in RUNS:
+        end = time.monotonic() + 30
+        while p.poll() is None and time.monotonic() < end:
+            for g in os.listdir(d):
+                if g.startswith("gate-"):
+                    open_gate(d, g[5:], 0)
+            time.sleep(0.05)
+        if p.poll() is None:
+            p.kill()
+            p.wait()
 
 
 def wait_until(pred, what, timeout=60, step=0.1):
@@ -175,11 +194,13 @@ def wait_for_run(cap):
 
 
 def record(d, cap, extra=(), env=None):
-    return subprocess.Popen([PT, "record", "-q", "-o", cap] + list(extra) +
-                            ["--", "make", "-s", "-j2"], cwd=d,
-                            env=env or untraced_env(),
-                            stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen([PT, "record", "-q", "-o", cap] + list(extra) +
+                         ["--", "make", "-s", "-j2"], cwd=d,
+                         env=env or untraced_env(),
+                         stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE, text=True)
+    RUNS.append((d, p))
+    return p
 
 
 def test_screen(d):
@@ -295,8 +316,7 @@ def test_screen(d):
             fail("watched record: %s" % p.stderr.read())
     finally:
         tm.kill()
-        if p.poll() is None:
-            p.kill()
+        release_all()
     got = shape(csv_rows(cap))
     if got != want:
         fail("the watched run differs from the unwatched one:\n%r\n%r"
@@ -361,8 +381,7 @@ def test_ended(d):
             tm.screen()), lambda: "top to end:\n" + tm.screen())
     finally:
         tm.kill()
-        if p.poll() is None:
-            p.kill()
+        release_all()
     n = len(csv_rows(cap))
     if "the run ended" not in s or "TOP-EXITED 0" not in s:
         fail("top did not say the run ended:\n" + s)
@@ -502,6 +521,7 @@ def test_daemon(d):
                                           m.group(2)], capture_output=True,
                                          text=True).stdout
     p = subprocess.Popen(["cat", "gate-x"], cwd=d, env=env)
+    RUNS.append((d, p))
     try:
         s = wait_until(lambda: (lambda r: r.stdout if "cat gate-x" in r.stdout
                                 else None)(subprocess.run(
@@ -570,6 +590,7 @@ def test_refuse(d):
                           "--", "make", "-s"], cwd=nd, env=untraced_env(),
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                          text=True)
+    RUNS.append((nd, p))
     try:
         base = "/tmp/proftrace-65534"
         rundir = wait_until(lambda: [
@@ -603,9 +624,14 @@ def main():
     if a.k in ("screen", "ended") and not shutil.which("tmux"):
         print("SKIP: tmux is not installed")
         sys.exit(77)
+    # meson's timeout: the cleanup below still runs.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit("FAIL: killed"))
     with tempfile.TemporaryDirectory(prefix="pt-top-") as d:
         os.chmod(d, 0o755)
-        globals()["test_" + a.k](d)
+        try:
+            globals()["test_" + a.k](d)
+        finally:
+            release_all()
 
 
 if __name__ == "__main__":
