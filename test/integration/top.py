@@ -606,6 +606,12 @@ def test_refuse(d):
             fail("root watching nobody's run: rc %d, %r %r" % (
                 r.returncode, r.stdout, r.stderr))
         print("root, another user's run: %s" % r.stderr.strip())
+        # Its owner, without naming it, watches it: their only run.
+        wait_until(lambda: "cat gate-y" in subprocess.run(
+            nobody + ["--once"], capture_output=True, text=True,
+            cwd="/").stdout, lambda: "nobody's top without RUN: %r" % (
+                subprocess.run(nobody + ["--once"], capture_output=True,
+                               text=True, cwd="/"),))
     finally:
         open_gate(nd, "y")
         if p.wait() != 0:
