@@ -160,8 +160,13 @@ static char *find_run(const char *run)
 	uint64_t best_start = 0;
 	struct stat st;
 	size_t i;
+	int found = run ? stat(run, &st) : -1;
 
-	if (run && stat(run, &st) == 0 && S_ISDIR(st.st_mode)) {
+	if (found < 0 && run && errno == EACCES) {
+		ours(run, run);
+		return NULL;
+	}
+	if (found == 0 && S_ISDIR(st.st_mode)) {
 		struct pt_sb sb = PT_SB_INIT;
 
 		pt_sb_addf(&sb, "%s/status", run);
@@ -171,7 +176,7 @@ static char *find_run(const char *run)
 		}
 		return pt_sb_detach(&sb, NULL);
 	}
-	if (run && stat(run, &st) == 0 && S_ISSOCK(st.st_mode)) {
+	if (found == 0 && S_ISSOCK(st.st_mode)) {
 		struct pt_sb sb = PT_SB_INIT;
 
 		pt_sb_addf(&sb, "%s.status", run);
@@ -180,10 +185,6 @@ static char *find_run(const char *run)
 			return NULL;
 		}
 		return pt_sb_detach(&sb, NULL);
-	}
-	if (run && errno == EACCES) {
-		ours(run, run);
-		return NULL;
 	}
 	if (run) {
 		/* A capture: the run that writes it. */
