@@ -238,7 +238,7 @@ void pt_top_draw(const struct pt_status_snap *s, const struct pt_top_view *v,
 	/* Room for the slowest ones and the keys below. */
 	room = v->height ? (size_t)v->height : SIZE_MAX;
 	{
-		size_t below = 2 + s->nslow + (v->keys ? 2 : 0), shown = 0;
+		size_t below = 2 + s->nslow + (v->keys ? 2 : 0);
 
 		for (i = 0; i < r.n; i++) {
 			if (lines + below + 1 >= room && i + 1 < r.n) {
@@ -251,9 +251,7 @@ void pt_top_draw(const struct pt_status_snap *s, const struct pt_top_view *v,
 			exec_line(out, r.e[i], elapsed_of(r.e[i], now),
 				  r.depth[i], width);
 			lines++;
-			shown++;
 		}
-		(void)shown;
 	}
 	if (s->nslow && lines + 2 < room) {
 		pt_sb_addch(out, '\n');
