@@ -181,6 +181,10 @@ void pt_status_frame(struct pt_server *s, struct conn *c,
 		     const struct pt_frame_header *h,
 		     const unsigned char *payload);
 
+/* A frame the collector wrote itself for a process seen from outside
+ * (collect/watch.c, collect/ptrace.c): len bytes, header and payload. */
+void pt_status_synth(struct pt_server *s, const void *frame, size_t len);
+
 /* c, which said HELLO, is closing at now: its image ended. */
 void pt_status_conn_end(struct pt_server *s, struct conn *c, uint64_t now);
 

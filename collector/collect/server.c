@@ -61,6 +61,8 @@ static void synth_put(void *arg, const void *frame, size_t len)
 		pt_server_put_record(s, &s->synth, PT_CAP_CONNECT, now, NULL, 0);
 	}
 	pt_server_put_record(s, &s->synth, PT_CAP_FRAME, now, frame, len);
+	if (s->status)
+		pt_status_synth(s, frame, len);
 }
 
 static void traces_ready(struct pt_server *s, void *arg)

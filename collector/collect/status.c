@@ -46,6 +46,11 @@ struct pt_status_state {
 		uint32_t running;       /* its images running now */
 	} *pkg;
 	size_t npkg;
+	/* Processes seen from outside (static and Go programs, through
+	 * ptrace or /proc): no connection stands for them. */
+	struct pt_status_exec *seen;
+	size_t nseen;
+	uint64_t seen_finished;
 };
 
 /* The opam package an image builds: opam sets both variables for the
@@ -125,6 +130,117 @@ static char *fork_cmd(struct pt_server *s, struct conn *c, uint32_t ppid)
 	return pt_sb_detach(&sb, NULL);
 }
 
+/* ---- processes seen from outside ---- */
+
+static struct pt_status_exec *seen_find(struct pt_status_state *t, uint32_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < t->nseen; i++)
+		if (t->seen[i].pid == pid)
+			return &t->seen[i];
+	return NULL;
+}
+
+static void seen_drop(struct pt_status_state *t, struct pt_status_exec *e)
+{
+	free(e->cmd);
+	*e = t->seen[--t->nseen];
+	t->dirty = 1;
+}
+
+/* The image the library speaks for as pid, if any. */
+static struct conn *heard(struct pt_server *s, uint32_t pid)
+{
+	struct conn *c;
+
+	for (c = s->conns; c; c = c->next)
+		if (c->cmd && c->own_pid == pid)
+			return c;
+	return NULL;
+}
+
+static void seen_start(struct pt_server *s, uint32_t pid, uint32_t ppid,
+		       uint64_t start, char *cmd)
+{
+	struct pt_status_state *t = s->status;
+	struct pt_status_exec *e = seen_find(t, pid);
+
+	if (heard(s, pid)) {
+		free(cmd);
+		return;
+	}
+	if (!e) {
+		t->seen = pt_xrealloc(t->seen, (t->nseen + 1) * sizeof *t->seen);
+		e = &t->seen[t->nseen++];
+		memset(e, 0, sizeof *e);
+		e->pid = pid;
+		e->ppid = ppid;
+		e->start_ns = start;
+	}
+	free(e->cmd);
+	e->cmd = cmd;
+	t->dirty = 1;
+}
+
+/* A REAP: 1 if it ended a process seen from outside (its status, the
+ * only one there is, says whether it failed). */
+static int seen_reaped(struct pt_status_state *t, const struct pt_record *rec)
+{
+	struct pt_status_exec *e = seen_find(t, rec->u.reap.child_pid);
+	int ws = rec->u.reap.wait_status;
+
+	if (!e)
+		return 0;
+	t->seen_finished++;
+	if (ws != -1 && (WIFSIGNALED(ws) || (WIFEXITED(ws) && WEXITSTATUS(ws))))
+		t->failed++;
+	seen_drop(t, e);
+	return 1;
+}
+
+void pt_status_synth(struct pt_server *s, const void *frame, size_t len)
+{
+	struct pt_status_state *t = s->status;
+	struct pt_frame_header h;
+	struct pt_record rec;
+	struct pt_status_exec *e;
+	struct conn *p;
+	const char *why, *from;
+	char *cmd;
+
+	if (len < PT_FRAME_HDR ||
+	    pt_frame_header_decode(frame, &h, &why) < 0 ||
+	    (h.flags & PT_FRAME_DEFLATED) || h.length != len - PT_FRAME_HDR ||
+	    pt_record_parse(&h, (const unsigned char *)frame + PT_FRAME_HDR,
+			    &rec, &why) < 0)
+		return;
+	switch (h.type) {
+	case PT_REC_SPAWN:              /* the /proc watcher's */
+		if (rec.u.spawn.child_pid)
+			seen_start(s, rec.u.spawn.child_pid, h.pid, h.time_ns,
+				   join_argv(&rec));
+		break;
+	case PT_REC_FORK:               /* ptrace's */
+		e = seen_find(t, h.pid);
+		p = heard(s, h.pid);
+		from = e ? e->cmd : p ? p->cmd : "?";
+		cmd = pt_xmalloc(strlen(from) + sizeof "(fork) ");
+		sprintf(cmd, "(fork) %s", from);
+		seen_start(s, rec.u.fork.child_pid, h.pid, h.time_ns, cmd);
+		break;
+	case PT_REC_EXEC:
+		e = seen_find(t, h.pid);
+		seen_start(s, h.pid, e ? e->ppid : rec.u.exec.ppid,
+			   e ? e->start_ns : h.time_ns, join_argv(&rec));
+		break;
+	case PT_REC_REAP:
+		seen_reaped(t, &rec);
+		break;
+	}
+	pt_record_free(&rec);
+}
+
 void pt_status_frame(struct pt_server *s, struct conn *c,
 		     const struct pt_record *rec,
 		     const struct pt_frame_header *h,
@@ -140,6 +256,14 @@ void pt_status_frame(struct pt_server *s, struct conn *c,
 		c->ppid = rec->u.hello.ppid;
 		c->start_ns = rec->u.hello.start_ns ? rec->u.hello.start_ns
 						    : rec->hdr.time_ns;
+		{
+			/* Seen from outside first: the library speaks
+			 * for it from now on. */
+			struct pt_status_exec *e = seen_find(t, c->own_pid);
+
+			if (e)
+				seen_drop(t, e);
+		}
 		if (c->hello_kind == PT_HELLO_IMAGE) {
 			struct pt_record full;
 			const char *why;
@@ -165,6 +289,8 @@ void pt_status_frame(struct pt_server *s, struct conn *c,
 			c->failed = 1;
 		break;
 	case PT_REC_REAP:
+		if (seen_reaped(t, rec))
+			break;
 		/* Killed: no EXIT of its own said so. */
 		if (rec->u.reap.wait_status != -1 &&
 		    WIFSIGNALED(rec->u.reap.wait_status)) {
@@ -241,14 +367,16 @@ int pt_server_snapshot(struct pt_server *s, struct pt_status_snap *o)
 	o->ended = t->ended;
 	o->exit_code = t->ended ? t->exit_code : -1;
 	o->end_mono_ns = t->end_mono;
-	o->running = s->st.running;
-	o->finished = s->st.finished;
+	o->running = s->st.running + t->nseen;
+	o->finished = s->st.finished + t->seen_finished;
 	o->started = o->running + o->finished;
 	o->failed = t->failed;
 	for (c = s->conns; c; c = c->next)
 		if (c->cmd)
 			n++;
-	o->run = pt_xcalloc(n ? n : 1, sizeof *o->run);
+	o->run = pt_xcalloc(n + t->nseen + 1, sizeof *o->run);
+	for (i = 0; i < t->nseen; i++)
+		exec_copy(&o->run[o->nrun++], &t->seen[i]);
 	for (c = s->conns; c; c = c->next)
 		if (c->cmd) {
 			struct pt_status_exec *e = &o->run[o->nrun++];
@@ -404,6 +532,9 @@ void pt_status_free(struct pt_server *s)
 	for (i = 0; i < t->npkg; i++)
 		free(t->pkg[i].name);
 	free(t->pkg);
+	for (i = 0; i < t->nseen; i++)
+		free(t->seen[i].cmd);
+	free(t->seen);
 	free(t->path);
 	free(t->tmp);
 	free(t->kind);

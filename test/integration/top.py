@@ -20,6 +20,8 @@ back with convert -f csv.
                byte-identical to the untraced command's
   -k opam      packages (opam's OPAM_PACKAGE_NAME and _VERSION) done and
                running, in top --once and in --progress's lines
+  -k static    static programs, which record traces from outside
+               (ptrace): listed and counted as those that load the library
   -k daemon    a daemon, named by its socket: what runs against it
   -k refuse    no run: one line, exit 1; another user's run: refused
                (as root only)
@@ -508,6 +510,50 @@ def test_opam(d):
     print("opam: packages done and running as the steps went")
 
 
+def test_static(d):
+    bb = shutil.which("busybox")
+    if not bb or b"statically linked" not in subprocess.run(
+            ["file", "-L", bb], capture_output=True).stdout:
+        print("SKIP: no static busybox")
+        sys.exit(77)
+    for g in ("a", "b"):
+        os.mkfifo(os.path.join(d, "gate-" + g))
+    cap = os.path.join(d, "c.ptcap")
+    # `true` last: the shell stays, rather than exec its last command.
+    script = "busybox cat gate-a; busybox cat gate-b; true"
+    p = subprocess.Popen([PT, "record", "-q", "-o", cap, "--", bb, "sh",
+                          "-c", script],
+                         cwd=d, env=untraced_env(),
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                         text=True)
+    RUNS.append((d, p))
+
+    def once():
+        r = subprocess.run([PT, "top", "--once", cap], capture_output=True,
+                           text=True)
+        return r.stdout if r.returncode == 0 else ""
+
+    def listed(o, what):
+        return o if any(c.strip() == what for _, _, c in running_rows(o)) \
+            else None
+
+    s = wait_until(lambda: listed(once(), "busybox cat gate-a"),
+                   lambda: "busybox cat gate-a listed:\n" + once())
+    rows = running_rows(s)
+    if counts(s)[1:3] != (2, 0) or len(rows) != 2 or \
+            rows[1][2] != "busybox cat gate-a" or rows[1][1] == rows[0][1]:
+        fail("the static steps at first:\n" + s)
+    open_gate(d, "a")
+    s = wait_until(lambda: listed(once(), "busybox cat gate-b"),
+                   lambda: "busybox cat gate-b listed:\n" + once())
+    if counts(s)[1:3] != (2, 1) or listed(s, "busybox cat gate-a"):
+        fail("the static steps after the first:\n" + s)
+    open_gate(d, "b")
+    if p.wait() != 0:
+        fail("record: %s" % p.stderr.read())
+    print("static: busybox's steps listed and counted while they ran")
+
+
 def test_daemon(d):
     sock = os.path.join(d, "sock")
     cap = os.path.join(d, "d.ptcap")
@@ -624,7 +670,7 @@ def main():
     ap.add_argument("--proftrace", required=True)
     ap.add_argument("-k", required=True,
                     choices=["screen", "ended", "estimate", "progress",
-                             "opam", "daemon", "refuse"])
+                             "opam", "static", "daemon", "refuse"])
     a = ap.parse_args()
     PT = os.path.abspath(a.proftrace)
     if a.k in ("screen", "ended") and not shutil.which("tmux"):
