@@ -61,6 +61,14 @@ void pt_warn_failures_flush(void)
 	ndeferred = nmore = 0;
 }
 
+int pt_warn_set_muted(int on)
+{
+	int was = muted;
+
+	muted = on;
+	return was;
+}
+
 void pt_warn(const char *fmt, ...)
 {
 	va_list ap;

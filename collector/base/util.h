@@ -17,6 +17,8 @@ void pt_warn_failure(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2)));
 /* Print the failures kept while muted, one line each, in their order. */
 void pt_warn_failures_flush(void);
+/* Mute pt_warn (on) or not for a while; returns the state before. */
+int pt_warn_set_muted(int on);
 /* pt_warn, then exit(status). */
 void pt_die(int status, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3), noreturn));

@@ -282,6 +282,15 @@ static int run(int argc, char **argv)
 	 * the process that holds the run log now, a detached daemon's
 	 * child. */
 	pt_server_publish_log(s, sock);
+	{
+		/* What `proftrace top` reads, beside the socket. */
+		struct pt_sb sp = PT_SB_INIT;
+
+		pt_sb_addf(&sp, "%s.status", sock);
+		pt_server_status(s, sp.buf, "daemon", NULL, output,
+				 o.fin.path[PT_FINISH_keep]);
+		pt_sb_release(&sp);
+	}
 	pt_warn("listening at %s (pid %ld)", sock, (long)getpid());
 
 	if (pt_server_run(s, 0, NULL, NULL) < 0)
@@ -298,6 +307,7 @@ static int run(int argc, char **argv)
 		(unsigned long long)st->lost);
 	status = pt_writer_close(w) < 0 ? 1 : 0;
 	w = NULL;
+	pt_server_status_end(s, -1);
 	if (status == 0)
 		pt_warn("capture %s complete", output);
 	if (pt_finish_write(&o.fin, output, NULL) < 0)

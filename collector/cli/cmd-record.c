@@ -32,6 +32,9 @@
 #include "base/strbuf.h"
 #include "base/util.h"
 #include "collect/watch.h"
+#include "collect/status.h"
+#include "analysis/eta.h"
+#include "views/top.h"
 
 #define MS              1000000ull
 /* Short, so that the end of the quiet period below is seen within 5 ms:
@@ -50,9 +53,14 @@
 #define QUIET_NS        (100 * MS)
 #define GRACE_MAX_NS    (2000 * MS)
 
+/* --progress: its default interval, and the longest it backs off to. */
+#define PROGRESS_DEFAULT_S 30
+#define PROGRESS_MAX_S     600
+
 struct record_opts {
 	const char *output;
 	int quiet, force, no_ptrace;
+	unsigned progress;              /* --progress seconds, 0: none */
 	char **command;
 	size_t argc;
 	struct pt_finish fin;           /* --csv ..., --redact */
@@ -68,6 +76,10 @@ struct record {
 	int status_line;                /* stderr is a terminal, not --quiet */
 	int status_shown;               /* a status line is on the screen */
 	uint64_t status_ns;
+	uint64_t progress_ns;           /* --progress's interval, 0: none */
+	uint64_t progress_next;
+	const char *keep;               /* --keep DIR, for the estimate */
+	const char *capture;            /* absolute, for the estimate */
 };
 
 static const char help_head[] =
@@ -78,6 +90,10 @@ static const char help_head[] =
 	"                        proftrace-YYYYmmdd-HHMMSS.ptcap here)\n";
 /* Then the end-of-run outputs (collect/finish.h). */
 static const char help_tail[] =
+	"  --progress[=SECONDS]  write a line to standard error every SECONDS\n"
+	"                        (default 30, less often as the run grows):\n"
+	"                        elapsed, running, finished, the longest-\n"
+	"                        running step, the time left (from --keep)\n"
 	"  -q, --quiet           once COMMAND runs, no status line, summary or\n"
 	"                        collector messages; an output that failed\n"
 	"                        (--otlp, --csv...) is still one line\n"
@@ -228,6 +244,62 @@ static void status_show(struct record *r, const struct pt_server_stats *st,
 	r->status_shown = 1;
 }
 
+/* One progress line to stderr, in one write. */
+static void progress_line(const struct pt_status_snap *snap, uint64_t now,
+			  const struct pt_eta_guess *g)
+{
+	struct pt_sb line = PT_SB_INIT;
+
+	pt_top_progress(snap, now, g, &line);
+	pt_sb_addch(&line, '\n');
+	pt_write_all(STDERR_FILENO, line.buf, line.len);
+	pt_sb_release(&line);
+}
+
+/*
+ * --progress: one line to stderr, for logs.  The interval grows with the
+ * run, as Bazel's does (a tenth of the time so far, up to ten minutes),
+ * so that a long run does not flood its log.  The estimate reads the
+ * kept runs and the capture so far, which takes time on a large build:
+ * a grandchild does that and writes the line, so that the collector's
+ * loop never waits for it (and never has a child of its own to reap).
+ */
+static void progress(struct record *r, struct pt_server *s, uint64_t now)
+{
+	struct pt_status_snap snap;
+	struct pt_eta_guess g = { 0 };
+	uint64_t every = r->progress_ns, grown = (now - r->start_ns) / 10;
+	pid_t p = -1;
+
+	if (pt_server_snapshot(s, &snap) < 0)
+		return;
+	fflush(stderr);
+	if (r->keep)
+		p = fork();
+	if (p == 0) {
+		if (fork() == 0) {
+			struct pt_eta h;
+
+			if (pt_eta_load(&h, r->keep) > 0)
+				pt_eta_guess(&h, r->capture,
+					     (int64_t)pt_real_ns(), &g);
+			progress_line(&snap, now, &g);
+		}
+		_exit(0);
+	}
+	if (p > 0)
+		while (waitpid(p, NULL, 0) < 0 && errno == EINTR)
+			;
+	else
+		progress_line(&snap, now, &g);
+	pt_status_snap_free(&snap);
+	if (grown > every)
+		every = grown;
+	if (every > PROGRESS_MAX_S * 1000000000ull)
+		every = PROGRESS_MAX_S * 1000000000ull;
+	r->progress_next = now + every;
+}
+
 /* ---- signals and the loop ---- */
 
 /* s: where to record the command's end, or NULL once it has stopped. */
@@ -320,6 +392,8 @@ static void on_tick(struct pt_server *s, void *arg)
 	const struct pt_server_stats *st = pt_server_stats(s);
 	uint64_t now = pt_mono_ns(), last;
 
+	if (r->progress_ns && !r->child_done && now >= r->progress_next)
+		progress(r, s, now);
 	if (r->status_line && now - r->status_ns >= STATUS_NS) {
 		status_show(r, st, now);
 		r->status_ns = now;
@@ -360,16 +434,19 @@ static int exit_code(int ws)
 
 static int parse(int argc, char **argv, struct record_opts *o)
 {
-	struct option opts[5 + PT_FINISH_NOPTS + 1] = {
+	struct option opts[6 + PT_FINISH_NOPTS + 1] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "force", no_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "no-ptrace", no_argument, NULL, 'P' },
+		{ "progress", optional_argument, NULL, 'G' },
 	};
+	char *end;
+	long v;
 	int c;
 
-	pt_finish_options(opts, 5);
+	pt_finish_options(opts, 6);
 	/* '+': options end at COMMAND, whose own options are its own. */
 	while ((c = pt_finish_getopt(&o->fin, argc, argv, "+o:qh",
 				     opts)) != -1) {
@@ -378,6 +455,18 @@ static int parse(int argc, char **argv, struct record_opts *o)
 		case 'q': o->quiet = 1; break;
 		case 'f': o->force = 1; break;
 		case 'P': o->no_ptrace = 1; break;
+		case 'G':
+			o->progress = PROGRESS_DEFAULT_S;
+			if (!optarg)
+				break;
+			v = strtol(optarg, &end, 10);
+			if (*end || end == optarg || v < 1 || v > 86400) {
+				pt_warn("--progress: expected seconds from 1 to "
+					"86400, not '%s'", optarg);
+				return -1;
+			}
+			o->progress = (unsigned)v;
+			break;
 		case 'h':
 			pt_finish_help(&o->fin, pt_cmd_record.name,
 				       pt_cmd_record.usage, help_head, help_tail);
@@ -399,6 +488,7 @@ static int parse(int argc, char **argv, struct record_opts *o)
  */
 struct setup {
 	char *output, *lib, *rundir, *visible, *sock, *preload, *traces;
+	char *capture, *keep;           /* absolute, for the snapshot */
 	char log[128];          /* PROFTRACE_LOG for the command, or "" */
 	struct pt_sb command;
 	struct pt_writer *w;
@@ -433,6 +523,20 @@ static int set_up(struct setup *u, struct record_opts *o)
 	pt_quote_argv(&u->command, (const char *const *)o->command, o->argc);
 	pt_server_begin(u->s, u->w, u->command.buf);
 	pt_server_trace_dir(u->s, u->traces);
+	{
+		/* What `proftrace top` reads (collect/status.h). */
+		struct pt_sb sp = PT_SB_INIT;
+
+		u->capture = realpath(u->output, NULL);
+		if (!u->capture)
+			u->capture = pt_rundir_absolute(u->output);
+		if (o->fin.arg[PT_FINISH_keep])
+			u->keep = pt_rundir_absolute(o->fin.arg[PT_FINISH_keep]);
+		pt_sb_addf(&sp, "%s/status", u->rundir);
+		pt_server_status(u->s, sp.buf, "record", u->command.buf,
+				 u->capture, u->keep);
+		pt_sb_release(&sp);
+	}
 	/* The run log (doc/design.md, "The transport"), unless
 	 * PROFTRACE_TRANSPORT=socket keeps every image on the socket. */
 	u->log[0] = '\0';      /* pt_server_open_log fills it on success */
@@ -458,6 +562,8 @@ static void tear_down(struct setup *u)
 	free(u->sock);
 	free(u->traces);
 	free(u->preload);
+	free(u->capture);
+	free(u->keep);
 }
 
 static int run(int argc, char **argv)
@@ -502,7 +608,13 @@ static int run(int argc, char **argv)
 		pt_warn("signalfd: %s", strerror(errno));
 		goto fail;
 	}
-	r.status_line = !o.quiet && isatty(STDERR_FILENO);
+	/* --progress's lines take the place of the status line. */
+	r.status_line = !o.quiet && !o.progress && isatty(STDERR_FILENO);
+	if (o.progress) {
+		r.progress_ns = (uint64_t)o.progress * 1000000000ull;
+		r.capture = u.capture;
+		r.keep = u.keep;
+	}
 	fflush(NULL);
 	r.start_ns = pt_mono_ns();
 	r.status_ns = r.start_ns;       /* no flash for short commands */
@@ -510,6 +622,7 @@ static int run(int argc, char **argv)
 		pt_warn("pipe: %s", strerror(errno));
 		goto fail;
 	}
+	r.progress_next = r.start_ns + r.progress_ns;
 	r.child = fork();
 	if (r.child < 0) {
 		pt_warn("fork: %s", strerror(errno));
@@ -554,6 +667,8 @@ static int run(int argc, char **argv)
 	if (pt_writer_close(u.w) < 0)
 		ok = 0;
 	u.w = NULL;
+	/* The capture is whole: watchers may read it now. */
+	pt_server_status_end(u.s, r.child_done ? exit_code(r.wait_status) : -1);
 	if (!r.child_done) {
 		/* A STOP frame (or a loop failure) ended the capture before
 		 * COMMAND: let a waiting 'proftrace stop' return, then let
@@ -606,7 +721,8 @@ fail:
 
 const struct pt_cmd pt_cmd_record = {
 	.name = "record",
-	.usage = "[-o CAPTURE] " PT_FINISH_USAGE "[--quiet] [--force] [--no-ptrace] "
+	.usage = "[-o CAPTURE] " PT_FINISH_USAGE "[--progress[=SECONDS]] "
+		 "[--quiet] [--force] [--no-ptrace] "
 		 "[--redact REGEX]... [--] COMMAND [ARGS...]",
 	.summary = "run a command and record every process it starts",
 	.run = run,

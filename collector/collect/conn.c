@@ -38,7 +38,10 @@ static void close_conn(struct pt_server *s, struct conn *c)
 		s->st.finished++;
 		/* Its image ended: what it wrote is complete. */
 		pt_tracefiles_ended(s->traces, c->pid, c->own_pid);
+		if (s->status)
+			pt_status_conn_end(s, c, pt_mono_ns());
 	}
+	free(c->cmd);
 	free(c->pend);
 	free(c);
 }
@@ -193,6 +196,8 @@ static int handle_frame(struct pt_server *s, struct conn *c,
 	    rec.hdr.type == PT_REC_HELLO && c->uid == s->uid &&
 	    h->pid == c->pid && rec.u.hello.pidns == s->pidns)
 		c->to_stream = s->sock_streams = 1;
+	if (s->status)
+		pt_status_frame(s, c, &rec, h, payload);
 	/* Trace files sent by the images count against the run's budget
 	 * like those the collector takes itself. */
 	if (keep && rec.hdr.type == PT_REC_TRACE)
@@ -368,6 +373,7 @@ static struct conn *conn_add(struct pt_server *s, int fd, uint32_t pid,
 	c->w.kind = W_CONN;
 	c->w.fd = fd;
 	c->pw.fd = -1;
+	c->pkg = -1;
 	c->id = ++s->next_id;
 	c->pid = pid;
 	c->uid = uid;

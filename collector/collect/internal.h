@@ -75,6 +75,13 @@ struct conn {
 	int pid_asked;                  /* pidfd_open was tried */
 	uint64_t stream;
 	struct watch pw;
+	/* For the status snapshot (collect/status.h), when it is kept. */
+	uint32_t ppid;
+	uint64_t start_ns;              /* the HELLO's: the image's start */
+	char *cmd;                      /* its command line, short */
+	int failed;                     /* its EXIT said a nonzero status */
+	int pkg;                        /* its opam package (status.c's
+					 * table), -1: none */
 };
 
 struct user_watch {
@@ -126,6 +133,7 @@ struct pt_server {
 	uint64_t next_log;              /* next drain (CLOCK_MONOTONIC) */
 	uint64_t log_now;               /* the drain's time: each record's */
 	char *log_published;            /* SOCKET.log, removed at the end */
+	struct pt_status_state *status; /* the snapshot, if kept */
 };
 
 void pt_server_accept_conns(struct pt_server *s, int max, int drain);
@@ -163,5 +171,26 @@ void pt_server_read_conn(struct pt_server *s, struct conn *c, int max);
 void pt_server_drain_log(struct pt_server *s, int final);
 
 void pt_server_write_meta(struct pt_server *s, const char *command);
+
+/* ---- the status snapshot (status.c) ---- */
+struct pt_status_state;
+
+/* One valid frame of c (payload: its raw payload), after it is counted. */
+void pt_status_frame(struct pt_server *s, struct conn *c,
+		     const struct pt_record *rec,
+		     const struct pt_frame_header *h,
+		     const unsigned char *payload);
+
+/* A frame the collector wrote itself for a process seen from outside
+ * (collect/watch.c, collect/ptrace.c): len bytes, header and payload. */
+void pt_status_synth(struct pt_server *s, const void *frame, size_t len);
+
+/* c, which said HELLO, is closing at now: its image ended. */
+void pt_status_conn_end(struct pt_server *s, struct conn *c, uint64_t now);
+
+/* Rewrite the snapshot if something changed and a second has passed. */
+void pt_status_tick(struct pt_server *s, uint64_t now);
+
+void pt_status_free(struct pt_server *s);
 
 #endif

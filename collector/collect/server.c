@@ -61,6 +61,8 @@ static void synth_put(void *arg, const void *frame, size_t len)
 		pt_server_put_record(s, &s->synth, PT_CAP_CONNECT, now, NULL, 0);
 	}
 	pt_server_put_record(s, &s->synth, PT_CAP_FRAME, now, frame, len);
+	if (s->status)
+		pt_status_synth(s, frame, len);
 }
 
 static void traces_ready(struct pt_server *s, void *arg)
@@ -428,6 +430,8 @@ int pt_server_run(struct pt_server *s, uint64_t tick_ns,
 			tick(s, arg);
 			next_tick = now + tick_ns;
 		}
+		if (s->status)
+			pt_status_tick(s, now);
 		if ((n >= BATCH_EVENTS || s->round_msgs >= BATCH_EVENTS) &&
 		    s->busy_until != UINT64_MAX)
 			s->busy_until = now + BUSY_NS;
@@ -543,9 +547,11 @@ void pt_server_free(struct pt_server *s)
 			close(c->w.fd);
 		if (c->pw.fd >= 0)
 			close(c->pw.fd);
+		free(c->cmd);
 		free(c->pend);
 		free(c);
 	}
+	pt_status_free(s);
 	if (s->log_on)
 		pt_log_close(&s->log);
 	pt_watch_free(s->watch);        /* closes its pidfds */

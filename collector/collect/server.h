@@ -140,6 +140,29 @@ void pt_server_hurry(struct pt_server *s);
  */
 int pt_server_settled(struct pt_server *s);
 
+/*
+ * Keep the run's status snapshot (collect/status.h) in the file path
+ * (NULL: keep the counts for pt_server_snapshot() only): kind is
+ * "record" or "daemon", command the traced command or NULL, capture and
+ * keep (--keep DIR, or NULL) absolute paths.  Costs a parse of each
+ * image's HELLO and at most one rewrite of the file a second.
+ */
+void pt_server_status(struct pt_server *s, const char *path, const char *kind,
+		      const char *command, const char *capture,
+		      const char *keep);
+
+/* The run is over (exit_code: the command's, or -1): write the last
+ * snapshot at once, marked ended. */
+void pt_server_status_end(struct pt_server *s, int exit_code);
+
+struct pt_status_snap;
+/*
+ * Fill *out (freed with pt_status_snap_free) with the state a snapshot
+ * written now would hold.  Returns 0, or -1 when pt_server_status() was
+ * not called.
+ */
+int pt_server_snapshot(struct pt_server *s, struct pt_status_snap *out);
+
 /* Pid of the peer whose STOP frame stopped the loop, or 0. */
 uint32_t pt_server_stopped_by(const struct pt_server *s);
 

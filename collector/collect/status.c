@@ -1,0 +1,687 @@
+/*
+ * The status snapshot: kept by the collector, read by `proftrace top`;
+ * see status.h and doc/format.md ("The status snapshot").
+ */
+#include "collect/status.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "collect/internal.h"
+#include "base/strbuf.h"
+#include "base/util.h"
+
+#define SECOND_NS 1000000000ull
+/* Bytes of a command line kept: enough to tell the steps apart. */
+#define CMD_MAX 240
+
+/* A line-safe copy: the snapshot is one record a line. */
+static void add_clean(struct pt_sb *sb, const char *s, size_t max)
+{
+	size_t start = sb->len;
+
+	for (; *s && sb->len - start < max; s++)
+		pt_sb_addch(sb, (unsigned char)*s < ' ' || *s == 0x7f ? '?'
+								   : *s);
+}
+
+struct pt_status_state {
+	char *path, *tmp;               /* NULL: kept in memory only */
+	char *kind, *command, *capture, *keep;
+	uint64_t start_mono, start_real;
+	uint64_t failed;
+	struct pt_status_exec slow[PT_STATUS_SLOWEST];
+	size_t nslow;
+	int dirty;
+	uint64_t last_write;
+	int ended, exit_code;
+	uint64_t end_mono;
+	struct {
+		char *name;             /* NAME.VERSION */
+		uint32_t running;       /* its images running now */
+	} *pkg;
+	size_t npkg;
+	/* Processes seen from outside (static and Go programs, through
+	 * ptrace or /proc): no connection stands for them. */
+	struct pt_status_exec *seen;
+	size_t nseen;
+	uint64_t seen_finished;
+};
+
+/* The opam package an image builds: opam sets both variables for the
+ * commands of a package, and HELLO carries them. */
+static char *package_of(const struct pt_record *rec)
+{
+	const char *name = NULL, *version = NULL;
+	struct pt_sb sb = PT_SB_INIT;
+	size_t i;
+
+	for (i = 0; i < rec->envc; i++) {
+		if (!strncmp(rec->env[i], "OPAM_PACKAGE_NAME=", 18))
+			name = rec->env[i] + 18;
+		else if (!strncmp(rec->env[i], "OPAM_PACKAGE_VERSION=", 21))
+			version = rec->env[i] + 21;
+	}
+	if (!name || !*name)
+		return NULL;
+	add_clean(&sb, name, 100);
+	if (version && *version) {
+		pt_sb_addch(&sb, '.');
+		add_clean(&sb, version, 60);
+	}
+	/* One field of the snapshot's line: no spaces. */
+	for (i = 0; i < sb.len; i++)
+		if (sb.buf[i] == ' ')
+			sb.buf[i] = '_';
+	return pt_sb_detach(&sb, NULL);
+}
+
+/* Its index in the table, added if new.  A build has a few hundred
+ * packages at most: a look along the table is enough. */
+static int package_index(struct pt_status_state *t, char *name)
+{
+	size_t i;
+
+	for (i = 0; i < t->npkg; i++)
+		if (!strcmp(t->pkg[i].name, name)) {
+			free(name);
+			return (int)i;
+		}
+	t->pkg = pt_xrealloc(t->pkg, (t->npkg + 1) * sizeof *t->pkg);
+	t->pkg[t->npkg].name = name;
+	t->pkg[t->npkg].running = 0;
+	return (int)t->npkg++;
+}
+
+static char *join_argv(const struct pt_record *rec)
+{
+	struct pt_sb sb = PT_SB_INIT;
+	size_t i;
+
+	for (i = 0; i < rec->argc && sb.len < CMD_MAX; i++) {
+		if (i)
+			pt_sb_addch(&sb, ' ');
+		add_clean(&sb, rec->argv[i], CMD_MAX - sb.len);
+	}
+	if (!sb.len)
+		add_clean(&sb, rec->exe ? rec->exe : "?", CMD_MAX);
+	return pt_sb_detach(&sb, NULL);
+}
+
+/* A forked child runs its parent's program: its parent's line, and its
+ * package. */
+static char *fork_cmd(struct pt_server *s, struct conn *c, uint32_t ppid)
+{
+	struct conn *p;
+	struct pt_sb sb = PT_SB_INIT;
+
+	for (p = s->conns; p; p = p->next)
+		if (p->cmd && p->own_pid == ppid)
+			break;
+	if (p)
+		c->pkg = p->pkg;
+	pt_sb_addstr(&sb, "(fork) ");
+	pt_sb_addstr(&sb, p ? p->cmd : "?");
+	return pt_sb_detach(&sb, NULL);
+}
+
+/* ---- processes seen from outside ---- */
+
+static struct pt_status_exec *seen_find(struct pt_status_state *t, uint32_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < t->nseen; i++)
+		if (t->seen[i].pid == pid)
+			return &t->seen[i];
+	return NULL;
+}
+
+static void seen_drop(struct pt_status_state *t, struct pt_status_exec *e)
+{
+	free(e->cmd);
+	*e = t->seen[--t->nseen];
+	t->dirty = 1;
+}
+
+/* The image the library speaks for as pid, if any. */
+static struct conn *heard(struct pt_server *s, uint32_t pid)
+{
+	struct conn *c;
+
+	for (c = s->conns; c; c = c->next)
+		if (c->cmd && c->own_pid == pid)
+			return c;
+	return NULL;
+}
+
+static void seen_start(struct pt_server *s, uint32_t pid, uint32_t ppid,
+		       uint64_t start, char *cmd)
+{
+	struct pt_status_state *t = s->status;
+	struct pt_status_exec *e = seen_find(t, pid);
+
+	if (heard(s, pid)) {
+		free(cmd);
+		return;
+	}
+	if (!e) {
+		t->seen = pt_xrealloc(t->seen, (t->nseen + 1) * sizeof *t->seen);
+		e = &t->seen[t->nseen++];
+		memset(e, 0, sizeof *e);
+		e->pid = pid;
+		e->ppid = ppid;
+		e->start_ns = start;
+	}
+	free(e->cmd);
+	e->cmd = cmd;
+	t->dirty = 1;
+}
+
+/* A REAP: 1 if it ended a process seen from outside (its status, the
+ * only one there is, says whether it failed). */
+static int seen_reaped(struct pt_status_state *t, const struct pt_record *rec)
+{
+	struct pt_status_exec *e = seen_find(t, rec->u.reap.child_pid);
+	int ws = rec->u.reap.wait_status;
+
+	if (!e)
+		return 0;
+	t->seen_finished++;
+	if (ws != -1 && (WIFSIGNALED(ws) || (WIFEXITED(ws) && WEXITSTATUS(ws))))
+		t->failed++;
+	seen_drop(t, e);
+	return 1;
+}
+
+void pt_status_synth(struct pt_server *s, const void *frame, size_t len)
+{
+	struct pt_status_state *t = s->status;
+	struct pt_frame_header h;
+	struct pt_record rec;
+	struct pt_status_exec *e;
+	struct conn *p;
+	const char *why, *from;
+	char *cmd;
+
+	if (len < PT_FRAME_HDR ||
+	    pt_frame_header_decode(frame, &h, &why) < 0 ||
+	    (h.flags & PT_FRAME_DEFLATED) || h.length != len - PT_FRAME_HDR ||
+	    pt_record_parse(&h, (const unsigned char *)frame + PT_FRAME_HDR,
+			    &rec, &why) < 0)
+		return;
+	switch (h.type) {
+	case PT_REC_SPAWN:              /* the /proc watcher's */
+		if (rec.u.spawn.child_pid)
+			seen_start(s, rec.u.spawn.child_pid, h.pid, h.time_ns,
+				   join_argv(&rec));
+		break;
+	case PT_REC_FORK:               /* ptrace's */
+		e = seen_find(t, h.pid);
+		p = heard(s, h.pid);
+		from = e ? e->cmd : p ? p->cmd : "?";
+		cmd = pt_xmalloc(strlen(from) + sizeof "(fork) ");
+		sprintf(cmd, "(fork) %s", from);
+		seen_start(s, rec.u.fork.child_pid, h.pid, h.time_ns, cmd);
+		break;
+	case PT_REC_EXEC:
+		e = seen_find(t, h.pid);
+		seen_start(s, h.pid, e ? e->ppid : rec.u.exec.ppid,
+			   e ? e->start_ns : h.time_ns, join_argv(&rec));
+		break;
+	case PT_REC_REAP:
+		seen_reaped(t, &rec);
+		break;
+	}
+	pt_record_free(&rec);
+}
+
+void pt_status_frame(struct pt_server *s, struct conn *c,
+		     const struct pt_record *rec,
+		     const struct pt_frame_header *h,
+		     const unsigned char *payload)
+{
+	struct pt_status_state *t = s->status;
+
+	switch (rec->hdr.type) {
+	case PT_REC_HELLO:
+		if (c->cmd || c->hello_kind == PT_HELLO_AUX ||
+		    rec->u.hello.kind != c->hello_kind)
+			return;
+		c->ppid = rec->u.hello.ppid;
+		c->start_ns = rec->u.hello.start_ns ? rec->u.hello.start_ns
+						    : rec->hdr.time_ns;
+		{
+			/* Seen from outside first: the library speaks
+			 * for it from now on. */
+			struct pt_status_exec *e = seen_find(t, c->own_pid);
+
+			if (e)
+				seen_drop(t, e);
+		}
+		if (c->hello_kind == PT_HELLO_IMAGE) {
+			struct pt_record full;
+			const char *why;
+
+			char *pkg;
+
+			if (pt_record_parse(h, payload, &full, &why) < 0)
+				return;
+			c->cmd = join_argv(&full);
+			if ((pkg = package_of(&full)) != NULL)
+				c->pkg = package_index(t, pkg);
+			pt_record_free(&full);
+		} else {
+			c->cmd = fork_cmd(s, c, c->ppid);
+		}
+		if (c->pkg >= 0)
+			t->pkg[c->pkg].running++;
+		t->dirty = 1;
+		break;
+	case PT_REC_EXIT:
+		if (rec->hdr.pid == c->own_pid && !rec->hdr.origin &&
+		    (rec->u.exit.status & 0xff))
+			c->failed = 1;
+		break;
+	case PT_REC_REAP:
+		if (seen_reaped(t, rec))
+			break;
+		/* Killed: no EXIT of its own said so. */
+		if (rec->u.reap.wait_status != -1 &&
+		    WIFSIGNALED(rec->u.reap.wait_status)) {
+			t->failed++;
+			t->dirty = 1;
+		}
+		break;
+	}
+}
+
+static void exec_copy(struct pt_status_exec *to, const struct pt_status_exec *from)
+{
+	*to = *from;
+	to->cmd = pt_xstrdup(from->cmd ? from->cmd : "");
+}
+
+void pt_status_conn_end(struct pt_server *s, struct conn *c, uint64_t now)
+{
+	struct pt_status_state *t = s->status;
+	struct pt_status_exec e;
+	size_t i;
+
+	t->dirty = 1;
+	if (c->failed)
+		t->failed++;
+	if (c->pkg >= 0 && (size_t)c->pkg < t->npkg &&
+	    t->pkg[c->pkg].running)
+		t->pkg[c->pkg].running--;
+	if (!c->start_ns || now < c->start_ns)
+		return;
+	e.pid = c->own_pid;
+	e.ppid = c->ppid;
+	e.start_ns = c->start_ns;
+	e.dur_ns = now - c->start_ns;
+	e.cmd = c->cmd;
+	/* The slowest few, slowest first. */
+	for (i = t->nslow; i > 0 && t->slow[i - 1].dur_ns < e.dur_ns; i--)
+		;
+	if (i >= PT_STATUS_SLOWEST)
+		return;
+	if (t->nslow == PT_STATUS_SLOWEST)
+		free(t->slow[--t->nslow].cmd);
+	memmove(&t->slow[i + 1], &t->slow[i], (t->nslow - i) * sizeof e);
+	exec_copy(&t->slow[i], &e);
+	t->nslow++;
+}
+
+static int by_start(const void *x, const void *y)
+{
+	const struct pt_status_exec *a = x, *b = y;
+
+	if (a->start_ns != b->start_ns)
+		return a->start_ns < b->start_ns ? -1 : 1;
+	return a->pid < b->pid ? -1 : a->pid > b->pid;
+}
+
+int pt_server_snapshot(struct pt_server *s, struct pt_status_snap *o)
+{
+	struct pt_status_state *t = s->status;
+	struct conn *c;
+	size_t i, n = 0;
+
+	memset(o, 0, sizeof *o);
+	if (!t)
+		return -1;
+	o->pid = (uint32_t)getpid();
+	o->kind = pt_xstrdup(t->kind);
+	o->command = pt_xstrdup(t->command);
+	o->capture = pt_xstrdup(t->capture);
+	o->keep = pt_xstrdup(t->keep);
+	o->start_mono_ns = t->start_mono;
+	o->start_real_ns = t->start_real;
+	o->written_mono_ns = pt_mono_ns();
+	o->ended = t->ended;
+	o->exit_code = t->ended ? t->exit_code : -1;
+	o->end_mono_ns = t->end_mono;
+	o->running = s->st.running + t->nseen;
+	o->finished = s->st.finished + t->seen_finished;
+	o->started = o->running + o->finished;
+	o->failed = t->failed;
+	for (c = s->conns; c; c = c->next)
+		if (c->cmd)
+			n++;
+	o->run = pt_xcalloc(n + t->nseen + 1, sizeof *o->run);
+	for (i = 0; i < t->nseen; i++)
+		exec_copy(&o->run[o->nrun++], &t->seen[i]);
+	for (c = s->conns; c; c = c->next)
+		if (c->cmd) {
+			struct pt_status_exec *e = &o->run[o->nrun++];
+
+			e->pid = c->own_pid;
+			e->ppid = c->ppid;
+			e->start_ns = c->start_ns;
+			e->cmd = pt_xstrdup(c->cmd);
+		}
+	qsort(o->run, o->nrun, sizeof *o->run, by_start);
+	for (i = 0; i < t->nslow; i++)
+		exec_copy(&o->slow[i], &t->slow[i]);
+	o->nslow = t->nslow;
+	o->pkg = pt_xcalloc(t->npkg ? t->npkg : 1, sizeof *o->pkg);
+	for (i = 0; i < t->npkg; i++) {
+		if (!t->pkg[i].running) {
+			o->pkg_done++;
+			continue;
+		}
+		o->pkg_running++;
+		if (o->npkg < PT_STATUS_PACKAGES)
+			o->pkg[o->npkg++] = pt_xstrdup(t->pkg[i].name);
+	}
+	return 0;
+}
+
+/* The snapshot's text (doc/format.md, "The status snapshot"). */
+static void format(const struct pt_status_snap *o, struct pt_sb *sb)
+{
+	size_t i;
+
+	pt_sb_addstr(sb, "proftrace-status 1\n");
+	pt_sb_addf(sb, "pid %u\nkind %s\n", o->pid, o->kind);
+	pt_sb_addstr(sb, "command ");
+	add_clean(sb, o->command, 4096);
+	pt_sb_addstr(sb, "\ncapture ");
+	add_clean(sb, o->capture, 4096);
+	pt_sb_addstr(sb, "\nkeep ");
+	add_clean(sb, o->keep, 4096);
+	pt_sb_addf(sb, "\nstart %llu %llu\nwritten %llu\n",
+		   (unsigned long long)o->start_mono_ns,
+		   (unsigned long long)o->start_real_ns,
+		   (unsigned long long)o->written_mono_ns);
+	pt_sb_addf(sb, "counts %llu %llu %llu %llu\n",
+		   (unsigned long long)o->started,
+		   (unsigned long long)o->running,
+		   (unsigned long long)o->finished,
+		   (unsigned long long)o->failed);
+	for (i = 0; i < o->nrun && i < PT_STATUS_RUNNING; i++)
+		pt_sb_addf(sb, "run %u %u %llu %s\n", o->run[i].pid,
+			   o->run[i].ppid,
+			   (unsigned long long)o->run[i].start_ns,
+			   o->run[i].cmd);
+	for (i = 0; i < o->nslow; i++)
+		pt_sb_addf(sb, "slow %u %u %llu %llu %s\n", o->slow[i].pid,
+			   o->slow[i].ppid,
+			   (unsigned long long)o->slow[i].start_ns,
+			   (unsigned long long)o->slow[i].dur_ns,
+			   o->slow[i].cmd);
+	if (o->pkg_done || o->pkg_running) {
+		pt_sb_addf(sb, "packages %llu %llu",
+			   (unsigned long long)o->pkg_done,
+			   (unsigned long long)o->pkg_running);
+		for (i = 0; i < o->npkg; i++)
+			pt_sb_addf(sb, " %s", o->pkg[i]);
+		pt_sb_addch(sb, '\n');
+	}
+	if (o->ended)
+		pt_sb_addf(sb, "ended %llu %d\n",
+			   (unsigned long long)o->end_mono_ns, o->exit_code);
+	pt_sb_addstr(sb, "end\n");
+}
+
+/* Written aside and renamed: a reader sees the old file or the new one,
+ * whole. */
+static void write_snapshot(struct pt_server *s, uint64_t now)
+{
+	struct pt_status_state *t = s->status;
+	struct pt_status_snap o;
+	struct pt_sb sb = PT_SB_INIT;
+	int fd;
+
+	t->dirty = 0;
+	t->last_write = now;
+	if (!t->path || pt_server_snapshot(s, &o) < 0)
+		return;
+	format(&o, &sb);
+	pt_status_snap_free(&o);
+	fd = open(t->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0 || pt_write_all(fd, sb.buf, sb.len) < 0 || close(fd) < 0 ||
+	    rename(t->tmp, t->path) < 0) {
+		/* The run goes on; only the watchers miss an update. */
+		if (fd >= 0)
+			unlink(t->tmp);
+	}
+	pt_sb_release(&sb);
+}
+
+void pt_status_tick(struct pt_server *s, uint64_t now)
+{
+	struct pt_status_state *t = s->status;
+
+	if (t->dirty && now - t->last_write >= SECOND_NS)
+		write_snapshot(s, now);
+}
+
+void pt_server_status(struct pt_server *s, const char *path, const char *kind,
+		      const char *command, const char *capture,
+		      const char *keep)
+{
+	struct pt_status_state *t = pt_xcalloc(1, sizeof *t);
+
+	if (path) {
+		t->path = pt_xstrdup(path);
+		t->tmp = pt_xmalloc(strlen(path) + sizeof ".new");
+		sprintf(t->tmp, "%s.new", path);
+	}
+	t->kind = pt_xstrdup(kind);
+	t->command = pt_xstrdup(command ? command : "");
+	t->capture = pt_xstrdup(capture ? capture : "");
+	t->keep = pt_xstrdup(keep ? keep : "");
+	t->start_mono = pt_mono_ns();
+	t->start_real = pt_real_ns();
+	t->dirty = 1;
+	pt_status_free(s);
+	s->status = t;
+	write_snapshot(s, t->start_mono);
+}
+
+void pt_server_status_end(struct pt_server *s, int exit_code)
+{
+	struct pt_status_state *t = s->status;
+
+	if (!t)
+		return;
+	t->ended = 1;
+	t->exit_code = exit_code;
+	t->end_mono = pt_mono_ns();
+	write_snapshot(s, t->end_mono);
+}
+
+void pt_status_free(struct pt_server *s)
+{
+	struct pt_status_state *t = s->status;
+	size_t i;
+
+	if (!t)
+		return;
+	if (t->path)
+		unlink(t->path);
+	for (i = 0; i < t->nslow; i++)
+		free(t->slow[i].cmd);
+	for (i = 0; i < t->npkg; i++)
+		free(t->pkg[i].name);
+	free(t->pkg);
+	for (i = 0; i < t->nseen; i++)
+		free(t->seen[i].cmd);
+	free(t->seen);
+	free(t->path);
+	free(t->tmp);
+	free(t->kind);
+	free(t->command);
+	free(t->capture);
+	free(t->keep);
+	free(t);
+	s->status = NULL;
+}
+
+/* ---- reading ---- */
+
+void pt_status_snap_free(struct pt_status_snap *o)
+{
+	size_t i;
+
+	for (i = 0; i < o->nrun; i++)
+		free(o->run[i].cmd);
+	for (i = 0; i < o->nslow; i++)
+		free(o->slow[i].cmd);
+	for (i = 0; i < o->npkg; i++)
+		free(o->pkg[i]);
+	free(o->pkg);
+	free(o->run);
+	free(o->kind);
+	free(o->command);
+	free(o->capture);
+	free(o->keep);
+	memset(o, 0, sizeof *o);
+}
+
+/* "PID PPID START [DUR] CMD" */
+static int parse_exec(const char *p, int with_dur, struct pt_status_exec *e)
+{
+	unsigned long long start, dur = 0;
+	unsigned pid, ppid;
+	int n = 0;
+
+	if ((with_dur ? sscanf(p, "%u %u %llu %llu %n", &pid, &ppid, &start,
+			       &dur, &n) != 4
+		      : sscanf(p, "%u %u %llu %n", &pid, &ppid, &start,
+			       &n) != 3) || !n)
+		return -1;
+	e->pid = pid;
+	e->ppid = ppid;
+	e->start_ns = start;
+	e->dur_ns = dur;
+	e->cmd = pt_xstrdup(p + n);
+	return 0;
+}
+
+int pt_status_read(const char *path, struct pt_status_snap *o)
+{
+	FILE *f = fopen(path, "re");
+	char *line = NULL;
+	size_t cap = 0, runcap = 0;
+	ssize_t len;
+	int first = 1, whole = 0;
+
+	memset(o, 0, sizeof *o);
+	o->exit_code = -1;
+	if (!f)
+		return -1;
+	while ((len = getline(&line, &cap, f)) > 0) {
+		char *v;
+		unsigned long long a, b, c, d;
+		int x;
+
+		if (line[len - 1] == '\n')
+			line[--len] = '\0';
+		v = strchr(line, ' ');
+		v = v ? v + 1 : line + len;
+		if (first) {
+			if (strncmp(line, "proftrace-status ", 17))
+				break;
+			first = 0;
+		} else if (!strncmp(line, "pid ", 4)) {
+			o->pid = (uint32_t)strtoul(v, NULL, 10);
+		} else if (!strncmp(line, "kind ", 5)) {
+			free(o->kind);
+			o->kind = pt_xstrdup(v);
+		} else if (!strncmp(line, "command ", 8)) {
+			free(o->command);
+			o->command = pt_xstrdup(v);
+		} else if (!strncmp(line, "capture ", 8)) {
+			free(o->capture);
+			o->capture = pt_xstrdup(v);
+		} else if (!strncmp(line, "keep ", 5)) {
+			free(o->keep);
+			o->keep = pt_xstrdup(v);
+		} else if (sscanf(line, "start %llu %llu", &a, &b) == 2) {
+			o->start_mono_ns = a;
+			o->start_real_ns = b;
+		} else if (sscanf(line, "written %llu", &a) == 1) {
+			o->written_mono_ns = a;
+		} else if (sscanf(line, "counts %llu %llu %llu %llu", &a, &b,
+				  &c, &d) == 4) {
+			o->started = a;
+			o->running = b;
+			o->finished = c;
+			o->failed = d;
+		} else if (!strncmp(line, "run ", 4)) {
+			if (o->nrun == runcap) {
+				runcap = runcap ? 2 * runcap : 16;
+				o->run = pt_xrealloc(o->run,
+						     runcap * sizeof *o->run);
+			}
+			if (parse_exec(v, 0, &o->run[o->nrun]) == 0)
+				o->nrun++;
+		} else if (!strncmp(line, "slow ", 5)) {
+			if (o->nslow < PT_STATUS_SLOWEST &&
+			    parse_exec(v, 1, &o->slow[o->nslow]) == 0)
+				o->nslow++;
+		} else if (sscanf(line, "packages %llu %llu%n", &a, &b, &x) == 2) {
+			char *tok, *save = NULL;
+
+			o->pkg_done = a;
+			o->pkg_running = b;
+			for (tok = strtok_r(line + x, " ", &save);
+			     tok && o->npkg < PT_STATUS_PACKAGES;
+			     tok = strtok_r(NULL, " ", &save)) {
+				o->pkg = pt_xrealloc(o->pkg, (o->npkg + 1) *
+						     sizeof *o->pkg);
+				o->pkg[o->npkg++] = pt_xstrdup(tok);
+			}
+		} else if (sscanf(line, "ended %llu %d", &a, &x) == 2) {
+			o->ended = 1;
+			o->end_mono_ns = a;
+			o->exit_code = x;
+		} else if (!strcmp(line, "end")) {
+			whole = 1;
+		}
+	}
+	free(line);
+	fclose(f);
+	if (!o->kind)
+		o->kind = pt_xstrdup("");
+	if (!o->command)
+		o->command = pt_xstrdup("");
+	if (!o->capture)
+		o->capture = pt_xstrdup("");
+	if (!o->keep)
+		o->keep = pt_xstrdup("");
+	if (!whole) {
+		pt_status_snap_free(o);
+		errno = EINVAL;
+		return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,690 @@
+#!/usr/bin/env python3
+"""proftrace top and record --progress against real runs
+(doc/proftrace-top.1.md).
+
+The builds are make -j2 over steps known by construction: `cat gate-X`
+blocks until the test opens the FIFO gate-X for writing, so which steps
+run at each moment is decided by the test, not by timing; the estimate
+uses named sleeps, whose lengths are known.  The screen is read as a
+terminal shows it, with tmux capture-pane; the runs themselves are read
+back with convert -f csv.
+
+  -k screen    top under tmux: the running steps and counts, elapsed
+               times within what the test's own clock allows, `q` quits
+               and the run goes on and completes as an unwatched one does
+  -k ended     a run that ends while watched: top says so, prints the
+               summary
+  -k estimate  two kept runs; a third, half-way, shows an estimate within
+               30 % of the time it really had left; none without history
+  -k progress  record --progress=1 in a pipe: lines on stderr, stdout
+               byte-identical to the untraced command's
+  -k opam      packages (opam's OPAM_PACKAGE_NAME and _VERSION) done and
+               running, in top --once and in --progress's lines
+  -k static    static programs, which record traces from outside
+               (ptrace): listed and counted as those that load the library
+  -k daemon    a daemon, named by its socket: what runs against it
+  -k refuse    no run: one line, exit 1; another user's run: refused
+               (as root only)
+"""
+
+import argparse
+import csv
+import io
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "reliability"))
+from ptrel import untraced_env  # noqa: E402
+
+PT = None
+# The runs a failing test must not leave behind: (directory, record).
+RUNS = []
+
+
+def fail(msg):
+    sys.exit("FAIL: " + msg)
+
+
+def release_all():
+    """Let every gated step end, so that no make waits forever on a FIFO
+    after a failure, and each record finishes (and removes its run
+    directory) rather than being killed."""
+    for d, p in RUNS:
+        end = time.monotonic() + 30
+        while p.poll() is None and time.monotonic() < end:
+            for g in os.listdir(d):
+                if g.startswith("gate-"):
+                    open_gate(d, g[5:], 0)
+            time.sleep(0.05)
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+
+
+def wait_until(pred, what, timeout=60, step=0.1):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        v = pred()
+        if v:
+            return v
+        time.sleep(step)
+    fail("timed out waiting for " + (what() if callable(what) else what))
+
+
+class Tmux:
+    def __init__(self, d):
+        self.name = "pt-top-%d" % os.getpid()
+        self.d = d
+
+    def start(self, cmd, env=None):
+        e = dict(env or os.environ)
+        e.pop("TMUX", None)
+        subprocess.run(["tmux", "-L", self.name, "-f", "/dev/null",
+                        "new-session", "-d", "-x", "80", "-y", "24",
+                        "sh -c '%s; echo TOP-EXITED $?; sleep 600'" % cmd],
+                       env=e, check=True)
+
+    def screen(self):
+        # -J: a line the terminal wrapped comes back whole.
+        return subprocess.run(["tmux", "-L", self.name, "capture-pane",
+                               "-p", "-J"], capture_output=True, text=True,
+                              check=True).stdout
+
+    def keys(self, *k):
+        subprocess.run(["tmux", "-L", self.name, "send-keys"] + list(k),
+                       check=True)
+
+    def kill(self):
+        subprocess.run(["tmux", "-L", self.name, "kill-server"],
+                       capture_output=True)
+
+
+LONG = "an-empty-file-whose-name-is-long-enough-to-pass-the-edge-of-an-" \
+       "eighty-column-terminal"
+
+
+def gated_build(d, steps, long_step=None):
+    """A Makefile whose step X is `cat gate-X`, with gate-X a FIFO; the
+    long step also reads an empty file of a long name."""
+    open(os.path.join(d, LONG), "w").close()
+    with open(os.path.join(d, "Makefile"), "w") as f:
+        f.write("all: %s\n" % " ".join(steps))
+        for s in steps:
+            os.mkfifo(os.path.join(d, "gate-" + s))
+            f.write("%s:\n\tcat gate-%s%s\n"
+                    % (s, s, " " + LONG if s == long_step else ""))
+
+
+def open_gate(d, s, timeout=60):
+    """Let step s end: opening its FIFO for writing lets its cat open it,
+    closing gives it EOF.  Waits for the step to have started (a reader),
+    up to timeout; returns whether it was let go."""
+    end = time.monotonic() + timeout
+    while True:
+        try:
+            os.close(os.open(os.path.join(d, "gate-" + s),
+                             os.O_WRONLY | os.O_NONBLOCK))
+            return True
+        except OSError:
+            if time.monotonic() > end:
+                return False
+            time.sleep(0.05)
+
+
+def csv_rows(cap):
+    out = subprocess.run([PT, "convert", "-f", "csv", "-o", "-", cap],
+                         capture_output=True, text=True, check=True).stdout
+    return list(csv.DictReader(io.StringIO(out)))
+
+
+def shape(rows):
+    """What a run did, without what differs from run to run: commands,
+    their parents' commands, exit codes."""
+    by_pid = {r["pid"]: r for r in rows}
+    return sorted((r["command"],
+                   by_pid[r["ppid"]]["command"] if r["ppid"] in by_pid
+                   else "", r["exit_code"]) for r in rows)
+
+
+def running_rows(screen):
+    """The rows under ELAPSED PID COMMAND: (seconds, pid, command)."""
+    rows, on = [], False
+    for line in screen.splitlines():
+        if "ELAPSED" in line and "COMMAND" in line:
+            on = True
+            continue
+        if on:
+            m = re.match(r"^\s*([\d.]+) (ms|s)\s+(\d+)\s+(.*)$", line)
+            if not m:
+                break
+            v = float(m.group(1)) / (1000 if m.group(2) == "ms" else 1)
+            rows.append((v, int(m.group(3)), m.group(4).strip()))
+    return rows
+
+
+def check_pids(rows):
+    """A listed pid is the process that runs the command shown (cut at
+    the screen's edge)."""
+    for v, pid, c in rows:
+        with open("/proc/%d/cmdline" % pid, "rb") as f:
+            argv = f.read().split(b"\0")[:-1]
+        line = " ".join(a.decode() for a in argv)
+        if not line.startswith(c) or (len(c) < 40 and line != c):
+            fail("pid %d runs %r, listed as %r" % (pid, line, c))
+
+
+def counts(screen):
+    m = re.search(r"(\d+) started\s+(\d+) running\s+(\d+) finished\s+"
+                  r"(\d+) failed", screen)
+    if not m:
+        fail("no counts on the screen:\n" + screen)
+    return tuple(int(x) for x in m.groups())
+
+
+def wait_for_run(cap):
+    """Until the run writing cap can be watched."""
+    wait_until(lambda: subprocess.run([PT, "top", "--once", cap],
+                                      capture_output=True).returncode == 0,
+               "the run of " + cap)
+
+
+def record(d, cap, extra=(), env=None):
+    p = subprocess.Popen([PT, "record", "-q", "-o", cap] + list(extra) +
+                         ["--", "make", "-s", "-j2"], cwd=d,
+                         env=env or untraced_env(),
+                         stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE, text=True)
+    RUNS.append((d, p))
+    return p
+
+
+def test_screen(d):
+    steps = ["alpha", "bravo", "charlie", "delta"]
+    # The same build unwatched first: what the watched run must equal.
+    plain = os.path.join(d, "plain")
+    os.mkdir(plain)
+    gated_build(plain, steps, "charlie")
+    p = record(plain, os.path.join(plain, "c.ptcap"))
+    for s in steps:
+        open_gate(plain, s)
+    if p.wait() != 0:
+        fail("unwatched record: %s" % p.stderr.read())
+    want = shape(csv_rows(os.path.join(plain, "c.ptcap")))
+
+    w = os.path.join(d, "watched")
+    os.mkdir(w)
+    gated_build(w, steps, "charlie")
+    cap = os.path.join(w, "c.ptcap")
+    t_launch = time.monotonic()
+    p = record(w, cap)
+    tm = Tmux(d)
+    try:
+        wait_for_run(cap)
+        tm.start("%s top %s" % (PT, cap))
+
+        def shows(names):
+            def f():
+                s = tm.screen()
+                got = sorted(c.split()[1][5:] for _, _, c in
+                             running_rows(s) if c.startswith("cat "))
+                return s if got == names else None
+            return f
+
+        s1 = wait_until(shows(["alpha", "bravo"]),
+                        lambda: "alpha and bravo on:\n" + tm.screen())
+        t_seen = time.monotonic()
+        rows = running_rows(s1)
+        if not any(c == "make -s -j2" for _, _, c in rows):
+            fail("make is not listed as running:\n" + s1)
+        if counts(s1)[1:3] != (3, 0):
+            fail("counts %r, want 3 running, 0 finished:\n%s"
+                 % (counts(s1), s1))
+        for v, pid, c in rows:
+            # Started after record was launched and running when seen,
+            # the snapshot at most a second or two old.
+            if not (0 <= v <= t_seen - t_launch + 0.5):
+                fail("%s: elapsed %.1f s, but record started %.1f s ago"
+                     % (c, v, t_seen - t_launch))
+        check_pids(rows)
+        # --once sees the same.
+        once = subprocess.run([PT, "top", "--once", cap],
+                              capture_output=True, text=True)
+        if once.returncode != 0 or sorted(
+                c for _, _, c in running_rows(once.stdout)
+                if c.startswith("cat ")) != ["cat gate-alpha",
+                                             "cat gate-bravo"]:
+            fail("top --once: rc %d\n%s%s" % (once.returncode, once.stdout,
+                                              once.stderr))
+        for line in once.stdout.splitlines():
+            if len(line) > 100 or "\033" in line:
+                fail("--once line not plain text: %r" % line)
+
+        open_gate(w, "alpha")
+        s2 = wait_until(shows(["bravo", "charlie"]),
+                        lambda: "bravo and charlie on:\n" + tm.screen())
+        if counts(s2)[1:3] != (3, 1):
+            fail("after alpha: counts %r, want 3 running, 1 finished:\n%s"
+                 % (counts(s2), s2))
+        if "cat gate-alpha" not in s2.split("slowest finished")[-1]:
+            fail("alpha is not among the slowest finished:\n" + s2)
+        check_pids(running_rows(s2))
+        # The long command line is cut at the edge, not wrapped: its
+        # row is a row of the table still.
+        long_rows = [r for r in running_rows(s2) if "gate-charlie" in r[2]]
+        if not long_rows or LONG in long_rows[0][2]:
+            fail("the long command line is not cut at 80 columns:\n" + s2)
+        for line in s2.splitlines():
+            if len(line.rstrip()) > 80:
+                fail("a line the 80-column terminal wrapped: %r" % line)
+        # Pause: the screen stays; then sort by pid; then q.
+        tm.keys("t")
+        s3 = wait_until(lambda: (lambda s: s if "as a tree" not in s
+                                 else None)(tm.screen()), "flat view")
+        if any(c.startswith("  ") for _, _, c in running_rows(s3)):
+            fail("flat view still indents:\n" + s3)
+        # s: sorted by pid, in that order; space: paused, and says so.
+        tm.keys("s")
+        s4 = wait_until(lambda: (lambda s: s if "sorted by pid" in s
+                                 else None)(tm.screen()), "sort by pid")
+        pids = [pid for _, pid, _ in running_rows(s4)]
+        if pids != sorted(pids):
+            fail("sorted by pid, but %r:\n%s" % (pids, s4))
+        tm.keys("Space")
+        wait_until(lambda: "PAUSED" in tm.screen(), "the pause")
+        tm.keys("Space")
+        wait_until(lambda: "PAUSED" not in tm.screen(), "the pause's end")
+        dumb_terminal(cap)
+        # A watcher killed outright leaves the run as it was.
+        k = subprocess.Popen([PT, "top", cap], stdin=subprocess.DEVNULL,
+                             stdout=subprocess.PIPE)
+        k.stdout.read(100)
+        k.kill()
+        k.wait()
+        tm.keys("q")
+        wait_until(lambda: "TOP-EXITED 0" in tm.screen(),
+                   lambda: "top to quit on q:\n" + tm.screen())
+        if p.poll() is not None:
+            fail("the run ended when top quit")
+        for s in ["bravo", "charlie", "delta"]:
+            open_gate(w, s)
+        if p.wait() != 0:
+            fail("watched record: %s" % p.stderr.read())
+    finally:
+        tm.kill()
+        release_all()
+    got = shape(csv_rows(cap))
+    if got != want:
+        fail("the watched run differs from the unwatched one:\n%r\n%r"
+             % (got, want))
+    print("screen: steps, counts and elapsed times right; q quits; the "
+          "watched run equals the unwatched one (%d rows)" % len(got))
+
+
+def dumb_terminal(cap):
+    """TERM=dumb on a terminal: frames one after another, plain text,
+    no control sequence."""
+    import pty
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.environ["TERM"] = "dumb"
+        os.execv(PT, [PT, "top", cap])
+    out, end = b"", time.monotonic() + 30
+    while out.count(b"ELAPSED") < 2 and time.monotonic() < end:
+        try:
+            out += os.read(fd, 65536)
+        except OSError:
+            break
+    os.write(fd, b"q")
+    os.waitpid(pid, 0)
+    os.close(fd)
+    if out.count(b"ELAPSED") < 2:
+        fail("TERM=dumb: not two frames: %r" % out)
+    if b"\033" in out:
+        fail("TERM=dumb: control sequences: %r" % out)
+    if b"cat gate-bravo" not in out:
+        fail("TERM=dumb: the steps are not shown: %r" % out)
+
+
+def test_ended(d):
+    gated_build(d, ["one", "two"])
+    # Two steps that fail first, their errors ignored by make: one
+    # exits 3, the other is killed by SIGKILL.
+    with open(os.path.join(d, "Makefile")) as f:
+        mk = f.read()
+    with open(os.path.join(d, "Makefile"), "w") as f:
+        f.write(mk.replace("all: ", "all: bad1 bad2 ") +
+                "bad1:\n\t-sh -c 'exit 3'\n"
+                "bad2:\n\t-sh -c 'kill -9 $$$$'\n")
+    cap = os.path.join(d, "c.ptcap")
+    p = record(d, cap)
+    tm = Tmux(d)
+    try:
+        wait_for_run(cap)
+        tm.start("%s top %s" % (PT, cap))
+        s = wait_until(lambda: (lambda s: s if "cat gate-two" in s and
+                                "cat gate-one" in s else None)(tm.screen()),
+                       lambda: "the steps:\n" + tm.screen())
+        started, running, finished, failed = counts(s)
+        if failed != 2 or finished != 2 or running != 3:
+            fail("counts %r, want 3 running, 2 finished, 2 failed:\n%s"
+                 % (counts(s), s))
+        open_gate(d, "one")
+        open_gate(d, "two")
+        if p.wait() != 0:
+            fail("record: %s" % p.stderr.read())
+        s = wait_until(lambda: (lambda s: s if "TOP-EXITED" in s else None)(
+            tm.screen()), lambda: "top to end:\n" + tm.screen())
+    finally:
+        tm.kill()
+        release_all()
+    n = len(csv_rows(cap))
+    if "the run ended" not in s or "TOP-EXITED 0" not in s:
+        fail("top did not say the run ended:\n" + s)
+    if not re.search(r"\b%d executions" % n, s):
+        fail("no summary of the %d executions:\n%s" % (n, s))
+    print("ended: top says so and prints the summary (%d executions)" % n)
+
+
+def test_estimate(d):
+    with open(os.path.join(d, "Makefile"), "w") as f:
+        # Two chains side by side: 1.5+2+2.5+1 = 7 s, 2+2.5+1.5 = 6 s.
+        f.write("all: a4 b3\n"
+                "a1:\n\tsleep 1.5\na2: a1\n\tsleep 2\n"
+                "a3: a2\n\tsleep 2.5\na4: a3\n\tsleep 1\n"
+                "b1:\n\tsleep 2\nb2: b1\n\tsleep 2.5\n"
+                "b3: b2\n\tsleep 1.5\n")
+    keep = os.path.join(d, "keep")
+    for i in range(3):
+        cap = os.path.join(d, "run%d.ptcap" % i)
+        p = record(d, cap, ["--keep", keep, "--progress=1"])
+        t0 = time.monotonic()
+        time.sleep(3.5)
+        real_now = time.time()
+        once = subprocess.run([PT, "top", "--once", cap],
+                              capture_output=True, text=True)
+        if p.wait() != 0:
+            fail("record: %s" % p.stderr.read())
+        lines = [x for x in p.stderr.read().splitlines()
+                 if x.startswith("proftrace: ") and "running" in x]
+        # --progress's lines carry the same estimate once there is
+        # history, and none before.
+        if not lines or any(("left" in x) != (i > 0) for x in lines):
+            fail("run %d: progress lines %r" % (i, lines))
+        out = once.stdout
+        m = re.search(r"about ([\d.]+) (ms|s) left \(\+/- ([\d.]+) (ms|s), "
+                      r"from (\d+) earlier run", out)
+        if i == 0:
+            if m or "no estimate" not in out:
+                fail("an estimate without history:\n" + out)
+            continue
+        if not m:
+            fail("run %d: no estimate:\n%s%s" % (i, out, once.stderr))
+        est = float(m.group(1)) / (1000 if m.group(2) == "ms" else 1)
+        # The real end: the last execution's end in the capture.
+        rows = csv_rows(cap)
+        end = max(float(r["start"]) + float(r["duration"]) for r in rows)
+        left = end - real_now
+        if int(m.group(5)) != i:
+            fail("run %d: estimate from %s runs" % (i, m.group(5)))
+        if abs(est - left) > 0.3 * left:
+            fail("run %d: estimate %.2f s, really %.2f s left" % (i, est,
+                                                                 left))
+        print("estimate: run %d at %.1f s: %.2f s left estimated, %.2f s "
+              "really" % (i, time.monotonic() - t0 - 0, est, left))
+
+
+def test_progress(d):
+    script = "sleep 2.5; seq 1 20000"
+    plain = subprocess.run(["sh", "-c", script], capture_output=True,
+                           check=True).stdout
+    r = subprocess.run([PT, "record", "--progress=1", "-o",
+                        os.path.join(d, "c.ptcap"), "--", "sh", "-c",
+                        script], capture_output=True, env=untraced_env())
+    if r.returncode != 0:
+        fail("record --progress: %r" % r.stderr)
+    if r.stdout != plain:
+        fail("the command's output changed under --progress")
+    lines = [x for x in r.stderr.decode().splitlines()
+             if re.match(r"proftrace: [\d.]+ (ms|s), \d+ running, "
+                         r"\d+ finished", x)]
+    if len(lines) < 2:
+        fail("progress lines: %r" % r.stderr.decode())
+    if not any("longest: sleep 2.5" in x for x in lines):
+        fail("the longest-running step is not named: %r" % lines)
+    if "\r" in r.stderr.decode() or "\033" in r.stderr.decode():
+        fail("terminal sequences in a pipe: %r" % r.stderr.decode())
+    print("progress: %d lines on stderr, stdout byte-identical (%d bytes)"
+          % (len(lines), len(plain)))
+
+
+def test_opam(d):
+    # Three packages as opam names them to their commands: the first two
+    # build at once, the third after the first.
+    gated_build(d, ["a", "b", "c"])
+    with open(os.path.join(d, "Makefile")) as f:
+        mk = f.read()
+    for s, pkg in (("a", "alpha.1.0"), ("b", "bravo.2.1"),
+                   ("c", "charlie.0.3")):
+        name, version = pkg.split(".", 1)
+        mk = mk.replace("\tcat gate-%s" % s,
+                        "\tOPAM_PACKAGE_NAME=%s OPAM_PACKAGE_VERSION=%s "
+                        "cat gate-%s" % (name, version, s))
+    with open(os.path.join(d, "Makefile"), "w") as f:
+        f.write(mk.replace("all: a b c", "all: a b c\nc: a"))
+    cap = os.path.join(d, "c.ptcap")
+    p = record(d, cap, ["--progress=1"])
+
+    def once():
+        r = subprocess.run([PT, "top", "--once", cap], capture_output=True,
+                           text=True)
+        return r.stdout if r.returncode == 0 else ""
+
+    try:
+        s = wait_until(lambda: (lambda o: o if "2 running: " in o else None)(
+            once()), lambda: "two packages running:\n" + once())
+        m = re.search(r"opam packages: (\d+) done, (\d+) running: (.*)", s)
+        if not m or m.group(1) != "0" or sorted(
+                m.group(3).split(", ")) != ["alpha.1.0", "bravo.2.1"]:
+            fail("packages at first:\n" + s)
+        open_gate(d, "a")
+        s = wait_until(lambda: (lambda o: o if "1 done" in o else None)(
+            once()), lambda: "alpha done:\n" + once())
+        m = re.search(r"opam packages: (\d+) done, (\d+) running: (.*)", s)
+        if not m or sorted(m.group(3).split(", ")) != ["bravo.2.1",
+                                                      "charlie.0.3"]:
+            fail("packages after alpha:\n" + s)
+    finally:
+        for g in ("a", "b", "c"):
+            open_gate(d, g, 10)
+        p.wait()
+    if not re.search(r"opam packages \d+ done, \d+ running",
+                     p.stderr.read()):
+        fail("no packages in --progress's lines")
+    print("opam: packages done and running as the steps went")
+
+
+def test_static(d):
+    bb = shutil.which("busybox")
+    if not bb or b"statically linked" not in subprocess.run(
+            ["file", "-L", bb], capture_output=True).stdout:
+        print("SKIP: no static busybox")
+        sys.exit(77)
+    for g in ("a", "b"):
+        os.mkfifo(os.path.join(d, "gate-" + g))
+    cap = os.path.join(d, "c.ptcap")
+    # `true` last: the shell stays, rather than exec its last command.
+    script = "busybox cat gate-a; busybox cat gate-b; true"
+    p = subprocess.Popen([PT, "record", "-q", "-o", cap, "--", bb, "sh",
+                          "-c", script],
+                         cwd=d, env=untraced_env(),
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                         text=True)
+    RUNS.append((d, p))
+
+    def once():
+        r = subprocess.run([PT, "top", "--once", cap], capture_output=True,
+                           text=True)
+        return r.stdout if r.returncode == 0 else ""
+
+    def listed(o, what):
+        return o if any(c.strip() == what for _, _, c in running_rows(o)) \
+            else None
+
+    s = wait_until(lambda: listed(once(), "busybox cat gate-a"),
+                   lambda: "busybox cat gate-a listed:\n" + once())
+    rows = running_rows(s)
+    if counts(s)[1:3] != (2, 0) or len(rows) != 2 or \
+            rows[1][2] != "busybox cat gate-a" or rows[1][1] == rows[0][1]:
+        fail("the static steps at first:\n" + s)
+    open_gate(d, "a")
+    s = wait_until(lambda: listed(once(), "busybox cat gate-b"),
+                   lambda: "busybox cat gate-b listed:\n" + once())
+    if counts(s)[1:3] != (2, 1) or listed(s, "busybox cat gate-a"):
+        fail("the static steps after the first:\n" + s)
+    open_gate(d, "b")
+    if p.wait() != 0:
+        fail("record: %s" % p.stderr.read())
+    print("static: busybox's steps listed and counted while they ran")
+
+
+def test_daemon(d):
+    sock = os.path.join(d, "sock")
+    cap = os.path.join(d, "d.ptcap")
+    os.mkfifo(os.path.join(d, "gate-x"))
+    r = subprocess.run([PT, "daemon", "-o", cap, "--socket", sock,
+                        "--detach"], capture_output=True, text=True,
+                       env=untraced_env(), check=True)
+    env = untraced_env()
+    for m in re.finditer(r"export (\w+)=(\S+)", r.stdout):
+        env[m.group(1)] = subprocess.run(["sh", "-c", "printf %s " +
+                                          m.group(2)], capture_output=True,
+                                         text=True).stdout
+    p = subprocess.Popen(["cat", "gate-x"], cwd=d, env=env)
+    RUNS.append((d, p))
+    try:
+        s = wait_until(lambda: (lambda r: r.stdout if "cat gate-x" in r.stdout
+                                else None)(subprocess.run(
+                                    [PT, "top", "--once", sock],
+                                    capture_output=True, text=True)),
+                       "cat under the daemon")
+        if "proftrace top: daemon" not in s or counts(s)[1] != 1:
+            fail("the daemon's run:\n" + s)
+    finally:
+        open_gate(d, "x", 10)
+        p.wait()
+        subprocess.run([PT, "stop", "--socket", sock], env=untraced_env())
+    r = subprocess.run([PT, "top", "--once", sock], capture_output=True,
+                       text=True)
+    if r.returncode != 1:
+        fail("top on a stopped daemon: rc %d %r" % (r.returncode, r.stdout))
+    print("daemon: its running command shown; stopped, no run")
+
+
+def test_refuse(d):
+    r = subprocess.run([PT, "top", os.path.join(d, "nothing.ptcap")],
+                       capture_output=True, text=True)
+    if r.returncode != 1 or len(r.stderr.splitlines()) != 1 or r.stdout:
+        fail("top with no run: rc %d, %r" % (r.returncode, r.stderr))
+    print("no run: %s" % r.stderr.strip())
+    if os.geteuid() != 0 or not shutil.which("setpriv"):
+        print("SKIP: another user's run needs root")
+        return
+    nobody = ["setpriv", "--reuid", "65534", "--regid", "65534",
+              "--clear-groups", PT, "top"]
+    r = subprocess.run(nobody, capture_output=True, text=True, cwd="/")
+    if r.returncode != 1 or "none under /tmp/proftrace-65534" not in r.stderr:
+        fail("top of a user with no run: rc %d, %r" % (r.returncode,
+                                                       r.stderr))
+    gated_build(d, ["x"])
+    cap = os.path.join(d, "c.ptcap")
+    p = record(d, cap)
+    try:
+        rundir = wait_until(lambda: [
+            os.path.join("/tmp/proftrace-0", e)
+            for e in os.listdir("/tmp/proftrace-0")
+            if e.startswith("record-") and (lambda s: s and cap in s)(
+                open(os.path.join("/tmp/proftrace-0", e, "status")).read()
+                if os.path.exists(os.path.join("/tmp/proftrace-0", e,
+                                               "status")) else "")],
+            "the run's directory")[0]
+        r = subprocess.run(nobody + [rundir], capture_output=True,
+                           text=True, cwd="/")
+        if r.returncode != 1 or "refused" not in r.stderr or r.stdout:
+            fail("another user's run: rc %d, %r %r" % (
+                r.returncode, r.stdout, r.stderr))
+        print("another user's run: %s" % r.stderr.strip())
+    finally:
+        open_gate(d, "x")
+        p.wait()
+    # Root can read any directory: a run that is not its own is refused
+    # all the same.
+    nd = os.path.join(d, "nobody")
+    os.mkdir(nd)
+    gated_build(nd, ["y"])
+    for n in [nd] + [os.path.join(nd, x) for x in os.listdir(nd)]:
+        os.chown(n, 65534, 65534)
+    ncap = os.path.join(nd, "c.ptcap")
+    p = subprocess.Popen(["setpriv", "--reuid", "65534", "--regid", "65534",
+                          "--clear-groups", PT, "record", "-q", "-o", ncap,
+                          "--", "make", "-s"], cwd=nd, env=untraced_env(),
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                         text=True)
+    RUNS.append((nd, p))
+    try:
+        base = "/tmp/proftrace-65534"
+        rundir = wait_until(lambda: [
+            os.path.join(base, e) for e in (os.listdir(base)
+                                            if os.path.isdir(base) else [])
+            if e.startswith("record-") and os.path.exists(
+                os.path.join(base, e, "status")) and ncap in open(
+                    os.path.join(base, e, "status")).read()],
+            "nobody's run directory")[0]
+        r = subprocess.run([PT, "top", "--once", rundir],
+                           capture_output=True, text=True)
+        if r.returncode != 1 or "refused" not in r.stderr or r.stdout:
+            fail("root watching nobody's run: rc %d, %r %r" % (
+                r.returncode, r.stdout, r.stderr))
+        print("root, another user's run: %s" % r.stderr.strip())
+        # Its owner, without naming it, watches it: their only run.
+        wait_until(lambda: "cat gate-y" in subprocess.run(
+            nobody + ["--once"], capture_output=True, text=True,
+            cwd="/").stdout, lambda: "nobody's top without RUN: %r" % (
+                subprocess.run(nobody + ["--once"], capture_output=True,
+                               text=True, cwd="/"),))
+    finally:
+        open_gate(nd, "y")
+        if p.wait() != 0:
+            fail("nobody's record: %s" % p.stderr.read())
+
+
+def main():
+    global PT
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--proftrace", required=True)
+    ap.add_argument("-k", required=True,
+                    choices=["screen", "ended", "estimate", "progress",
+                             "opam", "static", "daemon", "refuse"])
+    a = ap.parse_args()
+    PT = os.path.abspath(a.proftrace)
+    if a.k in ("screen", "ended") and not shutil.which("tmux"):
+        print("SKIP: tmux is not installed")
+        sys.exit(77)
+    # meson's timeout: the cleanup below still runs.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit("FAIL: killed"))
+    with tempfile.TemporaryDirectory(prefix="pt-top-") as d:
+        os.chmod(d, 0o755)
+        try:
+            globals()["test_" + a.k](d)
+        finally:
+            release_all()
+
+
+if __name__ == "__main__":
+    main()
