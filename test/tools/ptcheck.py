@@ -78,6 +78,21 @@ def parse_strace(path):
     pending = {}               # pid -> (syscall, text so far)
     superseded = {}            # leader pid -> tid whose exec replaced it
     order = []
+    known = set()              # pids a fork-type call returned
+
+    def new_pid(pid):
+        # A pid strace shows before the call that made it returned: the
+        # thread of a CLONE_THREAD call still unfinished in its process
+        # (its exit_group can end the process before the call returns
+        # the thread's id, which then comes back as "?").
+        if pid in procs or pid in threads or pid in known:
+            return
+        makers = [(p, "CLONE_THREAD" in text)
+                  for p, (call, text) in pending.items()
+                  if call in ("clone", "clone3", "fork", "vfork")]
+        # Only where nothing else could have made it.
+        if len(makers) == 1 and makers[0][1]:
+            threads[pid] = threads.get(makers[0][0], makers[0][0])
 
     def proc(pid):
         if pid not in procs:
@@ -95,6 +110,8 @@ def parse_strace(path):
             return
         ret = int(m.group(3) or m.group(1))
         if call in ("clone", "clone3", "fork", "vfork"):
+            if ret > 0:
+                known.add(ret)
             if ret > 0 and "CLONE_THREAD" in text:
                 threads[ret] = threads.get(pid, pid)
             elif ret > 0:
@@ -119,10 +136,12 @@ def parse_strace(path):
             line = line.rstrip("\n")
             m = EXITED_RE.match(line)
             if m:
+                new_pid(int(m.group(1)))
                 proc(int(m.group(1))).exit = ("exit", int(m.group(2)))
                 continue
             m = KILLED_RE.match(line)
             if m:
+                new_pid(int(m.group(1)))
                 proc(int(m.group(1))).exit = ("signal", SIGNALS.get(m.group(2), -1))
                 continue
             m = SUPERSEDED_RE.match(line)
@@ -144,6 +163,7 @@ def parse_strace(path):
             if not m:
                 continue
             pid, call = int(m.group(1)), m.group(2)
+            new_pid(pid)
             proc(pid)
             m = re.search(r' <pid changed to (\d+) \.\.\.>$', line)
             if m:               # a thread's exec, resumed by the leader
