@@ -166,7 +166,8 @@ def main():
                                  epilog=__doc__.split("\n\n", 1)[1])
     ap.add_argument("--tarball", required=True, help="the package's release tarball")
     ap.add_argument("--build-dir", default=os.path.join(SRC, "build"))
-    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=3,
+                    help="timed rounds (0: none, only --syscalls)")
     ap.add_argument("--target", default="check", help="the make target (default check)")
     ap.add_argument("--syscalls", action="store_true",
                     help="count system calls per process (strace -f -c), one run each")
@@ -188,16 +189,18 @@ def main():
                 f"{c} {res[c][-1][0]:.1f} s" for c in CONFIGS))
         med = statistics.median
         rows = []
-        for i, what in ((0, "wall s"), (1, "CPU s")):
+        for i, what in (((0, "wall s"), (1, "CPU s")) if a.rounds else ()):
             row = [what] + [f"{med(x[i] for x in res[k]):.2f}" for k in CONFIGS]
             for k in ("empty", "traced"):
                 q = [t[i] / u[i] for t, u in zip(res[k], res["untraced"])]
                 row.append(f"{med(q):.3f} ({min(q):.3f}–{max(q):.3f})")
             rows.append(row)
-        print(f"\n{b.top}: make {a.target} in a fresh copy of the built tree, "
-              f"{execs} executions, {a.rounds} rounds\n")
-        print(table(["", "untraced", "empty library", "proftrace record",
-                     "empty / untraced (min–max)", "record / untraced (min–max)"], rows))
+        if a.rounds:
+            print(f"\n{b.top}: make {a.target} in a fresh copy of the built tree, "
+                  f"{execs} executions, {a.rounds} rounds\n")
+            print(table(["", "untraced", "empty library", "proftrace record",
+                         "empty / untraced (min–max)", "record / untraced (min–max)"],
+                        rows))
         if a.syscalls:
             if not shutil.which("strace"):
                 log("no strace: system calls not counted")
