@@ -7,6 +7,8 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "base/strbuf.h"
+
 int pt_frame_header_decode(const void *p, struct pt_frame_header *out,
 			   const char **why)
 {
@@ -237,4 +239,37 @@ void pt_record_free(struct pt_record *rec)
 	free(rec->env);
 	rec->argv = NULL;
 	rec->env = NULL;
+}
+
+void pt_frame_build_begin(struct pt_sb *sb, uint8_t type, uint32_t pid,
+			  uint64_t time_ns, const void *fixed, size_t n)
+{
+	struct pt_frame_header h = {
+		.magic = htole32(PT_WIRE_MAGIC),
+		.version = PT_WIRE_VERSION,
+		.type = type,
+		.pid = htole32(pid),
+		.time_ns = htole64(time_ns),
+	};
+
+	pt_sb_reset(sb);
+	pt_sb_add(sb, &h, sizeof h);
+	pt_sb_add(sb, fixed, n);
+}
+
+void pt_frame_build_item(struct pt_sb *sb, unsigned tag, const char *s,
+			 size_t n)
+{
+	pt_sb_addch(sb, (char)tag);
+	pt_sb_add(sb, s, n);
+	pt_sb_addch(sb, 0);
+}
+
+void pt_frame_build_end(struct pt_sb *sb)
+{
+	struct pt_frame_header *h = (struct pt_frame_header *)sb->buf;
+	uint32_t len = htole32((uint32_t)(sb->len - sizeof *h));
+
+	memcpy(&h->length, &len, sizeof len);
+	memcpy(&h->raw_length, &len, sizeof len);
 }

@@ -14,6 +14,8 @@
 
 #include "proftrace/wire.h"
 
+struct pt_sb;
+
 /* One decoded record: the header, the fixed part and the tail strings. */
 struct pt_record {
 	struct pt_frame_header hdr;     /* host byte order */
@@ -89,5 +91,16 @@ size_t pt_record_fixed_size(unsigned type);
 
 /* Free what pt_record_parse allocated (not the payload). */
 void pt_record_free(struct pt_record *rec);
+
+/*
+ * Frames the collector writes itself (the watcher's, the tracer's):
+ * start sb anew with the header of a frame of type for pid at time_ns,
+ * and its fixed part (n bytes); add tagged items; then set its lengths.
+ */
+void pt_frame_build_begin(struct pt_sb *sb, uint8_t type, uint32_t pid,
+			  uint64_t time_ns, const void *fixed, size_t n);
+void pt_frame_build_item(struct pt_sb *sb, unsigned tag, const char *s,
+			 size_t n);
+void pt_frame_build_end(struct pt_sb *sb);
 
 #endif

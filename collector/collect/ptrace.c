@@ -22,6 +22,7 @@
 #include "proftrace/wire.h"
 #include "base/strbuf.h"
 #include "base/util.h"
+#include "capture/frame.h"
 
 #define CMDLINE_MAX (256u << 10)        /* what we read of a command line */
 #define ENVIRON_MAX (1u << 20)          /* what we read of an environment */
@@ -263,34 +264,19 @@ static int speaks(struct pt_tracer *t, pid_t pid)
 static void frame_begin(struct pt_tracer *t, uint8_t type, pid_t pid,
 			const void *fixed, size_t n)
 {
-	struct pt_frame_header h = {
-		.magic = htole32(PT_WIRE_MAGIC),
-		.version = PT_WIRE_VERSION,
-		.type = type,
-		.pid = htole32((uint32_t)pid),
-		.time_ns = htole64(pt_mono_ns()),
-	};
-
-	pt_sb_reset(&t->frame);
-	pt_sb_add(&t->frame, &h, sizeof h);
-	pt_sb_add(&t->frame, fixed, n);
+	pt_frame_build_begin(&t->frame, type, (uint32_t)pid, pt_mono_ns(),
+			     fixed, n);
 }
 
 static void frame_item(struct pt_tracer *t, enum pt_tag tag, const char *s,
 		       size_t n)
 {
-	pt_sb_addch(&t->frame, (char)tag);
-	pt_sb_add(&t->frame, s, n);
-	pt_sb_addch(&t->frame, 0);
+	pt_frame_build_item(&t->frame, tag, s, n);
 }
 
 static void frame_end(struct pt_tracer *t)
 {
-	struct pt_frame_header *h = (struct pt_frame_header *)t->frame.buf;
-	uint32_t len = htole32((uint32_t)(t->frame.len - sizeof *h));
-
-	memcpy(&h->length, &len, sizeof len);
-	memcpy(&h->raw_length, &len, sizeof len);
+	pt_frame_build_end(&t->frame);
 	if (t->put)
 		t->put(t->arg, t->frame.buf, t->frame.len);
 }

@@ -17,6 +17,7 @@
 #include "proftrace/wire.h"
 #include "base/strbuf.h"
 #include "base/util.h"
+#include "capture/frame.h"
 
 #define GO_CACHE   256                  /* executables remembered */
 #define CMDLINE_MAX (256u << 10)        /* what we read of a command line */
@@ -355,34 +356,18 @@ static void open_pidfd(struct pt_watch *w, struct wproc *e)
 static void frame_begin(struct pt_watch *w, uint8_t type, pid_t pid,
 			uint64_t time_ns, const void *fixed, size_t n)
 {
-	struct pt_frame_header h = {
-		.magic = htole32(PT_WIRE_MAGIC),
-		.version = PT_WIRE_VERSION,
-		.type = type,
-		.pid = htole32((uint32_t)pid),
-		.time_ns = htole64(time_ns),
-	};
-
-	pt_sb_reset(&w->frame);
-	pt_sb_add(&w->frame, &h, sizeof h);
-	pt_sb_add(&w->frame, fixed, n);
+	pt_frame_build_begin(&w->frame, type, (uint32_t)pid, time_ns, fixed, n);
 }
 
 static void frame_item(struct pt_watch *w, enum pt_tag tag, const char *s,
 		       size_t n)
 {
-	pt_sb_addch(&w->frame, (char)tag);
-	pt_sb_add(&w->frame, s, n);
-	pt_sb_addch(&w->frame, 0);
+	pt_frame_build_item(&w->frame, tag, s, n);
 }
 
 static void frame_end(struct pt_watch *w)
 {
-	struct pt_frame_header *h = (struct pt_frame_header *)w->frame.buf;
-	uint32_t len = htole32((uint32_t)(w->frame.len - sizeof *h));
-
-	memcpy(&h->length, &len, sizeof len);
-	memcpy(&h->raw_length, &len, sizeof len);
+	pt_frame_build_end(&w->frame);
 	w->ops.put(w->ops.arg, w->frame.buf, w->frame.len);
 }
 
