@@ -395,6 +395,14 @@ PT_HIDDEN int pt_chan_write(struct pt_chan *ch, const void *buf, size_t len);
 PT_HIDDEN int pt_send_record(struct pt_chan *ch, const struct pt_body *b,
 			     uint64_t t);
 
+/*
+ * libptfiles.so's entry point (trace.c): send n FILE items and
+ * the count of accesses dropped as FILES records of this image.  0, or -1
+ * if nothing could be sent.  errno preserved.
+ */
+PT_EXPORT int __proftrace_files_send(const struct pt_item *items, size_t n,
+				     uint64_t dropped);
+
 /* ---- SPAWN and FORK frames held until the child is reaped (defer.c) ---- */
 
 /*

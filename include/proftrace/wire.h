@@ -71,6 +71,7 @@ enum pt_rec_type {
 	PT_REC_EXIT        = 7,
 	PT_REC_STOP        = 8,         /* control: `proftrace stop` */
 	PT_REC_TRACE       = 9,         /* a trace file a program wrote */
+	PT_REC_FILES       = 10,        /* files an image read and wrote */
 	PT_REC_TYPE_MAX
 };
 
@@ -95,6 +96,8 @@ enum pt_tag {
 	PT_TAG_TRACE_NOTE = 11,         /* TRACE: why it was refused or cut */
 	PT_TAG_TRACE_JSON = 12,         /* TRACE: the file's bytes (up to the
 					 * cap, or its first NUL) */
+	PT_TAG_FILE = 13,               /* FILES: "K TIME PATH", one access */
+	PT_TAG_FILES_DROPPED = 14,      /* FILES: accesses not kept, decimal */
 };
 
 /*
@@ -210,6 +213,25 @@ struct pt_rec_exit {                    /* 32 bytes */
 					 * the file is cut there */
 #define PT_TRACE_RUN_MAX   (256u << 20) /* bytes of trace files one run
 					 * keeps; later files are refused */
+
+/*
+ * FILES: the files a program image accessed (`record --files`), sent by
+ * libptfiles.so through the image's own channel before its EXIT
+ * or EXEC, in one or more records.  No fixed part.  Each FILE item is one
+ * (kind, path) the image accessed: K, one byte of enum pt_file_kind; a
+ * space; TIME, CLOCK_MONOTONIC in decimal nanoseconds when the image
+ * first accessed the path so; a space; PATH, absolute and lexically
+ * normal (no ".", "..", "//"), bytes.  FILES_DROPPED, in the last record
+ * of a batch, counts accesses the image's table could not keep.
+ */
+enum pt_file_kind {
+	PT_FILE_READ   = 'r',           /* opened for reading */
+	PT_FILE_WRITE  = 'w',           /* opened for writing, created, truncated */
+	PT_FILE_DELETE = 'd',           /* unlinked, or renamed away */
+	PT_FILE_NEW    = 'n',           /* a name made: rename, link, symlink */
+	PT_FILE_MKDIR  = 'k',           /* a directory made */
+	PT_FILE_PROBE  = 'p',           /* stat, access, or an open that failed */
+};
 
 /* Variables whose values HELLO always carries when they are set. */
 #define PT_ENV_ALLOWLIST \

@@ -1,0 +1,502 @@
+/*
+ * libptfiles.so: the files each program image reads, writes,
+ * probes and executes (doc/design.md, "File accesses").  Loaded only by
+ * `record --files` and `daemon --files`, ahead of libproftrace.so in
+ * LD_PRELOAD, so that without them nothing changes in a traced process.
+ *
+ * No record per access: each access goes into a table in memory (the
+ * path made absolute, interned with its kind and the time it was first
+ * seen), and the table goes out at the image's end and before an exec,
+ * as one or a few FILES records, through libproftrace.so's channel
+ * (__proftrace_files_send, its one entry point for this library).
+ *
+ * The rules of preload/ hold: libc only, no allocation (the table is
+ * .bss, touched as it fills), no lock that could wait (a busy table
+ * drops the access and counts it), errno preserved, a small stack (paths
+ * are built in the table itself), no descriptor and nothing else the
+ * program could see.  A vfork child shares the table with its parent:
+ * what it opens before its exec counts as the parent's.
+ */
+/* Each entry point under its own name: open and open64 are two. */
+#undef _FILE_OFFSET_BITS
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "pt-preload.h"
+#include "pt-str.h"
+#include "pt-sys.h"
+
+#define FILES_MAX   (1u << 18)          /* distinct (kind, path) per image */
+#define SLOTS       (1u << 19)          /* hash slots, a power of two */
+#define POOL_BYTES  (24u << 20)         /* item strings */
+#define CHUNK       8192u               /* items per FILES record */
+#define ITEM_ROOM   (1 + 20 + 1 + 2 * PATH_MAX + 2) /* worst item */
+
+struct entry {
+	uint32_t off;                   /* item string in pool */
+	uint32_t len;
+	uint32_t hash;
+};
+
+static struct {
+	int lock;                       /* 0 free, 1 held: tried, never waited */
+	int cwd_ok;                     /* cwd below is this process's */
+	pid_t owner;
+	uint32_t count, top;
+	uint64_t dropped;
+	char cwd[PATH_MAX];
+	size_t cwd_len;
+} ft;
+static struct entry entries[FILES_MAX];
+static uint32_t slots[SLOTS];           /* entry index + 1; 0: empty */
+static char pool[POOL_BYTES];
+static struct pt_item items[CHUNK];
+
+/* The real functions, found once at load. */
+#define REAL(name) static __typeof__(name) *real_##name
+REAL(open); REAL(open64); REAL(openat); REAL(openat64); REAL(creat);
+REAL(creat64); REAL(fopen); REAL(fopen64); REAL(freopen); REAL(freopen64);
+REAL(rename); REAL(renameat); REAL(renameat2); REAL(unlink); REAL(unlinkat);
+REAL(link); REAL(linkat); REAL(symlink); REAL(symlinkat); REAL(mkdir);
+REAL(mkdirat); REAL(truncate); REAL(truncate64); REAL(stat); REAL(stat64);
+REAL(lstat); REAL(lstat64); REAL(fstatat); REAL(fstatat64); REAL(statx);
+REAL(access); REAL(faccessat); REAL(chdir); REAL(fchdir); REAL(execve);
+REAL(execv); REAL(execvp); REAL(execvpe); REAL(fexecve); REAL(_exit);
+REAL(_Exit);
+static int (*real___open_2)(const char *, int);
+static int (*real___open64_2)(const char *, int);
+static int (*real___openat_2)(int, const char *, int);
+static int (*real___openat64_2)(int, const char *, int);
+static int (*real_execveat)(int, const char *, char *const[], char *const[],
+			    int);
+
+/* glibc's fortified opens (declared only under _FORTIFY_SOURCE). */
+int __open_2(const char *, int);
+int __open64_2(const char *, int);
+int __openat_2(int, const char *, int);
+int __openat64_2(int, const char *, int);
+
+static uint32_t hash_bytes(const char *s, size_t n)
+{
+	uint32_t h = 2166136261u;
+
+	while (n--)
+		h = (h ^ (unsigned char)*s++) * 16777619u;
+	return h;
+}
+
+/* The working directory, as the kernel names it now; 0 or -1. */
+static int cwd_fresh(void)
+{
+	if (ft.cwd_ok)
+		return 0;
+	if (!pt_sys_getcwd(ft.cwd, sizeof ft.cwd) || ft.cwd[0] != '/')
+		return -1;
+	ft.cwd_len = pt_strlen(ft.cwd);
+	ft.cwd_ok = 1;
+	return 0;
+}
+
+/*
+ * Drop "." and empty components and fold "dir/.." in the absolute path
+ * p[0..n), in place; its new length.  Lexical, as a build's own names
+ * are: the same file reached as "./x.h" and "x.h" is one.
+ */
+static size_t normalize(char *p, size_t n)
+{
+	size_t r = 0, w = 0;
+
+	while (r < n) {
+		size_t s, len;
+
+		while (r < n && p[r] == '/')
+			r++;
+		s = r;
+		while (r < n && p[r] != '/')
+			r++;
+		len = r - s;
+		if (!len || (len == 1 && p[s] == '.'))
+			continue;
+		if (len == 2 && p[s] == '.' && p[s + 1] == '.') {
+			while (w > 0 && p[w - 1] != '/')
+				w--;
+			if (w > 0)
+				w--;
+			continue;
+		}
+		p[w++] = '/';
+		for (size_t i = 0; i < len; i++)
+			p[w++] = p[s + i];
+	}
+	if (!w)
+		p[w++] = '/';
+	return w;
+}
+
+static char *put_dec(char *p, uint64_t v)
+{
+	char tmp[24];
+	int n = 0;
+
+	do
+		tmp[n++] = (char)('0' + v % 10);
+	while ((v /= 10));
+	while (n)
+		*p++ = tmp[--n];
+	return p;
+}
+
+/*
+ * Note an access of kind k to path (relative to dirfd).  Under the
+ * table's lock, taken without waiting: a signal handler's access while
+ * the table is busy, or another thread's, is counted as dropped.
+ */
+static void note_at(int dirfd, const char *path, char k)
+{
+	char *item, *p;
+	size_t plen, n;
+	uint32_t h, i, probe;
+
+	if (!path || !path[0] || !ft.owner)
+		return;
+	if (__atomic_exchange_n(&ft.lock, 1, __ATOMIC_ACQUIRE)) {
+		__atomic_add_fetch(&ft.dropped, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	plen = pt_strlen(path);
+	if (ft.count >= FILES_MAX || plen > PATH_MAX ||
+	    POOL_BYTES - ft.top < ITEM_ROOM)
+		goto drop;
+	/* "K TIME PATH": the time is written once the path is known new. */
+	item = pool + ft.top;
+	p = item + 2 + 20 + 1;
+	if (path[0] != '/') {
+		if (dirfd == AT_FDCWD) {
+			if (cwd_fresh() < 0)
+				goto drop;
+			pt_memcpy(p, ft.cwd, ft.cwd_len);
+			n = ft.cwd_len;
+		} else {
+			char link[32], *e = link;
+			ssize_t got;
+
+			pt_memcpy(e, "/proc/self/fd/", 14);
+			e = put_dec(e + 14, (uint64_t)(unsigned)dirfd);
+			*e = '\0';
+			got = pt_sys_readlink(link, p, PATH_MAX);
+			if (got <= 0 || p[0] != '/')
+				goto drop;
+			n = (size_t)got;
+		}
+		p[n++] = '/';
+	} else {
+		n = 0;
+	}
+	pt_memcpy(p + n, path, plen);
+	n = normalize(p, n + plen);
+	h = hash_bytes(p, n) ^ (uint32_t)k * 0x9e3779b1u;
+	for (i = h & (SLOTS - 1), probe = 0; slots[i] && probe < 64;
+	     i = (i + 1) & (SLOTS - 1), probe++) {
+		const struct entry *e = &entries[slots[i] - 1];
+		const char *q;
+
+		if (slots[i] - 1 >= ft.count || e->hash != h)
+			continue;
+		q = pool + e->off;
+		if (q[0] == k && e->len >= n &&
+		    !pt_strncmp(q + e->len - n, p, n) &&
+		    q[e->len - n - 1] == ' ')
+			goto out;       /* seen: its first time stays */
+	}
+	if (probe == 64)
+		goto drop;
+	{
+		/* Move the path down behind its final prefix. */
+		char *t = item;
+		struct timespec ts;
+		uint64_t now;
+
+		pt_sys_clock_gettime(CLOCK_MONOTONIC, &ts);
+		now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+
+		*t++ = k;
+		*t++ = ' ';
+		t = put_dec(t, now);
+		*t++ = ' ';
+		for (size_t j = 0; j < n; j++)
+			t[j] = p[j];
+		t += n;
+		*t = '\0';
+		entries[ft.count] = (struct entry){ ft.top,
+			(uint32_t)(t - item), h };
+		slots[i] = ++ft.count;
+		ft.top += (uint32_t)(t - item) + 1;
+	}
+	goto out;
+drop:
+	ft.dropped++;
+out:
+	__atomic_store_n(&ft.lock, 0, __ATOMIC_RELEASE);
+}
+
+static void note(const char *path, char k)
+{
+	note_at(AT_FDCWD, path, k);
+}
+
+/*
+ * Send the table and empty it: at the image's end, and before an exec
+ * (whose image starts a table of its own).  Not from a vfork child: the
+ * table is its parent's.
+ */
+static void flush(void)
+{
+	uint32_t i = 0, n;
+
+	if (!ft.owner || pt_sys_getpid() != ft.owner)
+		return;
+	if (__atomic_exchange_n(&ft.lock, 1, __ATOMIC_ACQUIRE))
+		return;
+	if (!ft.count && !ft.dropped)
+		goto out;
+	do {
+		for (n = 0; n < CHUNK && i < ft.count; n++, i++)
+			items[n] = (struct pt_item){ PT_TAG_FILE,
+				pool + entries[i].off, entries[i].len };
+		if (__proftrace_files_send(items, n,
+					   i == ft.count ? ft.dropped : 0) < 0)
+			break;
+	} while (i < ft.count);
+	ft.count = ft.top = 0;
+	ft.dropped = 0;
+out:
+	__atomic_store_n(&ft.lock, 0, __ATOMIC_RELEASE);
+}
+
+static void forked_child(void)
+{
+	ft.lock = 0;
+	ft.count = ft.top = 0;
+	ft.dropped = 0;
+	ft.owner = pt_sys_getpid();
+}
+
+static void on_end(int status, void *arg)
+{
+	int saved = errno;
+
+	(void)status;
+	(void)arg;
+	flush();
+	pt_errno_restore(saved);
+}
+
+#define FIND(name) real_##name = (__typeof__(real_##name))dlsym(RTLD_NEXT, #name)
+/* Another library's constructor may call a hook before ours ran. */
+#define REAL_OF(name) __extension__({                                     \
+	__typeof__(real_##name) f_ = real_##name;                            \
+	if (!f_)                                                             \
+		f_ = FIND(name);                                             \
+	f_;                                                                  \
+})
+
+__attribute__((constructor)) static void files_init(void)
+{
+	int saved = errno;
+
+	FIND(open); FIND(open64); FIND(openat); FIND(openat64); FIND(creat);
+	FIND(creat64); FIND(fopen); FIND(fopen64); FIND(freopen);
+	FIND(freopen64); FIND(rename); FIND(renameat); FIND(renameat2);
+	FIND(unlink); FIND(unlinkat); FIND(link); FIND(linkat); FIND(symlink);
+	FIND(symlinkat); FIND(mkdir); FIND(mkdirat); FIND(truncate);
+	FIND(truncate64); FIND(stat); FIND(stat64); FIND(lstat);
+	FIND(lstat64); FIND(fstatat); FIND(fstatat64); FIND(statx);
+	FIND(access); FIND(faccessat); FIND(chdir); FIND(fchdir);
+	FIND(execve); FIND(execv); FIND(execvp); FIND(execvpe); FIND(fexecve);
+	FIND(_exit); FIND(_Exit); FIND(__open_2); FIND(__open64_2);
+	FIND(__openat_2); FIND(__openat64_2); FIND(execveat);
+	/* Registered after libproftrace.so's (its constructor ran first:
+	 * this library needs it), so it runs before that one sends EXIT. */
+	if (on_exit(on_end, NULL) == 0 &&
+	    pthread_atfork(NULL, NULL, forked_child) == 0)
+		ft.owner = pt_sys_getpid();
+	pt_errno_restore(saved);
+}
+
+/* Kind of an open by its flags. */
+static char open_kind(int flags, int ok)
+{
+	if (flags & O_PATH)
+		return 'p';
+	if ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC))
+		return ok ? 'w' : 0;
+	return ok ? 'r' : 'p';
+}
+
+static void note_open(int dirfd, const char *path, int flags, int ret)
+{
+	char k = open_kind(flags, ret >= 0);
+
+	if (k)
+		note_at(dirfd, path, k);
+}
+
+static char fopen_kind(const char *mode, int ok)
+{
+	if (mode && (mode[0] != 'r' || pt_strchr(mode, '+')))
+		return ok ? 'w' : 0;
+	return ok ? 'r' : 'p';
+}
+
+#define MODE_ARG(flags, mode)                                               \
+	do {                                                                \
+		if ((flags) & (O_CREAT | __O_TMPFILE)) {                    \
+			va_list ap;                                         \
+			va_start(ap, flags);                                \
+			mode = va_arg(ap, mode_t);                          \
+			va_end(ap);                                         \
+		}                                                           \
+	} while (0)
+
+#define OPEN_HOOK(name)                                                     \
+	PT_EXPORT int name(const char *path, int flags, ...)                \
+	{                                                                   \
+		mode_t mode = 0;                                            \
+		int ret, e;                                                 \
+		MODE_ARG(flags, mode);                                      \
+		ret = REAL_OF(name)(path, flags, mode);                       \
+		e = errno;                                                  \
+		note_open(AT_FDCWD, path, flags, ret);                      \
+		errno = e;                                                  \
+		return ret;                                                 \
+	}
+OPEN_HOOK(open)
+OPEN_HOOK(open64)
+
+#define OPENAT_HOOK(name)                                                   \
+	PT_EXPORT int name(int dirfd, const char *path, int flags, ...)     \
+	{                                                                   \
+		mode_t mode = 0;                                            \
+		int ret, e;                                                 \
+		MODE_ARG(flags, mode);                                      \
+		ret = REAL_OF(name)(dirfd, path, flags, mode);                \
+		e = errno;                                                  \
+		note_open(dirfd, path, flags, ret);                         \
+		errno = e;                                                  \
+		return ret;                                                 \
+	}
+OPENAT_HOOK(openat)
+OPENAT_HOOK(openat64)
+
+/* The rest: call, note what it did, give back errno as the call left it. */
+#define HOOK(ret_t, name, params, args, record)                             \
+	PT_EXPORT ret_t name params                                         \
+	{                                                                   \
+		ret_t ret = REAL_OF(name) args;                               \
+		int e = errno;                                              \
+		record;                                                     \
+		errno = e;                                                  \
+		return ret;                                                 \
+	}
+
+HOOK(int, __open_2, (const char *p, int f), (p, f), note_open(AT_FDCWD, p, f, ret))
+HOOK(int, __open64_2, (const char *p, int f), (p, f), note_open(AT_FDCWD, p, f, ret))
+HOOK(int, __openat_2, (int d, const char *p, int f), (d, p, f), note_open(d, p, f, ret))
+HOOK(int, __openat64_2, (int d, const char *p, int f), (d, p, f), note_open(d, p, f, ret))
+HOOK(int, creat, (const char *p, mode_t m), (p, m), if (ret >= 0) note(p, 'w'))
+HOOK(int, creat64, (const char *p, mode_t m), (p, m), if (ret >= 0) note(p, 'w'))
+HOOK(FILE *, fopen, (const char *p, const char *m), (p, m),
+     { char k = fopen_kind(m, ret != NULL); if (k) note(p, k); })
+HOOK(FILE *, fopen64, (const char *p, const char *m), (p, m),
+     { char k = fopen_kind(m, ret != NULL); if (k) note(p, k); })
+HOOK(FILE *, freopen, (const char *p, const char *m, FILE *s), (p, m, s),
+     { char k = fopen_kind(m, ret != NULL); if (k && p) note(p, k); })
+HOOK(FILE *, freopen64, (const char *p, const char *m, FILE *s), (p, m, s),
+     { char k = fopen_kind(m, ret != NULL); if (k && p) note(p, k); })
+/* A rename may move the working directory: ask the kernel again. */
+HOOK(int, rename, (const char *a, const char *b), (a, b),
+     if (ret == 0) { note(a, 'd'); note(b, 'n'); ft.cwd_ok = 0; })
+HOOK(int, renameat, (int da, const char *a, int db, const char *b),
+     (da, a, db, b),
+     if (ret == 0) { note_at(da, a, 'd'); note_at(db, b, 'n'); ft.cwd_ok = 0; })
+HOOK(int, renameat2, (int da, const char *a, int db, const char *b,
+		      unsigned f), (da, a, db, b, f),
+     if (ret == 0) { note_at(da, a, 'd'); note_at(db, b, 'n'); ft.cwd_ok = 0; })
+HOOK(int, unlink, (const char *p), (p), if (ret == 0) note(p, 'd'))
+HOOK(int, unlinkat, (int d, const char *p, int f), (d, p, f),
+     if (ret == 0) note_at(d, p, 'd'))
+HOOK(int, link, (const char *a, const char *b), (a, b),
+     if (ret == 0) { note(a, 'r'); note(b, 'n'); })
+HOOK(int, linkat, (int da, const char *a, int db, const char *b, int f),
+     (da, a, db, b, f),
+     if (ret == 0) { note_at(da, a, 'r'); note_at(db, b, 'n'); })
+HOOK(int, symlink, (const char *a, const char *b), (a, b),
+     if (ret == 0) note(b, 'n'))
+HOOK(int, symlinkat, (const char *a, int d, const char *b), (a, d, b),
+     if (ret == 0) note_at(d, b, 'n'))
+HOOK(int, mkdir, (const char *p, mode_t m), (p, m), if (ret == 0) note(p, 'k'))
+HOOK(int, mkdirat, (int d, const char *p, mode_t m), (d, p, m),
+     if (ret == 0) note_at(d, p, 'k'))
+HOOK(int, truncate, (const char *p, off_t l), (p, l), if (ret == 0) note(p, 'w'))
+HOOK(int, truncate64, (const char *p, off64_t l), (p, l),
+     if (ret == 0) note(p, 'w'))
+HOOK(int, stat, (const char *p, struct stat *s), (p, s), note(p, 'p'))
+HOOK(int, stat64, (const char *p, struct stat64 *s), (p, s), note(p, 'p'))
+HOOK(int, lstat, (const char *p, struct stat *s), (p, s), note(p, 'p'))
+HOOK(int, lstat64, (const char *p, struct stat64 *s), (p, s), note(p, 'p'))
+HOOK(int, fstatat, (int d, const char *p, struct stat *s, int f), (d, p, s, f),
+     if (!(f & AT_EMPTY_PATH) || p[0]) note_at(d, p, 'p'))
+HOOK(int, fstatat64, (int d, const char *p, struct stat64 *s, int f),
+     (d, p, s, f), if (!(f & AT_EMPTY_PATH) || p[0]) note_at(d, p, 'p'))
+HOOK(int, statx, (int d, const char *p, int f, unsigned m, struct statx *s),
+     (d, p, f, m, s), if (!(f & AT_EMPTY_PATH) || p[0]) note_at(d, p, 'p'))
+HOOK(int, access, (const char *p, int m), (p, m), note(p, 'p'))
+HOOK(int, faccessat, (int d, const char *p, int m, int f), (d, p, m, f),
+     note_at(d, p, 'p'))
+HOOK(int, chdir, (const char *p), (p), if (ret == 0) ft.cwd_ok = 0)
+HOOK(int, fchdir, (int fd), (fd), if (ret == 0) ft.cwd_ok = 0)
+
+/*
+ * Before an exec, the image's table goes out: the new image has its
+ * own.  (The image executed is its HELLO's, recorded there.)  If the
+ * exec fails, what follows starts a new table.
+ */
+#define EXEC_HOOK(name, params, args)                                       \
+	PT_EXPORT int name params                                           \
+	{                                                                   \
+		int e = errno;                                              \
+		flush();                                                    \
+		errno = e;                                                  \
+		return REAL_OF(name) args;                                    \
+	}
+EXEC_HOOK(execve, (const char *p, char *const a[], char *const v[]), (p, a, v))
+EXEC_HOOK(execv, (const char *p, char *const a[]), (p, a))
+EXEC_HOOK(execvp, (const char *p, char *const a[]), (p, a))
+EXEC_HOOK(execvpe, (const char *p, char *const a[], char *const v[]), (p, a, v))
+EXEC_HOOK(fexecve, (int fd, char *const a[], char *const v[]), (fd, a, v))
+EXEC_HOOK(execveat, (int d, const char *p, char *const a[], char *const v[],
+		     int f), (d, p, a, v, f))
+
+PT_EXPORT void _exit(int status)
+{
+	flush();
+	REAL_OF(_exit)(status);
+	__builtin_unreachable();
+}
+
+PT_EXPORT void _Exit(int status)
+{
+	flush();
+	REAL_OF(_Exit)(status);
+	__builtin_unreachable();
+}
