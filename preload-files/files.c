@@ -54,13 +54,14 @@ static struct {
 	pid_t owner;
 	uint32_t count, top;
 	uint64_t dropped;
+	uint64_t base;                  /* CLOCK_MONOTONIC ns the table began */
 	char cwd[PATH_MAX];
 	size_t cwd_len;
 } ft;
 static struct entry entries[FILES_MAX];
 static uint32_t slots[SLOTS];           /* entry index + 1; 0: empty */
 static char pool[POOL_BYTES];
-static struct pt_item items[CHUNK];
+static struct pt_item items[1 + CHUNK];   /* BASE, then FILEs */
 
 /* The real functions, found once at load. */
 #define REAL(name) static __typeof__(name) *real_##name
@@ -93,6 +94,14 @@ static uint32_t hash_bytes(const char *s, size_t n)
 	while (n--)
 		h = (h ^ (unsigned char)*s++) * 16777619u;
 	return h;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	pt_sys_clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 /* The working directory, as the kernel names it now; 0 or -1. */
@@ -156,6 +165,54 @@ static char *put_dec(char *p, uint64_t v)
 	return p;
 }
 
+#define PROBES 64
+
+/*
+ * The slot of (k, path p of n bytes) whose hash is h: its entry's, or
+ * the empty one where it would go; *probes: how far it was looked for
+ * (PROBES: too far, neither found).
+ */
+static uint32_t find(char k, const char *p, size_t n, uint32_t h,
+		     uint32_t *probes)
+{
+	uint32_t i, probe;
+
+	for (i = h & (SLOTS - 1), probe = 0; slots[i] && probe < PROBES;
+	     i = (i + 1) & (SLOTS - 1), probe++) {
+		const struct entry *e = &entries[slots[i] - 1];
+		const char *q;
+
+		if (slots[i] - 1 >= ft.count || e->hash != h)
+			continue;
+		q = pool + e->off;
+		if (q[0] == k && e->len >= n &&
+		    !pt_strncmp(q + e->len - n, p, n) &&
+		    q[e->len - n - 1] == ' ')
+			break;
+	}
+	*probes = probe;
+	return i;
+}
+
+/* Is the path of entry x also read, written or removed by this image?
+ * Then its probe says nothing more. */
+static int probe_redundant(const struct entry *x)
+{
+	static const char kinds[] = { 'r', 'w', 'd' };
+	const char *q = pool + x->off, *path = pt_strchr(q + 2, ' ') + 1;
+	size_t n = x->len - (size_t)(path - q), j;
+	uint32_t hp = x->hash ^ (uint32_t)'p' * 0x9e3779b1u, probe;
+
+	for (j = 0; j < sizeof kinds; j++) {
+		uint32_t h = hp ^ (uint32_t)kinds[j] * 0x9e3779b1u;
+		uint32_t i = find(kinds[j], path, n, h, &probe);
+
+		if (slots[i] && probe < PROBES)
+			return 1;
+	}
+	return 0;
+}
+
 /*
  * Note an access of kind k to path (relative to dirfd).  Under the
  * table's lock, taken without waiting: a signal handler's access while
@@ -205,33 +262,19 @@ static void note_at(int dirfd, const char *path, char k)
 	pt_memcpy(p + n, path, plen);
 	n = normalize(p, n + plen);
 	h = hash_bytes(p, n) ^ (uint32_t)k * 0x9e3779b1u;
-	for (i = h & (SLOTS - 1), probe = 0; slots[i] && probe < 64;
-	     i = (i + 1) & (SLOTS - 1), probe++) {
-		const struct entry *e = &entries[slots[i] - 1];
-		const char *q;
-
-		if (slots[i] - 1 >= ft.count || e->hash != h)
-			continue;
-		q = pool + e->off;
-		if (q[0] == k && e->len >= n &&
-		    !pt_strncmp(q + e->len - n, p, n) &&
-		    q[e->len - n - 1] == ' ')
-			goto out;       /* seen: its first time stays */
-	}
-	if (probe == 64)
+	i = find(k, p, n, h, &probe);
+	if (slots[i] && probe < PROBES)
+		goto out;               /* seen: its first time stays */
+	if (probe == PROBES)
 		goto drop;
 	{
 		/* Move the path down behind its final prefix. */
 		char *t = item;
-		struct timespec ts;
-		uint64_t now;
-
-		pt_sys_clock_gettime(CLOCK_MONOTONIC, &ts);
-		now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+		uint64_t now = mono_ns();
 
 		*t++ = k;
 		*t++ = ' ';
-		t = put_dec(t, now);
+		t = put_dec(t, (now - ft.base) / 1000);
 		*t++ = ' ';
 		for (size_t j = 0; j < n; j++)
 			t[j] = p[j];
@@ -261,6 +304,7 @@ static void note(const char *path, char k)
  */
 static void flush(void)
 {
+	char base[24], *e;
 	uint32_t i = 0, n;
 
 	if (!ft.owner || pt_sys_getpid() != ft.owner)
@@ -269,16 +313,27 @@ static void flush(void)
 		return;
 	if (!ft.count && !ft.dropped)
 		goto out;
+	e = put_dec(base, ft.base);
+	*e = '\0';
+	items[0] = (struct pt_item){ PT_TAG_FILES_BASE, base,
+				     (size_t)(e - base) };
 	do {
-		for (n = 0; n < CHUNK && i < ft.count; n++, i++)
-			items[n] = (struct pt_item){ PT_TAG_FILE,
+		for (n = 1; n <= CHUNK && i < ft.count; i++) {
+			if (pool[entries[i].off] == 'p' &&
+			    probe_redundant(&entries[i]))
+				continue;
+			items[n++] = (struct pt_item){ PT_TAG_FILE,
 				pool + entries[i].off, entries[i].len };
+		}
+		if (n == 1 && !(i == ft.count && ft.dropped))
+			break;
 		if (__proftrace_files_send(items, n,
 					   i == ft.count ? ft.dropped : 0) < 0)
 			break;
 	} while (i < ft.count);
 	ft.count = ft.top = 0;
 	ft.dropped = 0;
+	ft.base = mono_ns();
 out:
 	__atomic_store_n(&ft.lock, 0, __ATOMIC_RELEASE);
 }
@@ -289,6 +344,7 @@ static void forked_child(void)
 	ft.count = ft.top = 0;
 	ft.dropped = 0;
 	ft.owner = pt_sys_getpid();
+	ft.base = mono_ns();
 }
 
 static void on_end(int status, void *arg)
@@ -327,6 +383,7 @@ __attribute__((constructor)) static void files_init(void)
 	FIND(__openat_2); FIND(__openat64_2); FIND(execveat);
 	/* Registered after libproftrace.so's (its constructor ran first:
 	 * this library needs it), so it runs before that one sends EXIT. */
+	ft.base = mono_ns();
 	if (on_exit(on_end, NULL) == 0 &&
 	    pthread_atfork(NULL, NULL, forked_child) == 0)
 		ft.owner = pt_sys_getpid();
@@ -337,10 +394,12 @@ __attribute__((constructor)) static void files_init(void)
 static char open_kind(int flags, int ok)
 {
 	if (flags & O_PATH)
-		return 'p';
+		return ok ? 'p' : 0;
+	if (!ok)
+		return 0;
 	if ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC))
-		return ok ? 'w' : 0;
-	return ok ? 'r' : 'p';
+		return 'w';
+	return 'r';
 }
 
 static void note_open(int dirfd, const char *path, int flags, int ret)
@@ -353,9 +412,11 @@ static void note_open(int dirfd, const char *path, int flags, int ret)
 
 static char fopen_kind(const char *mode, int ok)
 {
+	if (!ok)
+		return 0;
 	if (mode && (mode[0] != 'r' || pt_strchr(mode, '+')))
-		return ok ? 'w' : 0;
-	return ok ? 'r' : 'p';
+		return 'w';
+	return 'r';
 }
 
 #define MODE_ARG(flags, mode)                                               \
@@ -450,19 +511,26 @@ HOOK(int, mkdirat, (int d, const char *p, mode_t m), (d, p, m),
 HOOK(int, truncate, (const char *p, off_t l), (p, l), if (ret == 0) note(p, 'w'))
 HOOK(int, truncate64, (const char *p, off64_t l), (p, l),
      if (ret == 0) note(p, 'w'))
-HOOK(int, stat, (const char *p, struct stat *s), (p, s), note(p, 'p'))
-HOOK(int, stat64, (const char *p, struct stat64 *s), (p, s), note(p, 'p'))
-HOOK(int, lstat, (const char *p, struct stat *s), (p, s), note(p, 'p'))
-HOOK(int, lstat64, (const char *p, struct stat64 *s), (p, s), note(p, 'p'))
+HOOK(int, stat, (const char *p, struct stat *s), (p, s), if (ret == 0 && !S_ISDIR(s->st_mode)) note(p, 'p'))
+HOOK(int, stat64, (const char *p, struct stat64 *s), (p, s), if (ret == 0 && !S_ISDIR(s->st_mode)) note(p, 'p'))
+HOOK(int, lstat, (const char *p, struct stat *s), (p, s), if (ret == 0 && !S_ISDIR(s->st_mode)) note(p, 'p'))
+HOOK(int, lstat64, (const char *p, struct stat64 *s), (p, s), if (ret == 0 && !S_ISDIR(s->st_mode)) note(p, 'p'))
 HOOK(int, fstatat, (int d, const char *p, struct stat *s, int f), (d, p, s, f),
-     if (!(f & AT_EMPTY_PATH) || p[0]) note_at(d, p, 'p'))
+     if (ret == 0 && !S_ISDIR(s->st_mode) && (!(f & AT_EMPTY_PATH) || p[0]))
+	     note_at(d, p, 'p'))
 HOOK(int, fstatat64, (int d, const char *p, struct stat64 *s, int f),
-     (d, p, s, f), if (!(f & AT_EMPTY_PATH) || p[0]) note_at(d, p, 'p'))
+     (d, p, s, f),
+     if (ret == 0 && !S_ISDIR(s->st_mode) && (!(f & AT_EMPTY_PATH) || p[0]))
+	     note_at(d, p, 'p'))
 HOOK(int, statx, (int d, const char *p, int f, unsigned m, struct statx *s),
-     (d, p, f, m, s), if (!(f & AT_EMPTY_PATH) || p[0]) note_at(d, p, 'p'))
-HOOK(int, access, (const char *p, int m), (p, m), note(p, 'p'))
+     (d, p, f, m, s),
+     if (ret == 0 && (!(s->stx_mask & STATX_TYPE) ||
+			 !S_ISDIR(s->stx_mode)) &&
+	 (!(f & AT_EMPTY_PATH) || p[0]))
+	     note_at(d, p, 'p'))
+HOOK(int, access, (const char *p, int m), (p, m), if (ret == 0) note(p, 'p'))
 HOOK(int, faccessat, (int d, const char *p, int m, int f), (d, p, m, f),
-     note_at(d, p, 'p'))
+     if (ret == 0) note_at(d, p, 'p'))
 HOOK(int, chdir, (const char *p), (p), if (ret == 0) ft.cwd_ok = 0)
 HOOK(int, fchdir, (int fd), (fd), if (ret == 0) ft.cwd_ok = 0)
 

@@ -53,12 +53,17 @@ void pt_files_add(struct build *b, uint32_t pid, uint64_t t,
 	size_t pos = 0, n;
 	const char *s;
 	unsigned tag;
+	uint64_t base = 0;
 
 	while (pt_wire_next_item(payload, len, &pos, &tag, &s, &n) > 0) {
 		const char *sp, *path;
 		uint64_t at = 0;
 		struct rawacc *r;
 
+		if (tag == PT_TAG_FILES_BASE) {
+			base = strtoull(s, NULL, 10);
+			continue;
+		}
 		if (tag == PT_TAG_FILES_DROPPED) {
 			f->dropped += strtoull(s, NULL, 10);
 			continue;
@@ -80,7 +85,7 @@ void pt_files_add(struct build *b, uint32_t pid, uint64_t t,
 		r->capture = b->capture;
 		r->pid = pid;
 		r->mono = t;
-		r->at = at;
+		r->at = base + at * 1000;
 		r->kind = s[0];
 		r->path = pt_str_intern_ptr(f->str, path, (size_t)(s + n - path));
 	}

@@ -98,6 +98,7 @@ enum pt_tag {
 					 * cap, or its first NUL) */
 	PT_TAG_FILE = 13,               /* FILES: "K TIME PATH", one access */
 	PT_TAG_FILES_DROPPED = 14,      /* FILES: accesses not kept, decimal */
+	PT_TAG_FILES_BASE = 15,         /* FILES: the FILE items' time 0 */
 };
 
 /*
@@ -219,10 +220,11 @@ struct pt_rec_exit {                    /* 32 bytes */
  * libptfiles.so through the image's own channel before its EXIT
  * or EXEC, in one or more records.  No fixed part.  Each FILE item is one
  * (kind, path) the image accessed: K, one byte of enum pt_file_kind; a
- * space; TIME, CLOCK_MONOTONIC in decimal nanoseconds when the image
- * first accessed the path so; a space; PATH, absolute and lexically
- * normal (no ".", "..", "//"), bytes.  FILES_DROPPED, in the last record
- * of a batch, counts accesses the image's table could not keep.
+ * space; TIME, decimal microseconds after BASE when the image first
+ * accessed the path so; a space; PATH, absolute and lexically normal
+ * (no ".", "..", "//"), bytes.  BASE, first in each record: the
+ * CLOCK_MONOTONIC nanoseconds, decimal, of TIME 0.  FILES_DROPPED, in
+ * the last record of a batch, counts accesses the table could not keep.
  */
 enum pt_file_kind {
 	PT_FILE_READ   = 'r',           /* opened for reading */
@@ -230,7 +232,7 @@ enum pt_file_kind {
 	PT_FILE_DELETE = 'd',           /* unlinked, or renamed away */
 	PT_FILE_NEW    = 'n',           /* a name made: rename, link, symlink */
 	PT_FILE_MKDIR  = 'k',           /* a directory made */
-	PT_FILE_PROBE  = 'p',           /* stat, access, or an open that failed */
+	PT_FILE_PROBE  = 'p',           /* stat (not of a directory), access */
 };
 
 /* Variables whose values HELLO always carries when they are set. */
