@@ -120,6 +120,18 @@ int pt_deps_write_md(const struct pt_deps *d, FILE *f)
 			   d->ideal[i].cpus == d->machine_cpus ?
 			   " (this machine)" : "",
 			   sec(d->ideal[i].wall_ns));
+	if (d->ncrit) {
+		pt_md_line(&md, "%s", "");
+		pt_sb_addstr(&md.out, "Critical path:");
+		for (i = 0; i < d->ncrit && i < 8; i++) {
+			pt_sb_addstr(&md.out, i ? " \xe2\x86\x92 " : " ");
+			pt_md_code_str(&md, d->job[d->crit[i]].cmd);
+		}
+		if (d->ncrit > 8)
+			pt_sb_addf(&md.out, " \xe2\x86\x92 ... (%zu jobs)",
+				   d->ncrit);
+		pt_md_line(&md, "%s", "");
+	}
 	pt_md_line(&md, "%s", "");
 	pt_md_line(&md, "### Serializations that cost most");
 	if (!d->nser) {

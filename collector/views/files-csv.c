@@ -47,7 +47,9 @@ int pt_files_csv_write(const struct pt_model *m, FILE *f)
 	size_t i, k, n;
 
 	pt_sb_addstr(&sb, PT_FILES_CSV_HEADER "\n");
-	for (i = 0; i < m->n && rc == 0; i++) {
+	/* Recorded without --files: no rows, not the program files alone. */
+	for (i = 0; i < m->n && rc == 0 && pt_model_files_count(m, NULL);
+	     i++) {
 		const struct pt_exec *e = m->execs[i];
 		const struct pt_file_access *a = pt_model_files(m, e, &n);
 
