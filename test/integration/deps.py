@@ -1,0 +1,257 @@
+#!/usr/bin/env python3
+"""proftrace record --files and proftrace deps on builds whose answer is
+known by construction:
+
+- four independent one-second jobs run one after another by a shell
+  script, then a fifth that reads all four outputs: the ideal times are
+  those of the same jobs, with the durations the CSV gives, scheduled
+  here (2 CPUs: two pairs then the fifth; unlimited: one, then the
+  fifth); the four are the serializations, the fifth none;
+- a Makefile whose b.o reads a header another rule regenerates without
+  declaring it, under make -j2 with the read first: the race, with the
+  header's path, its writer and its reader; the same Makefile with the
+  dependency declared: no race, and the edge on the critical path;
+- the sample build (configure, make -j2): the ideal on this machine's
+  CPUs never above the wall time, unlimited never above 1 CPU's; its
+  capture with --files at most twice its size without;
+- a capture without --files: one line from deps, exit 1;
+- a path that is not UTF-8, a 4 KiB path, 100,000 files read by one
+  program, and a program renaming the directory it is in, each found in
+  convert -f files as Python itself named it.
+Markdown goes through cmark-gfm, JSON through Python's json module."""
+import argparse
+import csv
+import html as htmllib
+import io
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--proftrace", required=True)
+ap.add_argument("--source", required=True)
+args = ap.parse_args()
+PT = os.path.abspath(args.proftrace)
+failures = []
+
+
+def check(what, ok, detail=""):
+    if not ok:
+        failures.append(what)
+        print(f"FAIL: {what} {detail}")
+    else:
+        print(f"ok: {what}")
+
+
+def record(cwd, cap, *cmd, files=True):
+    argv = [PT, "record", "-q", "--force", "-o", cap]
+    argv += ["--files"] if files else []
+    subprocess.run(argv + ["--", *cmd], cwd=cwd, check=True,
+                   stdout=subprocess.DEVNULL)
+
+
+def deps_json(cap):
+    out = subprocess.run([PT, "deps", "-f", "json", cap], check=True,
+                         stdout=subprocess.PIPE).stdout
+    return json.loads(out)
+
+
+def csv_rows(cap, fmt="csv"):
+    out = subprocess.run([PT, "convert", "-f", fmt, cap], check=True,
+                         stdout=subprocess.PIPE).stdout
+    # bytes as recorded: surrogateescape keeps a path that is not UTF-8
+    return list(csv.DictReader(io.StringIO(
+        out.decode("utf-8", "surrogateescape"), newline="")))
+
+
+def ideal(d, cpus):
+    return [i["wall"] for i in d["ideal"] if i["cpus"] == cpus][0]
+
+
+def markdown_ok(cap, want):
+    md = subprocess.run([PT, "deps", "-f", "markdown", cap], check=True,
+                        stdout=subprocess.PIPE, text=True).stdout
+    html = subprocess.run(["cmark-gfm", "-e", "table"], input=md,
+                          check=True, stdout=subprocess.PIPE,
+                          text=True).stdout
+    codes = {htmllib.unescape(c) for c in
+             re.findall(r"<code>(.*?)</code>", html, flags=re.S)}
+    return all(w in codes for w in want) and html.count("<table>") >= 1
+
+
+tmp = tempfile.mkdtemp(prefix="pt-deps-")
+try:
+    # ---- a shell script's sequence ----
+    s = os.path.join(tmp, "seq")
+    os.mkdir(s)
+    with open(os.path.join(s, "job.sh"), "w") as f:
+        f.write('#!/bin/sh\nsleep 1\necho "$1" > "$1.out"\n')
+    with open(os.path.join(s, "fin.sh"), "w") as f:
+        f.write("#!/bin/sh\nsleep 1\ncat a.out b.out c.out d.out > all.out\n")
+    with open(os.path.join(s, "build.sh"), "w") as f:
+        f.write("#!/bin/sh\n./job.sh a\n./job.sh b\n./job.sh c\n"
+                "./job.sh d\n./fin.sh\n")
+    for n in ("job.sh", "fin.sh", "build.sh"):
+        os.chmod(os.path.join(s, n), 0o755)
+    cap = os.path.join(tmp, "seq.ptcap")
+    record(s, cap, "./build.sh")
+    d = deps_json(cap)
+    rows = csv_rows(cap)
+    jobs = {r["command"]: r for r in rows
+            if r["command"].startswith(("./job.sh", "./fin.sh"))}
+    check("five jobs", d["jobs"] == 5 and len(jobs) == 5, d["jobs"])
+    dur = {c: float(r["duration"]) for c, r in jobs.items()}
+    root = [r for r in rows if r["command"] == "./build.sh"][0]
+    start = float(root["start"])
+    end = start + float(root["duration"])
+    first = min(float(r["start"]) for r in jobs.values())
+    last = max(float(r["start"]) + float(r["duration"])
+               for r in jobs.values())
+    lead, tail = first - start, end - last
+    four = [dur[f"./job.sh {x}"] for x in "abcd"]
+    fin = dur["./fin.sh"]
+    # 2 CPUs: longest first, each to the CPU free first
+    cpu = [0.0, 0.0]
+    for t in sorted(four, reverse=True):
+        cpu[cpu.index(min(cpu))] += t
+    want2 = lead + max(cpu) + fin + tail
+    wantu = lead + max(four) + fin + tail
+    want1 = lead + sum(four) + fin + tail
+    for cpus, want in ((1, want1), (2, want2), (None, wantu)):
+        got = ideal(d, cpus)
+        check(f"ideal on {cpus or 'unlimited'} CPUs", abs(got - want) < 0.005,
+              f"{got} vs {want}")
+    check("wall now", abs(d["wall"] - (end - start)) < 0.005,
+          f"{d['wall']} vs {end - start}")
+    named = {x["first"] for x in d["serializations"]} | \
+        {x["then"] for x in d["serializations"]}
+    check("the four are serializations",
+          named == {f"./job.sh {x}" for x in "abcd"}, named)
+    check("each gain is a job's", all(
+        abs(x["gain"] - min(dur[x["first"]], dur[x["then"]])) < 0.001
+        for x in d["serializations"]))
+    check("no race in a sequence", d["races"] == [], d["races"])
+    check("critical path ends with the reader",
+          d["critical_path"][-1] == "./fin.sh", d["critical_path"])
+    check("markdown (cmark-gfm)", markdown_ok(cap, ["./job.sh a", "./fin.sh"]))
+
+    # ---- a Makefile with an undeclared header ----
+    m = os.path.join(tmp, "mk")
+    os.mkdir(m)
+    with open(os.path.join(m, "gen.h.in"), "w") as f:
+        f.write("#define X 2\n")
+    shutil.copy(os.path.join(m, "gen.h.in"), os.path.join(m, "gen.h"))
+    with open(os.path.join(m, "b.c"), "w") as f:
+        f.write('#include "gen.h"\nint b = X;\n')
+    mk = ("all: gen b.o\n.PHONY: all gen\n"
+          "gen:\n\tsleep 1; cp gen.h.in gen.h\n"
+          "b.o: b.c%s\n\tcat gen.h b.c > b.o\n")
+    header = os.path.join(os.path.realpath(m), "gen.h")
+    for declared in (False, True):
+        with open(os.path.join(m, "Makefile"), "w") as f:
+            f.write(mk % (" gen" if declared else ""))
+        cap = os.path.join(tmp, f"mk{int(declared)}.ptcap")
+        record(m, cap, "make", "-s", "-j2")
+        d = deps_json(cap)
+        writer = "/bin/sh -c 'sleep 1; cp gen.h.in gen.h'"
+        reader = "/bin/sh -c 'cat gen.h b.c > b.o'"
+        if declared:
+            check("declared: no race", d["races"] == [], d["races"])
+            check("declared: the edge on the critical path",
+                  d["critical_path"] == [writer, reader], d["critical_path"])
+        else:
+            check("undeclared: the race named",
+                  d["races"] == [{"path": header, "writer": writer,
+                                  "reader": reader}], d["races"])
+            check("race in markdown (cmark-gfm)",
+                  markdown_ok(cap, [header, writer, reader]))
+            text = subprocess.run([PT, "deps", cap], check=True,
+                                  stdout=subprocess.PIPE, text=True).stdout
+            check("race in text", header in text and reader in text)
+
+    # ---- without --files ----
+    cap = os.path.join(tmp, "plain.ptcap")
+    record(s, cap, "./build.sh", files=False)
+    p = subprocess.run([PT, "deps", cap], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True)
+    check("without --files: exit 1, one line",
+          p.returncode == 1 and p.stdout == "" and
+          len(p.stderr.strip().splitlines()) == 1 and "--files" in p.stderr,
+          repr(p.stderr))
+    check("without --files: files CSV has its header only",
+          csv_rows(cap, "files") == [])
+
+    # ---- bad input: odd paths, many files, a directory renamed ----
+    b = os.path.join(tmp, "bad")
+    os.mkdir(b)
+    rb = os.path.realpath(b).encode()
+    deep = b"d" * 200
+    depth = (4000 - len(rb)) // (len(deep) + 1)
+    long_dir = rb + (b"/" + deep) * depth
+    os.makedirs(long_dir)
+    os.mkdir(os.path.join(b, "many"))
+    for i in range(100000):
+        open(os.path.join(b, "many", str(i)), "w").close()
+    long_file = long_dir + b"/" + b"f" * (4090 - len(long_dir) - 1)
+    odd = rb + b"/caf\xe9-\xff.txt"
+    prog = f"""
+import os
+os.chdir({rb!r})
+open({odd!r}, "w").close()
+os.chdir({long_dir!r})
+open({os.path.basename(long_file)!r}, "w").close()
+os.chdir({rb!r})
+for i in range(100000):
+    open(b"many/%d" % i).close()
+os.mkdir(b"inside")
+os.chdir(b"inside")
+os.rename({rb + b"/inside"!r}, {rb + b"/moved"!r})
+open(b"after", "w").close()
+"""
+    cap = os.path.join(tmp, "bad.ptcap")
+    record(b, cap, sys.executable, "-c", prog)
+    rows = csv_rows(cap, "files")
+    paths = {(r["access"], r["path"].encode("utf-8", "surrogateescape"))
+             for r in rows}
+    check("a path that is not UTF-8", ("write", odd) in paths)
+    check("a 4 KiB path", len(long_file) >= 4000 and
+          ("write", long_file) in paths, len(long_file))
+    many = [r for r in rows if r["path"].startswith(
+        os.path.realpath(b) + "/many/")]
+    check("100,000 files read by one program", len(many) == 100000 and
+          all(r["access"] == "read" for r in many), len(many))
+    check("the directory it is in, renamed",
+          ("write", rb + b"/moved/after") in paths)
+    d = subprocess.run([PT, "deps", "-f", "json", cap],
+                       stdout=subprocess.PIPE, text=True)
+    check("one program: deps says there are no jobs", d.returncode == 1)
+
+    # ---- the sample build ----
+    sizes = {}
+    for files in (False, True):
+        sb = os.path.join(tmp, f"sample{int(files)}")
+        shutil.copytree(os.path.join(args.source, "sample"), sb)
+        cap = os.path.join(tmp, f"sample{int(files)}.ptcap")
+        record(sb, cap, "sh", "-c",
+               "./configure >/dev/null && make -j2 >/dev/null", files=files)
+        sizes[files] = os.path.getsize(cap)
+    d = deps_json(cap)
+    cpus = os.cpu_count()
+    mine = [i for i in d["ideal"] if i["cpus"] and i["cpus"] <= cpus][-1]
+    check("sample: ideal on this machine's CPUs not above now",
+          mine["wall"] <= d["wall"] + 1e-6, (mine, d["wall"]))
+    check("sample: unlimited not above 1 CPU's",
+          ideal(d, None) <= ideal(d, 1) + 1e-6, d["ideal"])
+    check("sample: several jobs and dependencies",
+          d["jobs"] > 3 and d["edges"] > 0, (d["jobs"], d["edges"]))
+    check("sample: --files at most doubles the capture",
+          sizes[True] <= 2 * sizes[False], sizes)
+finally:
+    shutil.rmtree(tmp, ignore_errors=True)
+
+print(f"{len(failures)} failures")
+sys.exit(1 if failures else 0)
