@@ -40,12 +40,13 @@
 #define SLOTS       (1u << 19)          /* hash slots, a power of two */
 #define POOL_BYTES  (24u << 20)         /* item strings */
 #define CHUNK       8192u               /* items per FILES record */
-#define ITEM_ROOM   (1 + 20 + 1 + 2 * PATH_MAX + 2) /* worst item */
+#define ITEM_ROOM   (2 + 2 * PATH_MAX + 2) /* worst item */
 
 struct entry {
-	uint32_t off;                   /* item string in pool */
+	uint32_t off;                   /* item string in pool: "K PATH" */
 	uint32_t len;
 	uint32_t hash;
+	uint64_t us;                    /* first access, after ft.base */
 };
 
 static struct {
@@ -61,7 +62,8 @@ static struct {
 static struct entry entries[FILES_MAX];
 static uint32_t slots[SLOTS];           /* entry index + 1; 0: empty */
 static char pool[POOL_BYTES];
-static struct pt_item items[1 + CHUNK];   /* BASE, then FILEs */
+static struct pt_item items[2 + CHUNK];   /* BASE, TIMES, then FILEs */
+static char times[CHUNK * 21 + 1];
 
 /* The real functions, found once at load. */
 #define REAL(name) static __typeof__(name) *real_##name
@@ -185,9 +187,7 @@ static uint32_t find(char k, const char *p, size_t n, uint32_t h,
 		if (slots[i] - 1 >= ft.count || e->hash != h)
 			continue;
 		q = pool + e->off;
-		if (q[0] == k && e->len >= n &&
-		    !pt_strncmp(q + e->len - n, p, n) &&
-		    q[e->len - n - 1] == ' ')
+		if (q[0] == k && e->len == n + 2 && !pt_strncmp(q + 2, p, n))
 			break;
 	}
 	*probes = probe;
@@ -199,8 +199,8 @@ static uint32_t find(char k, const char *p, size_t n, uint32_t h,
 static int probe_redundant(const struct entry *x)
 {
 	static const char kinds[] = { 'r', 'w', 'd' };
-	const char *q = pool + x->off, *path = pt_strchr(q + 2, ' ') + 1;
-	size_t n = x->len - (size_t)(path - q), j;
+	const char *path = pool + x->off + 2;
+	size_t n = x->len - 2, j;
 	uint32_t hp = x->hash ^ (uint32_t)'p' * 0x9e3779b1u, probe;
 
 	for (j = 0; j < sizeof kinds; j++) {
@@ -234,9 +234,9 @@ static void note_at(int dirfd, const char *path, char k)
 	if (ft.count >= FILES_MAX || plen > PATH_MAX ||
 	    POOL_BYTES - ft.top < ITEM_ROOM)
 		goto drop;
-	/* "K TIME PATH": the time is written once the path is known new. */
+	/* "K PATH", built in place: kept if new. */
 	item = pool + ft.top;
-	p = item + 2 + 20 + 1;
+	p = item + 2;
 	if (path[0] != '/') {
 		if (dirfd == AT_FDCWD) {
 			if (cwd_fresh() < 0)
@@ -267,24 +267,13 @@ static void note_at(int dirfd, const char *path, char k)
 		goto out;               /* seen: its first time stays */
 	if (probe == PROBES)
 		goto drop;
-	{
-		/* Move the path down behind its final prefix. */
-		char *t = item;
-		uint64_t now = mono_ns();
-
-		*t++ = k;
-		*t++ = ' ';
-		t = put_dec(t, (now - ft.base) / 1000);
-		*t++ = ' ';
-		for (size_t j = 0; j < n; j++)
-			t[j] = p[j];
-		t += n;
-		*t = '\0';
-		entries[ft.count] = (struct entry){ ft.top,
-			(uint32_t)(t - item), h };
-		slots[i] = ++ft.count;
-		ft.top += (uint32_t)(t - item) + 1;
-	}
+	item[0] = k;
+	item[1] = ' ';
+	p[n] = '\0';
+	entries[ft.count] = (struct entry){ ft.top, (uint32_t)n + 2, h,
+					    (mono_ns() - ft.base) / 1000 };
+	slots[i] = ++ft.count;
+	ft.top += (uint32_t)n + 3;
 	goto out;
 drop:
 	ft.dropped++;
@@ -318,14 +307,28 @@ static void flush(void)
 	items[0] = (struct pt_item){ PT_TAG_FILES_BASE, base,
 				     (size_t)(e - base) };
 	do {
-		for (n = 1; n <= CHUNK && i < ft.count; i++) {
+		/* The times apart from the paths, as differences: an image
+		 * reads the headers another read, in the same order, and
+		 * the capture's deflate finds the whole list again. */
+		uint64_t prev = 0;
+		char *t = times;
+
+		for (n = 2; n < 2 + CHUNK && i < ft.count; i++) {
 			if (pool[entries[i].off] == 'p' &&
 			    probe_redundant(&entries[i]))
 				continue;
 			items[n++] = (struct pt_item){ PT_TAG_FILE,
 				pool + entries[i].off, entries[i].len };
+			t = put_dec(t, entries[i].us - prev);
+			*t++ = ' ';
+			prev = entries[i].us;
 		}
-		if (n == 1 && !(i == ft.count && ft.dropped))
+		if (t > times)
+			t--;
+		*t = '\0';
+		items[1] = (struct pt_item){ PT_TAG_FILES_TIMES, times,
+					     (size_t)(t - times) };
+		if (n == 2 && !(i == ft.count && ft.dropped))
 			break;
 		if (__proftrace_files_send(items, n,
 					   i == ft.count ? ft.dropped : 0) < 0)

@@ -53,30 +53,41 @@ void pt_files_add(struct build *b, uint32_t pid, uint64_t t,
 	size_t pos = 0, n;
 	const char *s;
 	unsigned tag;
-	uint64_t base = 0;
+	uint64_t base = 0, at = 0;
+	const char *times = NULL;
 
 	while (pt_wire_next_item(payload, len, &pos, &tag, &s, &n) > 0) {
-		const char *sp, *path;
-		uint64_t at = 0;
+		const char *path;
 		struct rawacc *r;
 
 		if (tag == PT_TAG_FILES_BASE) {
 			base = strtoull(s, NULL, 10);
 			continue;
 		}
+		if (tag == PT_TAG_FILES_TIMES) {
+			times = s;
+			continue;
+		}
 		if (tag == PT_TAG_FILES_DROPPED) {
 			f->dropped += strtoull(s, NULL, 10);
 			continue;
 		}
-		/* "K TIME PATH" */
-		if (tag != PT_TAG_FILE || n < 5 || s[1] != ' ' ||
-		    !known_kind(s[0]))
+		if (tag != PT_TAG_FILE)
 			continue;
-		for (sp = s + 2; *sp >= '0' && *sp <= '9'; sp++)
-			at = at * 10 + (uint64_t)(*sp - '0');
-		if (*sp != ' ' || sp[1] != '/')
+		/* Its time, the next of TIMES, counts whether it is kept. */
+		if (times) {
+			uint64_t d = 0;
+
+			while (*times == ' ')
+				times++;
+			while (*times >= '0' && *times <= '9')
+				d = d * 10 + (uint64_t)(*times++ - '0');
+			at += d;
+		}
+		/* "K PATH" */
+		if (n < 3 || s[1] != ' ' || s[2] != '/' || !known_kind(s[0]))
 			continue;
-		path = sp + 1;
+		path = s + 2;
 		if (f->nraw == f->craw) {
 			f->craw = f->craw ? 2 * f->craw : 1024;
 			f->raw = pt_xrealloc(f->raw, f->craw * sizeof *f->raw);

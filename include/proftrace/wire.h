@@ -96,9 +96,10 @@ enum pt_tag {
 	PT_TAG_TRACE_NOTE = 11,         /* TRACE: why it was refused or cut */
 	PT_TAG_TRACE_JSON = 12,         /* TRACE: the file's bytes (up to the
 					 * cap, or its first NUL) */
-	PT_TAG_FILE = 13,               /* FILES: "K TIME PATH", one access */
+	PT_TAG_FILE = 13,               /* FILES: "K PATH", one access */
 	PT_TAG_FILES_DROPPED = 14,      /* FILES: accesses not kept, decimal */
 	PT_TAG_FILES_BASE = 15,         /* FILES: the FILE items' time 0 */
+	PT_TAG_FILES_TIMES = 16,        /* FILES: the FILE items' times */
 };
 
 /*
@@ -217,14 +218,16 @@ struct pt_rec_exit {                    /* 32 bytes */
 
 /*
  * FILES: the files a program image accessed (`record --files`), sent by
- * libptfiles.so through the image's own channel before its EXIT
- * or EXEC, in one or more records.  No fixed part.  Each FILE item is one
- * (kind, path) the image accessed: K, one byte of enum pt_file_kind; a
- * space; TIME, decimal microseconds after BASE when the image first
- * accessed the path so; a space; PATH, absolute and lexically normal
- * (no ".", "..", "//"), bytes.  BASE, first in each record: the
- * CLOCK_MONOTONIC nanoseconds, decimal, of TIME 0.  FILES_DROPPED, in
- * the last record of a batch, counts accesses the table could not keep.
+ * libptfiles.so through the image's own channel before its EXIT or EXEC,
+ * in one or more records.  No fixed part.  BASE: the CLOCK_MONOTONIC
+ * nanoseconds, decimal, that times count from.  TIMES: one decimal
+ * number of microseconds per FILE item of the record, in their order,
+ * separated by spaces, each the difference from the previous item's
+ * time (the first's from BASE).  Each FILE item is one (kind, path) the
+ * image accessed, at that time first: K, one byte of enum pt_file_kind;
+ * a space; PATH, absolute and lexically normal (no ".", "..", "//"),
+ * bytes.  FILES_DROPPED, in the last record of a batch, counts accesses
+ * the table could not keep.
  */
 enum pt_file_kind {
 	PT_FILE_READ   = 'r',           /* opened for reading */

@@ -209,6 +209,7 @@ for i in range(100000):
     open(b"many/%d" % i).close()
 os.mkdir(b"inside")
 os.chdir(b"inside")
+open(b"before", "w").close()
 os.rename({rb + b"/inside"!r}, {rb + b"/moved"!r})
 open(b"after", "w").close()
 """
@@ -225,6 +226,7 @@ open(b"after", "w").close()
     check("100,000 files read by one program", len(many) == 100000 and
           all(r["access"] == "read" for r in many), len(many))
     check("the directory it is in, renamed",
+          ("write", rb + b"/inside/before") in paths and
           ("write", rb + b"/moved/after") in paths)
     d = subprocess.run([PT, "deps", "-f", "json", cap],
                        stdout=subprocess.PIPE, text=True)
