@@ -8,7 +8,8 @@
  * path made absolute, interned with its kind and the time it was first
  * seen), and the table goes out at the image's end and before an exec,
  * as one or a few FILES records, through libproftrace.so's channel
- * (__proftrace_files_send, its one entry point for this library).
+ * (pt_files_entry, its one entry point for this library, found by a
+ * marker in its read-only data: it exports nothing more).
  *
  * The rules of preload/ hold: libc only, no allocation (the table is
  * .bss, touched as it fills), no lock that could wait (a busy table
@@ -20,6 +21,8 @@
 /* Each entry point under its own name: open and open64 are two. */
 #undef _FILE_OFFSET_BITS
 #include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -64,6 +67,8 @@ static uint32_t slots[SLOTS];           /* entry index + 1; 0: empty */
 static char pool[POOL_BYTES];
 static struct pt_item items[2 + CHUNK];   /* BASE, TIMES, then FILEs */
 static char times[CHUNK * 21 + 1];
+/* libproftrace.so's entry point (find_entry) */
+static pt_files_entry_fn *entry;
 
 /* The real functions, found once at load. */
 #define REAL(name) static __typeof__(name) *real_##name
@@ -330,7 +335,7 @@ static void flush(void)
 					     (size_t)(t - times) };
 		if (n == 2 && !(i == ft.count && ft.dropped))
 			break;
-		if (__proftrace_files_send(items, n,
+		if (!entry || entry(items, n,
 					   i == ft.count ? ft.dropped : 0) < 0)
 			break;
 	} while (i < ft.count);
@@ -339,6 +344,55 @@ static void flush(void)
 	ft.base = mono_ns();
 out:
 	__atomic_store_n(&ft.lock, 0, __ATOMIC_RELEASE);
+}
+
+/*
+ * libproftrace.so's entry point, found once in the constructor: after
+ * its marker, in its read-only segment.  The library is the one our
+ * next execve comes from (dl_iterate_phdr would not list it: it hides
+ * itself there).
+ */
+static void find_entry(void)
+{
+	const ElfW(Ehdr) *eh;
+	const ElfW(Phdr) *ph;
+	const char *slash;
+	ElfW(Addr) first = 0;
+	Dl_info info;
+	int i;
+
+	if (!real_execve || !dladdr((void *)real_execve, &info) ||
+	    !info.dli_fname || !info.dli_fbase)
+		return;
+	slash = pt_memrchr(info.dli_fname, '/', pt_strlen(info.dli_fname));
+	slash = slash ? slash + 1 : info.dli_fname;
+	if (pt_strncmp(slash, "libproftrace", 12))
+		return;
+	eh = info.dli_fbase;
+	ph = (const ElfW(Phdr) *)((const char *)eh + eh->e_phoff);
+	/* The base is where the first segment is mapped. */
+	for (i = eh->e_phnum; i-- > 0;)
+		if (ph[i].p_type == PT_LOAD)
+			first = ph[i].p_vaddr & ~(ElfW(Addr))4095;
+	for (i = 0; i < eh->e_phnum; i++) {
+		const char *p, *end;
+
+		if (ph[i].p_type != PT_LOAD || !(ph[i].p_flags & PF_R) ||
+		    (ph[i].p_flags & PF_W))
+			continue;
+		p = (const char *)eh + (ph[i].p_vaddr - first);
+		end = p + ph[i].p_memsz;
+		p += (16 - ((uintptr_t)p & 15)) & 15;
+		for (; p + 16 + 8 <= end; p += 16)
+			if (!pt_strncmp(p, PT_FILES_MARKER, 16)) {
+				int64_t off;
+
+				pt_memcpy(&off, p + 16, 8);
+				entry = (pt_files_entry_fn *)(uintptr_t)
+					(p + 16 + off);
+				return;
+			}
+	}
 }
 
 static void forked_child(void)
@@ -387,7 +441,8 @@ __attribute__((constructor)) static void files_init(void)
 	/* Registered after libproftrace.so's (its constructor ran first:
 	 * this library needs it), so it runs before that one sends EXIT. */
 	ft.base = mono_ns();
-	if (on_exit(on_end, NULL) == 0 &&
+	find_entry();
+	if (entry && on_exit(on_end, NULL) == 0 &&
 	    pthread_atfork(NULL, NULL, forked_child) == 0)
 		ft.owner = pt_sys_getpid();
 	pt_errno_restore(saved);

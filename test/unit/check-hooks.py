@@ -7,8 +7,7 @@ preload/hooks.def lists every hooked function once; the version script is
 made from it.  A hook defined with PT_EXPORT but missing from the table is
 silently not exported (the version script hides it), and a table entry
 without a definition exports nothing: both are caught here, as is an
-export that comes from neither.  The version script may name an entry
-point besides the hooks (libptfiles.so's way in): it counts as listed.
+export that comes from neither.
 """
 
 import glob
@@ -21,12 +20,6 @@ import sys
 def table(path):
     text = re.sub(r"/\*.*?\*/", " ", open(path).read(), flags=re.S)
     return set(re.findall(r"^\s*PT_HOOK(?:_AS)?\(\s*(\w+)", text, flags=re.M))
-
-
-def map_entries(path):
-    """Names the version script lists itself, beside hooks.def's."""
-    text = re.sub(r"/\*.*?\*/", " ", open(path).read(), flags=re.S)
-    return set(re.findall(r"^\s*(\w+);", text, flags=re.M)) - {"local"}
 
 
 def definitions(srcdir):
@@ -56,8 +49,7 @@ def exports(lib):
 
 def main():
     lib, srcdir = sys.argv[1], sys.argv[2]
-    sets = {"hooks.def": table(os.path.join(srcdir, "hooks.def")) |
-            map_entries(os.path.join(srcdir, "proftrace.map.in")),
+    sets = {"hooks.def": table(os.path.join(srcdir, "hooks.def")),
             "PT_EXPORT definitions": definitions(srcdir),
             "exported by the library": exports(lib)}
     bad = 0
