@@ -14,6 +14,8 @@ known by construction:
 - the sample build (configure, make -j2): the ideal on this machine's
   CPUs never above the wall time, unlimited never above 1 CPU's; its
   capture with --files at most twice its size without;
+- report and its Markdown: the section "What it could have been" with
+  the ideal times deps gives, absent without --files;
 - a capture without --files: one line from deps, exit 1;
 - a path that is not UTF-8, a 4 KiB path, 100,000 files read by one
   program, and a program renaming the directory it is in, each found in
@@ -138,6 +140,19 @@ try:
     check("critical path ends with the reader",
           d["critical_path"][-1] == "./fin.sh", d["critical_path"])
     check("markdown (cmark-gfm)", markdown_ok(cap, ["./job.sh a", "./fin.sh"]))
+    rep = subprocess.run([PT, "report", cap], check=True,
+                         stdout=subprocess.PIPE, text=True).stdout
+    check("report: what it could have been, 2 CPUs",
+          "what it could have been:" in rep and
+          f"{ideal(d, 2):.2f} s on 2 CPUs" in rep, rep[-400:])
+    md = subprocess.run([PT, "report", "-f", "markdown", cap], check=True,
+                        stdout=subprocess.PIPE, text=True).stdout
+    html = subprocess.run(["cmark-gfm", "-e", "table"], input=md,
+                          check=True, stdout=subprocess.PIPE,
+                          text=True).stdout
+    check("report markdown: the section (cmark-gfm)",
+          "<h2>What it could have been</h2>" in html and
+          f"{ideal(d, None):.2f} s on unlimited CPUs" in html)
 
     # ---- a Makefile with an undeclared header ----
     m = os.path.join(tmp, "mk")
@@ -184,6 +199,10 @@ try:
           repr(p.stderr))
     check("without --files: files CSV has its header only",
           csv_rows(cap, "files") == [])
+    rep = subprocess.run([PT, "report", cap], check=True,
+                         stdout=subprocess.PIPE, text=True).stdout
+    check("without --files: no such section in report",
+          "could have been" not in rep)
 
     # ---- bad input: odd paths, many files, a directory renamed ----
     b = os.path.join(tmp, "bad")
