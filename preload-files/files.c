@@ -176,24 +176,38 @@ static char *put_dec(char *p, uint64_t v)
 
 /*
  * The slot of (k, path p of n bytes) whose hash is h: its entry's, or
- * the empty one where it would go; *probes: how far it was looked for
- * (PROBES: too far, neither found).
+ * where it would go (an empty slot, or one a fork child's emptied table
+ * left pointing past its end); *probes: how far it was looked for
+ * (PROBES: too far, neither found).  *found: 1 if it is there.
  */
 static uint32_t find(char k, const char *p, size_t n, uint32_t h,
-		     uint32_t *probes)
+		     uint32_t *probes, int *found)
 {
-	uint32_t i, probe;
+	uint32_t i, probe, stale = UINT32_MAX;
 
+	*found = 0;
 	for (i = h & (SLOTS - 1), probe = 0; slots[i] && probe < PROBES;
 	     i = (i + 1) & (SLOTS - 1), probe++) {
 		const struct entry *e = &entries[slots[i] - 1];
 		const char *q;
 
-		if (slots[i] - 1 >= ft.count || e->hash != h)
+		if (slots[i] - 1 >= ft.count) {
+			if (stale == UINT32_MAX)
+				stale = i;
+			continue;
+		}
+		if (e->hash != h)
 			continue;
 		q = pool + e->off;
-		if (q[0] == k && e->len == n + 2 && !pt_strncmp(q + 2, p, n))
+		if (q[0] == k && e->len == n + 2 &&
+		    !pt_strncmp(q + 2, p, n)) {
+			*found = 1;
 			break;
+		}
+	}
+	if (!*found && stale != UINT32_MAX) {
+		i = stale;
+		probe = 0;
 	}
 	*probes = probe;
 	return i;
@@ -210,9 +224,10 @@ static int probe_redundant(const struct entry *x)
 
 	for (j = 0; j < sizeof kinds; j++) {
 		uint32_t h = hp ^ (uint32_t)kinds[j] * 0x9e3779b1u;
-		uint32_t i = find(kinds[j], path, n, h, &probe);
+		int found;
 
-		if (slots[i] && probe < PROBES)
+		find(kinds[j], path, n, h, &probe, &found);
+		if (found)
 			return 1;
 	}
 	return 0;
@@ -228,6 +243,7 @@ static void note_at(int dirfd, const char *path, char k)
 	char *item, *p;
 	size_t plen, n;
 	uint32_t h, i, probe;
+	int found;
 
 	if (!path || !path[0] || !ft.owner)
 		return;
@@ -267,8 +283,8 @@ static void note_at(int dirfd, const char *path, char k)
 	pt_memcpy(p + n, path, plen);
 	n = normalize(p, n + plen);
 	h = hash_bytes(p, n) ^ (uint32_t)k * 0x9e3779b1u;
-	i = find(k, p, n, h, &probe);
-	if (slots[i] && probe < PROBES)
+	i = find(k, p, n, h, &probe, &found);
+	if (found)
 		goto out;               /* seen: its first time stays */
 	if (probe == PROBES)
 		goto drop;
