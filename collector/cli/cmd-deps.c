@@ -30,7 +30,8 @@ static const char help_text[] =
 	"print the wall time now, the ideal wall time of the same jobs on 1,\n"
 	"2, 4... and unlimited CPUs, the serializations that cost most and\n"
 	"the races.\n\n"
-	"  -f, --format F  text (default), markdown or json\n"
+	"  -f, --format F  output format (known: text markdown json), text by\n"
+	"                  default\n"
 	"  -h, --help      show this help\n\n"
 	"The full page: man proftrace-deps (proftrace-deps(1)).\n";
 
