@@ -268,8 +268,11 @@ static void heap_pop(struct heap *h)
  * end.  Returns the makespan.
  */
 static int64_t schedule(const struct graph *g, const int64_t *dur,
-			const int64_t *level, size_t cpus)
+			const int64_t *level, size_t cpus, int64_t *start,
+			int *cpu)
 {
+	/* With start and cpu: where each job went, CPUs numbered from 0. */
+	int *free_cpu = pt_xmalloc((g->n + 1) * sizeof *free_cpu), nfree;
 	struct heap ready = { pt_xmalloc((g->n + 1) * sizeof(int64_t)),
 			      pt_xmalloc((g->n + 1) * sizeof(uint32_t)), 0 };
 	struct heap run = { pt_xmalloc((g->n + 1) * sizeof(int64_t)),
@@ -280,6 +283,8 @@ static int64_t schedule(const struct graph *g, const int64_t *dur,
 
 	if (!cpus)
 		cpus = g->n ? g->n : 1;
+	for (nfree = 0; (size_t)nfree < cpus && (size_t)nfree <= g->n; nfree++)
+		free_cpu[nfree] = (int)(cpus - 1 - (size_t)nfree);
 	memcpy(left, g->npred, g->n * sizeof *left);
 	for (i = 0; i < g->n; i++)
 		if (!left[i])
@@ -290,6 +295,10 @@ static int64_t schedule(const struct graph *g, const int64_t *dur,
 
 			heap_pop(&ready);
 			heap_push(&run, t + dur[j], j);
+			if (start) {
+				start[j] = t;
+				cpu[j] = free_cpu[--nfree];
+			}
 		}
 		if (!run.n)
 			break;          /* cannot happen: no cycles */
@@ -299,6 +308,8 @@ static int64_t schedule(const struct graph *g, const int64_t *dur,
 
 			heap_pop(&run);
 			done++;
+			if (start)
+				free_cpu[nfree++] = cpu[j];
 			for (k = g->succ_first[j]; k < g->succ_first[j + 1]; k++)
 				if (!--left[g->succ[k]])
 					heap_push(&ready, -level[g->succ[k]],
@@ -311,6 +322,7 @@ static int64_t schedule(const struct graph *g, const int64_t *dur,
 	free(run.key);
 	free(run.val);
 	free(left);
+	free(free_cpu);
 	return end;
 }
 
@@ -545,7 +557,8 @@ int pt_deps_build(const struct pt_model *m, struct pt_deps *d,
 		for (p = 1; d->nideal + 1 < sizeof d->ideal / sizeof *d->ideal;
 		     p *= 2) {
 			int64_t w = d->lead_ns + schedule(&g, dur, level,
-							  (size_t)p) +
+							  (size_t)p, NULL,
+							  NULL) +
 				    d->tail_ns;
 
 			/* More CPUs never make a schedule worse; the recorded
@@ -565,6 +578,24 @@ int pt_deps_build(const struct pt_model *m, struct pt_deps *d,
 		if (unl > prev)
 			unl = prev;
 		d->ideal[d->nideal++] = (struct pt_deps_ideal){ 0, unl };
+	}
+	/* The schedule on this machine's CPUs, to be drawn. */
+	d->sched_cpus = d->machine_cpus > 0 ? d->machine_cpus : 2;
+	d->sched = pt_xcalloc(g.n ? g.n : 1, sizeof *d->sched);
+	{
+		int64_t *st = pt_xmalloc((g.n ? g.n : 1) * sizeof *st);
+		int *cp = pt_xmalloc((g.n ? g.n : 1) * sizeof *cp);
+
+		d->sched_span_ns = d->lead_ns + schedule(&g, dur, level,
+					(size_t)d->sched_cpus, st, cp) +
+				   d->tail_ns;
+		for (i = 0; i < g.n; i++)
+			d->sched[i] = (struct pt_deps_slot){ cp[i],
+				d->lead_ns + st[i], d->lead_ns + st[i] + dur[i], 0 };
+		for (i = 0; i < d->ncrit; i++)
+			d->sched[d->crit[i]].critical = 1;
+		free(st);
+		free(cp);
 	}
 
 	/* Serializations: a job that started once the one before it had
@@ -621,6 +652,7 @@ void pt_deps_free(struct pt_deps *d)
 		free(d->job[i].cmd);
 	free(d->job);
 	free(d->crit);
+	free(d->sched);
 	free(d->ser);
 	free(d->race);
 	memset(d, 0, sizeof *d);

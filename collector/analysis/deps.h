@@ -37,6 +37,12 @@ struct pt_deps_race {                   /* read while another job was going
 	size_t writer, reader;          /* jobs */
 };
 
+struct pt_deps_slot {                   /* a job in the drawn schedule */
+	int cpu;                        /* 0 .. sched_cpus - 1 */
+	int64_t start_ns, end_ns;       /* from the build's start */
+	int critical;                   /* on the graph's critical path */
+};
+
 struct pt_deps {
 	const struct pt_exec *driver;   /* whose children are the jobs */
 	struct pt_deps_job *job;        /* by start */
@@ -50,6 +56,9 @@ struct pt_deps {
 	size_t nideal;
 	size_t *crit;                   /* the graph's critical path, jobs */
 	size_t ncrit;
+	struct pt_deps_slot *sched;     /* per job: list scheduling on */
+	int sched_cpus;                 /* this machine's CPUs (2 if unknown) */
+	int64_t sched_span_ns;
 	struct pt_deps_ser *ser;        /* by gain, largest first */
 	size_t nser;
 	struct pt_deps_race *race;

@@ -85,6 +85,45 @@ def markdown_ok(cap, want):
     return all(w in codes for w in want) and html.count("<table>") >= 1
 
 
+def page(cap, header):
+    """The HTML report of the racy build in headless Chromium: the ideal
+    schedule drawn, two bars side by side on this machine's CPUs, the
+    writer's the critical path's, both marked as racing; the race listed
+    with the header's path."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(
+        __file__)), "..", "tools"))
+    import browser_pipe
+    out = cap + ".html"
+    subprocess.run([PT, "convert", "-f", "html", "-o", out, cap], check=True)
+    rows = csv_rows(cap)
+    with browser_pipe.Browser() as b:
+        p = b.open("file://" + out, timeout=120, network=True)
+        p.eval("new Promise(function (ok) { (function w() {"
+               " if (window.proftrace && window.proftrace.ready) ok(true);"
+               " else setTimeout(w, 20); })(); })")
+        errs = p.errors + b.page_errors(p.session)
+        check("html: no error", not errs and p.eval("proftrace.error") is None,
+              errs)
+        d = p.eval("proftrace.deps()")
+    bars = d["bars"] if d else []
+    check("html: two jobs drawn", len(bars) == 2, d)
+    if len(bars) != 2:
+        return
+    w = [x for x in bars if "cp gen.h.in" in x["label"]]
+    r = [x for x in bars if "cat gen.h" in x["label"]]
+    check("html: both marked as racing", all(x["race"] for x in bars))
+    check("html: the writer on the critical path, not the reader",
+          w and r and w[0]["critical"] and not r[0]["critical"])
+    check("html: side by side", bars[0]["cpu"] != bars[1]["cpu"] and
+          all(x["w"] >= 1 for x in bars))
+    dur = {r_["command"]: float(r_["duration"]) for r_ in rows}
+    wcmd = "/bin/sh -c 'sleep 1; cp gen.h.in gen.h'"
+    check("html: the writer's bar lasts its recorded time",
+          w and abs((w[0]["end"] - w[0]["start"]) / 1e6 - dur[wcmd]) < 0.002)
+    check("html: the race listed with the header",
+          len(d["races"]) == 2 and d["races"][1][0] == header, d["races"])
+
+
 tmp = tempfile.mkdtemp(prefix="pt-deps-")
 try:
     # ---- a shell script's sequence ----
@@ -187,6 +226,7 @@ try:
             text = subprocess.run([PT, "deps", cap], check=True,
                                   stdout=subprocess.PIPE, text=True).stdout
             check("race in text", header in text and reader in text)
+            page(cap, header)
 
     # ---- without --files ----
     cap = os.path.join(tmp, "plain.ptcap")
