@@ -629,6 +629,43 @@ EXEC_HOOK(fexecve, (int fd, char *const a[], char *const v[]), (fd, a, v))
 EXEC_HOOK(execveat, (int d, const char *p, char *const a[], char *const v[],
 		     int f), (d, p, a, v, f))
 
+/*
+ * execl, execlp, execle: the table goes out, then the call goes on as
+ * glibc's own does, with the arguments gathered into an array on the
+ * stack (as large as glibc's would be) for execv, execvp or execve.
+ */
+#define EXECL_HOOK(name, next, with_env)                                    \
+	PT_EXPORT int name(const char *p, const char *arg, ...)             \
+	{                                                                   \
+		va_list ap;                                                 \
+		size_t n = 1, i;                                            \
+		int e = errno;                                              \
+                                                                            \
+		va_start(ap, arg);                                          \
+		while (va_arg(ap, const char *))                            \
+			n++;                                                \
+		va_end(ap);                                                 \
+		{                                                           \
+			char *argv[n + 1], *const *envp = NULL;             \
+                                                                            \
+			argv[0] = (char *)arg;                              \
+			va_start(ap, arg);                                  \
+			for (i = 1; i <= n; i++)                            \
+				argv[i] = va_arg(ap, char *);               \
+			if (with_env)                                       \
+				envp = va_arg(ap, char *const *);           \
+			va_end(ap);                                         \
+			(void)envp;                                         \
+			flush();                                            \
+			errno = e;                                          \
+			return with_env ? REAL_OF(execve)(p, argv, envp)    \
+					: REAL_OF(next)(p, argv);           \
+		}                                                           \
+	}
+EXECL_HOOK(execl, execv, 0)
+EXECL_HOOK(execlp, execvp, 0)
+EXECL_HOOK(execle, execv, 1)
+
 PT_EXPORT void _exit(int status)
 {
 	flush();

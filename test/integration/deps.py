@@ -291,6 +291,27 @@ open(b"after", "w").close()
                        stdout=subprocess.PIPE, text=True)
     check("one program: deps says there are no jobs", d.returncode == 1)
 
+    # ---- what an image read before execl, execlp, execle ----
+    e = os.path.join(tmp, "execl")
+    os.mkdir(e)
+    with open(os.path.join(e, "el.c"), "w") as f:
+        f.write('#include <fcntl.h>\n#include <string.h>\n#include <unistd.h>\n'
+                'int main(int c, char **v) {\n'
+                '  char *env[] = { "A=1", 0 };\n'
+                '  close(open("input", O_RDONLY));\n'
+                '  if (!strcmp(v[1], "l")) execl("/bin/true", "true", (char *)0);\n'
+                '  if (!strcmp(v[1], "lp")) execlp("true", "true", (char *)0);\n'
+                '  execle("/bin/true", "true", (char *)0, env);\n'
+                '  return 1;\n}\n')
+    open(os.path.join(e, "input"), "w").close()
+    subprocess.run(["cc", "-o", "el", "el.c"], cwd=e, check=True)
+    for how in ("l", "lp", "le"):
+        cap = os.path.join(tmp, f"exec{how}.ptcap")
+        record(e, cap, "./el", how)
+        got = [r for r in csv_rows(cap, "files") if r["execution"] == f"./el {how}"
+               and r["access"] == "read" and r["path"].endswith("/input")]
+        check(f"read before exec{how}", len(got) == 1)
+
     # ---- the sample build ----
     sizes = {}
     for files in (False, True):
