@@ -14,9 +14,12 @@
  * The rules of preload/ hold: libc only, no allocation (the table is
  * .bss, touched as it fills), no lock that could wait (a busy table
  * drops the access and counts it), errno preserved, a small stack (paths
- * are built in the table itself), no descriptor and nothing else the
- * program could see.  A vfork child shares the table with its parent:
- * what it opens before its exec counts as the parent's.
+ * are built in the table itself), no descriptor.  What the program can
+ * see is the library itself: in /proc/self/maps and in dl_iterate_phdr,
+ * which libproftrace.so hides itself from but not this one (so a program
+ * built with ASan's shared runtime refuses to run under --files).  A
+ * vfork child shares the table with its parent: what it opens before
+ * its exec counts as the parent's.
  */
 /* Each entry point under its own name: open and open64 are two. */
 #undef _FILE_OFFSET_BITS
