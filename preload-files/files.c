@@ -14,12 +14,10 @@
  * The rules of preload/ hold: libc only, no allocation (the table is
  * .bss, touched as it fills), no lock that could wait (a busy table
  * drops the access and counts it), errno preserved, a small stack (paths
- * are built in the table itself), no descriptor.  What the program can
- * see is the library itself: in /proc/self/maps and in dl_iterate_phdr,
- * which libproftrace.so hides itself from but not this one (so a program
- * built with ASan's shared runtime refuses to run under --files).  A
- * vfork child shares the table with its parent: what it opens before
- * its exec counts as the parent's.
+ * are built in the table itself), no descriptor, and as libproftrace.so
+ * does, no entry in dl_iterate_phdr's list (preload/phdr.c): only its
+ * mapping shows.  A vfork child shares the table with its parent: what
+ * it opens before its exec counts as the parent's.
  */
 /* Each entry point under its own name: open and open64 are two. */
 #undef _FILE_OFFSET_BITS
@@ -83,7 +81,7 @@ REAL(mkdirat); REAL(truncate); REAL(truncate64); REAL(stat); REAL(stat64);
 REAL(lstat); REAL(lstat64); REAL(fstatat); REAL(fstatat64); REAL(statx);
 REAL(access); REAL(faccessat); REAL(chdir); REAL(fchdir); REAL(execve);
 REAL(execv); REAL(execvp); REAL(execvpe); REAL(fexecve); REAL(_exit);
-REAL(_Exit);
+REAL(_Exit); REAL(dl_iterate_phdr);
 static int (*real___open_2)(const char *, int);
 static int (*real___open64_2)(const char *, int);
 static int (*real___openat_2)(int, const char *, int);
@@ -457,6 +455,7 @@ __attribute__((constructor)) static void files_init(void)
 	FIND(execve); FIND(execv); FIND(execvp); FIND(execvpe); FIND(fexecve);
 	FIND(_exit); FIND(_Exit); FIND(__open_2); FIND(__open64_2);
 	FIND(__openat_2); FIND(__openat64_2); FIND(execveat);
+	FIND(dl_iterate_phdr);
 	/* Registered after libproftrace.so's (its constructor ran first:
 	 * this library needs it), so it runs before that one sends EXIT. */
 	ft.base = mono_ns();
@@ -668,6 +667,33 @@ EXEC_HOOK(execveat, (int d, const char *p, char *const a[], char *const v[],
 EXECL_HOOK(execl, execv, 0)
 EXECL_HOOK(execlp, execvp, 0)
 EXECL_HOOK(execle, execv, 1)
+
+/* The list without this library's entry, as preload/phdr.c leaves out
+ * libproftrace.so's: ASan's runtime must come first after the program. */
+extern const ElfW(Ehdr) __ehdr_start PT_HIDDEN;
+
+struct phdr_call {
+	int (*fn)(struct dl_phdr_info *, size_t, void *);
+	void *data;
+};
+
+static int phdr_skip_self(struct dl_phdr_info *info, size_t size, void *p)
+{
+	const struct phdr_call *c = p;
+	const void *own = (const char *)&__ehdr_start + __ehdr_start.e_phoff;
+
+	if ((const void *)info->dlpi_phdr == own)
+		return 0;
+	return c->fn(info, size, c->data);
+}
+
+PT_EXPORT int dl_iterate_phdr(int (*fn)(struct dl_phdr_info *, size_t, void *),
+			      void *data)
+{
+	struct phdr_call c = { fn, data };
+
+	return REAL_OF(dl_iterate_phdr)(phdr_skip_self, &c);
+}
 
 PT_EXPORT void _exit(int status)
 {

@@ -17,6 +17,8 @@ known by construction:
 - report and its Markdown: the section "What it could have been" with
   the ideal times deps gives, absent without --files;
 - a capture without --files: one line from deps, exit 1;
+- dl_iterate_phdr under --files lists what it lists untraced;
+- what an image read before execl, execlp or execle;
 - a path that is not UTF-8, a 4 KiB path, 100,000 files read by one
   program, and a program renaming the directory it is in, each found in
   convert -f files as Python itself named it.
@@ -311,6 +313,21 @@ open(b"after", "w").close()
         got = [r for r in csv_rows(cap, "files") if r["execution"] == f"./el {how}"
                and r["access"] == "read" and r["path"].endswith("/input")]
         check(f"read before exec{how}", len(got) == 1)
+
+    # ---- dl_iterate_phdr lists what it lists untraced ----
+    with open(os.path.join(e, "ph.c"), "w") as f:
+        f.write('#define _GNU_SOURCE\n#include <link.h>\n#include <stdio.h>\n'
+                'static int cb(struct dl_phdr_info *i, size_t s, void *d)\n'
+                '{ (void)s; (void)d; printf("%s\\n", i->dlpi_name); return 0; }\n'
+                'int main(void) { return dl_iterate_phdr(cb, 0); }\n')
+    subprocess.run(["cc", "-o", "ph", "ph.c"], cwd=e, check=True)
+    plain = subprocess.run(["./ph"], cwd=e, check=True,
+                           stdout=subprocess.PIPE, text=True).stdout
+    traced = subprocess.run(
+        [PT, "record", "-q", "--force", "--files", "-o",
+         os.path.join(tmp, "ph.ptcap"), "--", "./ph"], cwd=e, check=True,
+        stdout=subprocess.PIPE, text=True).stdout
+    check("dl_iterate_phdr as untraced", traced == plain, (traced, plain))
 
     # ---- the sample build ----
     sizes = {}
