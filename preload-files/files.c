@@ -431,6 +431,8 @@ static void on_end(int status, void *arg)
 	pt_errno_restore(saved);
 }
 
+static void note_item(const char *list);
+
 #define FIND(name) real_##name = (__typeof__(real_##name))dlsym(RTLD_NEXT, #name)
 /* Another library's constructor may call a hook before ours ran. */
 #define REAL_OF(name) __extension__({                                     \
@@ -460,6 +462,7 @@ __attribute__((constructor)) static void files_init(void)
 	 * this library needs it), so it runs before that one sends EXIT. */
 	ft.base = mono_ns();
 	find_entry();
+	note_item(getenv("LD_PRELOAD"));
 	if (entry && on_exit(on_end, NULL) == 0 &&
 	    pthread_atfork(NULL, NULL, forked_child) == 0)
 		ft.owner = pt_sys_getpid();
@@ -615,21 +618,156 @@ HOOK(int, fchdir, (int fd), (fd), if (ret == 0) ft.cwd_ok = 0)
  * own.  (The image executed is its HELLO's, recorded there.)  If the
  * exec fails, what follows starts a new table.
  */
-#define EXEC_HOOK(name, params, args)                                       \
+
+/*
+ * The environment's repair (design.md, "File accesses"): a program that
+ * hands its child an environment without our LD_PRELOAD item (env -i,
+ * subprocess(env=...)) would lose this library for it, libproftrace.so
+ * putting back its own item only.  So an exec with an environment puts
+ * ours first in LD_PRELOAD, on the stack; libproftrace.so's hook, next,
+ * adds its own after it and its variables.  Up to REPAIR_MAX entries and
+ * an LD_PRELOAD of REPAIR_BYTES; beyond, the environment goes as given.
+ */
+#define REPAIR_MAX   256
+#define REPAIR_BYTES 2048
+static char preload_var[11 + PATH_MAX + 1];     /* "LD_PRELOAD=ITEM" */
+static size_t item_len;
+
+/* Our item in LD_PRELOAD, noted by the constructor. */
+static void note_item(const char *list)
+{
+	while (list && *list) {
+		size_t k = pt_strcspn(list, ": ");
+		const char *slash = pt_memrchr(list, '/', k);
+		const char *base = slash ? slash + 1 : list;
+
+		if (k - (size_t)(base - list) >= 10 &&
+		    !pt_strncmp(base, "libptfiles", 10) && k <= PATH_MAX) {
+			pt_memcpy(preload_var, "LD_PRELOAD=", 11);
+			pt_memcpy(preload_var + 11, list, k);
+			preload_var[11 + k] = '\0';
+			item_len = k;
+			return;
+		}
+		list += k;
+		list += *list != '\0';
+	}
+}
+
+/* Does envp need our item (1), or is it there or beyond repair (0)? */
+static int needs_item(char *const *envp, size_t *n, size_t *at)
+{
+	size_t i;
+
+	*at = SIZE_MAX;
+	if (!item_len || !envp)
+		return 0;
+	for (i = 0; envp[i]; i++)
+		if (envp[i][0] == 'L' && !pt_strncmp(envp[i], "LD_PRELOAD=", 11)) {
+			const char *l = envp[i] + 11;
+
+			if (*at == SIZE_MAX)
+				*at = i;
+			while (*l) {
+				size_t k = pt_strcspn(l, ": ");
+
+				if (k == item_len &&
+				    !pt_strncmp(l, preload_var + 11, k))
+					return 0;
+				l += k;
+				l += *l != '\0';
+			}
+		}
+	*n = i;
+	return i <= REPAIR_MAX && (*at == SIZE_MAX ||
+		pt_strlen(envp[*at]) + item_len + 2 <= REPAIR_BYTES);
+}
+
+/* envp with our item first in LD_PRELOAD, in out and scratch. */
+static char *const *with_item(char *const *envp, size_t n, size_t at,
+			      char **out, char *scratch)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		out[i] = envp[i];
+	if (at == SIZE_MAX) {
+		out[n++] = preload_var;
+	} else {
+		size_t old = pt_strlen(envp[at] + 11);
+
+		pt_memcpy(scratch, preload_var, 11 + item_len);
+		scratch[11 + item_len] = ':';
+		pt_memcpy(scratch + 12 + item_len, envp[at] + 11, old + 1);
+		out[at] = scratch;
+	}
+	out[n] = NULL;
+	return out;
+}
+
+/* Apart, so that an exec that needs no repair does not touch its frame. */
+#define EXEC_REPAIRED(name, params, args)                                   \
+	static __attribute__((noinline)) int name##_repaired params         \
+	{                                                                   \
+		char *out[REPAIR_MAX + 2], scratch[REPAIR_BYTES];           \
+                                                                            \
+		v = with_item(v, n, at, out, scratch);                      \
+		return REAL_OF(name) args;                                  \
+	}
+#define EXEC_HOOK_ENV(name, params, args, rparams, rargs)                   \
+	EXEC_REPAIRED(name, rparams, args)                                  \
 	PT_EXPORT int name params                                           \
 	{                                                                   \
 		int e = errno;                                              \
+		size_t n, at;                                               \
+                                                                            \
 		flush();                                                    \
 		errno = e;                                                  \
-		return REAL_OF(name) args;                                    \
+		if (needs_item(v, &n, &at))                                 \
+			return name##_repaired rargs;                       \
+		return REAL_OF(name) args;                                  \
 	}
-EXEC_HOOK(execve, (const char *p, char *const a[], char *const v[]), (p, a, v))
-EXEC_HOOK(execv, (const char *p, char *const a[]), (p, a))
-EXEC_HOOK(execvp, (const char *p, char *const a[]), (p, a))
-EXEC_HOOK(execvpe, (const char *p, char *const a[], char *const v[]), (p, a, v))
-EXEC_HOOK(fexecve, (int fd, char *const a[], char *const v[]), (fd, a, v))
-EXEC_HOOK(execveat, (int d, const char *p, char *const a[], char *const v[],
-		     int f), (d, p, a, v, f))
+EXEC_HOOK_ENV(execve, (const char *p, char *const a[], char *const v[]),
+	      (p, a, v),
+	      (const char *p, char *const a[], char *const *v, size_t n,
+	       size_t at), (p, a, v, n, at))
+EXEC_HOOK_ENV(execvpe, (const char *p, char *const a[], char *const v[]),
+	      (p, a, v),
+	      (const char *p, char *const a[], char *const *v, size_t n,
+	       size_t at), (p, a, v, n, at))
+EXEC_HOOK_ENV(fexecve, (int fd, char *const a[], char *const v[]),
+	      (fd, a, v),
+	      (int fd, char *const a[], char *const *v, size_t n, size_t at),
+	      (fd, a, v, n, at))
+EXEC_HOOK_ENV(execveat, (int d, const char *p, char *const a[],
+			 char *const v[], int f), (d, p, a, v, f),
+	      (int d, const char *p, char *const a[], char *const *v, int f,
+	       size_t n, size_t at), (d, p, a, v, f, n, at))
+
+/* execv and execvp pass environ: repaired, it goes to execve and
+ * execvpe instead (which libproftrace.so then records). */
+#define EXEC_HOOK_ENVIRON(name, with)                                       \
+	static __attribute__((noinline)) int name##_repaired(               \
+		const char *p, char *const a[], size_t n, size_t at)        \
+	{                                                                   \
+		char *out[REPAIR_MAX + 2], scratch[REPAIR_BYTES];           \
+                                                                            \
+		return REAL_OF(with)(p, a, with_item(environ, n, at, out,   \
+						     scratch));             \
+	}                                                                   \
+	PT_EXPORT int name(const char *p, char *const a[])                  \
+	{                                                                   \
+		int e = errno;                                              \
+		size_t n, at;                                               \
+                                                                            \
+		flush();                                                    \
+		errno = e;                                                  \
+		if (needs_item(environ, &n, &at))                           \
+			return name##_repaired(p, a, n, at);                \
+		return REAL_OF(name)(p, a);                                 \
+	}
+EXEC_HOOK_ENVIRON(execv, execve)
+EXEC_HOOK_ENVIRON(execvp, execvpe)
 
 /*
  * execl, execlp, execle: the table goes out, then the call goes on as
@@ -660,7 +798,7 @@ EXEC_HOOK(execveat, (int d, const char *p, char *const a[], char *const v[],
 			(void)envp;                                         \
 			flush();                                            \
 			errno = e;                                          \
-			return with_env ? REAL_OF(execve)(p, argv, envp)    \
+			return with_env ? execve(p, argv, envp)             \
 					: REAL_OF(next)(p, argv);           \
 		}                                                           \
 	}

@@ -18,7 +18,8 @@ known by construction:
   the ideal times deps gives, absent without --files;
 - a capture without --files: one line from deps, exit 1;
 - dl_iterate_phdr under --files lists what it lists untraced;
-- what an image read before execl, execlp or execle;
+- what an image read before execl, execlp or execle, and what a child
+  given an environment without LD_PRELOAD reads (env -i, execve);
 - a path that is not UTF-8, a 4 KiB path, 100,000 files read by one
   program, and a program renaming the directory it is in, each found in
   convert -f files as Python itself named it.
@@ -313,6 +314,18 @@ open(b"after", "w").close()
         got = [r for r in csv_rows(cap, "files") if r["execution"] == f"./el {how}"
                and r["access"] == "read" and r["path"].endswith("/input")]
         check(f"read before exec{how}", len(got) == 1)
+
+    # ---- a child given an empty environment stays recorded ----
+    for how, cmd in (("env -i", "env -i /bin/cat input"),
+                     ("execve with its own environment",
+                      "exec python3 -c 'import os; os.execve(\"/bin/cat\", "
+                      "[\"cat\", \"input\"], {\"A\": \"1\"})'")):
+        cap = os.path.join(tmp, "envi.ptcap")
+        record(e, cap, "sh", "-c", cmd + " > /dev/null")
+        got = [r for r in csv_rows(cap, "files") if r["access"] == "read"
+               and r["path"] == os.path.realpath(e) + "/input"
+               and os.path.basename(r["execution"].split()[0]) == "cat"]
+        check(f"files under {how}", len(got) == 1)
 
     # ---- dl_iterate_phdr lists what it lists untraced ----
     with open(os.path.join(e, "ph.c"), "w") as f:
