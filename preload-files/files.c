@@ -654,7 +654,12 @@ static void note_item(const char *list)
 	}
 }
 
-/* Does envp need our item (1), or is it there or beyond repair (0)? */
+/*
+ * Does envp need our item (1), or is it there, beyond repair, or set up
+ * by another collector (0)?  An LD_PRELOAD that names libproftrace.so
+ * without us is a `proftrace record` run without --files under this
+ * one: it is left as it is.
+ */
 static int needs_item(char *const *envp, size_t *n, size_t *at)
 {
 	size_t i;
@@ -670,9 +675,13 @@ static int needs_item(char *const *envp, size_t *n, size_t *at)
 				*at = i;
 			while (*l) {
 				size_t k = pt_strcspn(l, ": ");
+				const char *sl = pt_memrchr(l, '/', k);
+				const char *base = sl ? sl + 1 : l;
 
-				if (k == item_len &&
-				    !pt_strncmp(l, preload_var + 11, k))
+				if ((k == item_len &&
+				     !pt_strncmp(l, preload_var + 11, k)) ||
+				    (k - (size_t)(base - l) >= 12 &&
+				     !pt_strncmp(base, "libproftrace", 12)))
 					return 0;
 				l += k;
 				l += *l != '\0';

@@ -327,6 +327,19 @@ open(b"after", "w").close()
                and os.path.basename(r["execution"].split()[0]) == "cat"]
         check(f"files under {how}", len(got) == 1)
 
+    # ---- a record without --files inside one with it: nothing of it ----
+    inner = os.path.join(tmp, "inner.ptcap")
+    out = subprocess.run(
+        [PT, "record", "-q", "--force", "--files", "-o",
+         os.path.join(tmp, "outer.ptcap"), "--", PT, "record", "-q",
+         "--force", "-o", inner, "--", "sh", "-c",
+         "cat input >/dev/null; echo $LD_PRELOAD"], cwd=e, check=True,
+        stdout=subprocess.PIPE, text=True).stdout
+    check("nested record without --files: no file library",
+          "libptfiles" not in out and "libproftrace" in out, out)
+    check("nested record without --files: no accesses",
+          csv_rows(inner, "files") == [])
+
     # ---- dl_iterate_phdr lists what it lists untraced ----
     with open(os.path.join(e, "ph.c"), "w") as f:
         f.write('#define _GNU_SOURCE\n#include <link.h>\n#include <stdio.h>\n'
