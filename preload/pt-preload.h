@@ -446,6 +446,18 @@ PT_HIDDEN int pt_chan_write(struct pt_chan *ch, const void *buf, size_t len);
 PT_HIDDEN int pt_send_record(struct pt_chan *ch, const struct pt_body *b,
 			     uint64_t t);
 
+/*
+ * libptfiles.so's entry point (trace.c): send n items (BASE, TIMES,
+ * FILE...) and the count of accesses dropped as FILES records of this
+ * image.  0, or -1 if nothing could be sent.  errno preserved.  Not
+ * exported: that library finds it after PT_FILES_MARKER (16 bytes, in
+ * .rodata, aligned to 16), an int64 offset from that word to it.
+ */
+#define PT_FILES_MARKER "PTFILES-ENTRY-1:"
+typedef int pt_files_entry_fn(const struct pt_item *items, size_t n,
+			      uint64_t dropped);
+PT_HIDDEN pt_files_entry_fn pt_files_entry;
+
 /* ---- SPAWN and FORK frames held until the child is reaped (defer.c) ---- */
 
 /*

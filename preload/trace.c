@@ -288,3 +288,67 @@ void pt_trace_send(struct pt_chan *ch)
 	if (pt.trace_relay == 2)
 		PT_SC3(SYS_unlinkat, AT_FDCWD, trace_dir(), AT_REMOVEDIR);
 }
+
+static __attribute__((noinline)) int files_send(const struct pt_item *it,
+						size_t n, uint64_t dropped)
+{
+	struct pt_item all[1];
+	struct pt_body b;
+	struct pt_chan ch;
+	char num[24], *d = NULL;
+	int rc;
+
+	memset(&b, 0, sizeof b);
+	b.type = PT_REC_FILES;
+	b.items = it;
+	b.nitems = n;
+	if (dropped) {
+		/* The count goes last, as one item more: a record of its
+		 * own when there is nothing else to say. */
+		d = put_uint(num + sizeof num, (unsigned long)dropped);
+		all[0] = (struct pt_item){ PT_TAG_FILES_DROPPED, d,
+					   pt_strlen(d) };
+	}
+	if (pt_chan_get(&ch, PT_USE_EVENT, pt.owner) < 0)
+		return -1;
+	rc = n ? pt_send_record(&ch, &b, pt_now_ns()) : 0;
+	if (rc == 0 && d) {
+		b.items = all;
+		b.nitems = 1;
+		rc = pt_send_record(&ch, &b, pt_now_ns());
+	}
+	pt_chan_put(&ch);
+	return rc;
+}
+
+/*
+ * libptfiles.so's one way in (doc/design.md, "File accesses"): send its
+ * table, n items (BASE, TIMES, FILE...) and the count of accesses it
+ * dropped, as FILES records of this image.  Called by that library in
+ * the owner before an exec or at the image's end.  0, or -1 when nothing
+ * could be sent (a copy of the process, no room on this stack, no
+ * channel).  errno preserved.
+ */
+int pt_files_entry(const struct pt_item *it, size_t n, uint64_t dropped)
+{
+	int saved = errno, rc = -1;
+
+	if (pt.ready && !pt.off && pt_is_owner() &&
+	    pt_stack_fits(PT_HOOK_STACK))
+		rc = files_send(it, n, dropped);
+	pt_errno_restore(saved);
+	return rc;
+}
+
+/*
+ * Not a dynamic symbol: that library finds the entry by this marker in
+ * our read-only data, followed by the entry's offset from the marker's
+ * end.  One more exported name moved ld.so's strings and cost every
+ * traced process some 800 instructions of strcmp at load, with or
+ * without --files (counted with callgrind).
+ */
+__asm__(".pushsection .rodata\n"
+	".balign 16\n"
+	".ascii \"" PT_FILES_MARKER "\"\n"
+	".quad pt_files_entry - .\n"
+	".popsection\n");

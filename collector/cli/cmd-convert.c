@@ -27,6 +27,7 @@
 #include "views/redact.h"
 #include "base/strbuf.h"
 #include "base/util.h"
+#include "views/files-csv.h"
 #include "views/html.h"
 #include "views/svg.h"
 
@@ -46,6 +47,7 @@ static const struct format formats[] = {
 	{ "folded-cpu", pt_folded_write_cpu, NULL, 0 },
 	{ "svg", pt_svg_write_wall, pt_svg_write_cpu, 0 },
 	{ "html", pt_html_write, NULL, 0 },
+	{ "files", pt_files_csv_write, NULL, 0 },
 };
 
 #define N_FORMATS (sizeof formats / sizeof formats[0])

@@ -26,7 +26,7 @@
 
 struct daemon_opts {
 	const char *output, *socket;
-	int detach, force;
+	int detach, force, files;
 	struct pt_finish fin;           /* --csv ..., --redact */
 };
 
@@ -34,7 +34,10 @@ static const char help_head[] =
 	"Collect the processes of commands started elsewhere into CAPTURE,\n"
 	"until SIGTERM, SIGINT or 'proftrace stop'.\n\n"
 	"  -o, --output CAPTURE  the capture to write (required)\n"
-	"  --socket PATH         listen here (default /tmp/proftrace-UID/socket)\n";
+	"  --socket PATH         listen here (default /tmp/proftrace-UID/socket)\n"
+	"  --files               also record the files each program reads,\n"
+	"                        writes and probes (the LD_PRELOAD printed\n"
+	"                        names the file-access library too)\n";
 /* Then the end-of-run outputs (collect/finish.h). */
 static const char help_tail[] =
 	"  --detach              run in the background, logging to CAPTURE.log;\n"
@@ -148,16 +151,17 @@ static int detach(struct pt_server *s, int log_fd, const char *sock,
 
 static int parse(int argc, char **argv, struct daemon_opts *o)
 {
-	struct option opts[5 + PT_FINISH_NOPTS + 1] = {
+	struct option opts[6 + PT_FINISH_NOPTS + 1] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "socket", required_argument, NULL, 's' },
 		{ "detach", no_argument, NULL, 'd' },
 		{ "force", no_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "files", no_argument, NULL, 'F' },
 	};
 	int c;
 
-	pt_finish_options(opts, 5);
+	pt_finish_options(opts, 6);
 	while ((c = pt_finish_getopt(&o->fin, argc, argv, "o:h",
 				     opts)) != -1) {
 		switch (c) {
@@ -165,6 +169,7 @@ static int parse(int argc, char **argv, struct daemon_opts *o)
 		case 's': o->socket = optarg; break;
 		case 'd': o->detach = 1; break;
 		case 'f': o->force = 1; break;
+		case 'F': o->files = 1; break;
 		case 'h':
 			pt_finish_help(&o->fin, pt_cmd_daemon.name,
 				       pt_cmd_daemon.usage, help_head, help_tail);
@@ -186,7 +191,7 @@ static int run(int argc, char **argv)
 	const struct pt_server_stats *st;
 	char *output = NULL, *sock = NULL, *lib = NULL;
 	char *userdir = NULL, *visible = NULL, *preload = NULL;
-	char *log_path = NULL;
+	char *log_path = NULL, *files = NULL, *files_visible = NULL;
 	int log_made = 0;
 	int sig_fd = -1, log_fd = -1, status = 1, started = 0;
 	struct stat sb;
@@ -209,7 +214,13 @@ static int run(int argc, char **argv)
 	 * after the daemon is gone. */
 	if (!(visible = pt_rundir_visible_lib(lib)))
 		goto out;
-	preload = pt_rundir_preload_value(getenv("LD_PRELOAD"), visible);
+	if (o.files && (!(files = pt_rundir_files_lib(lib)) ||
+			!(files_visible = pt_rundir_visible_lib(files))))
+		goto out;
+	preload = o.files ? pt_rundir_preload_files(getenv("LD_PRELOAD"),
+						    files_visible, visible)
+			  : pt_rundir_preload_value(getenv("LD_PRELOAD"),
+						    visible);
 	sock = o.socket ? pt_rundir_absolute(o.socket) : pt_rundir_socket(1);
 	o.fin.force = o.force;
 	if (!sock || pt_finish_open(&o.fin) < 0)
@@ -340,6 +351,8 @@ out:
 	free(lib);
 	free(userdir);
 	free(visible);
+	free(files);
+	free(files_visible);
 	free(preload);
 	free(log_path);
 	pt_finish_free(&o.fin);

@@ -59,7 +59,7 @@
 
 struct record_opts {
 	const char *output;
-	int quiet, force, no_ptrace;
+	int quiet, force, no_ptrace, files;
 	unsigned progress;              /* --progress seconds, 0: none */
 	char **command;
 	size_t argc;
@@ -90,6 +90,9 @@ static const char help_head[] =
 	"                        proftrace-YYYYmmdd-HHMMSS.ptcap here)\n";
 /* Then the end-of-run outputs (collect/finish.h). */
 static const char help_tail[] =
+	"  --files               also record the files each program reads,\n"
+	"                        writes and probes (for proftrace deps and\n"
+	"                        convert -f files)\n"
 	"  --progress[=SECONDS]  write a line to standard error every SECONDS\n"
 	"                        (default 30, less often as the run grows):\n"
 	"                        elapsed, running, finished, the longest-\n"
@@ -434,19 +437,20 @@ static int exit_code(int ws)
 
 static int parse(int argc, char **argv, struct record_opts *o)
 {
-	struct option opts[6 + PT_FINISH_NOPTS + 1] = {
+	struct option opts[7 + PT_FINISH_NOPTS + 1] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "force", no_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "no-ptrace", no_argument, NULL, 'P' },
 		{ "progress", optional_argument, NULL, 'G' },
+		{ "files", no_argument, NULL, 'F' },
 	};
 	char *end;
 	long v;
 	int c;
 
-	pt_finish_options(opts, 6);
+	pt_finish_options(opts, 7);
 	/* '+': options end at COMMAND, whose own options are its own. */
 	while ((c = pt_finish_getopt(&o->fin, argc, argv, "+o:qh",
 				     opts)) != -1) {
@@ -467,6 +471,7 @@ static int parse(int argc, char **argv, struct record_opts *o)
 			}
 			o->progress = (unsigned)v;
 			break;
+		case 'F': o->files = 1; break;
 		case 'h':
 			pt_finish_help(&o->fin, pt_cmd_record.name,
 				       pt_cmd_record.usage, help_head, help_tail);
@@ -489,6 +494,7 @@ static int parse(int argc, char **argv, struct record_opts *o)
 struct setup {
 	char *output, *lib, *rundir, *visible, *sock, *preload, *traces;
 	char *capture, *keep;           /* absolute, for the snapshot */
+	char *files, *files_visible;    /* --files: libptfiles.so */
 	char log[128];          /* PROFTRACE_LOG for the command, or "" */
 	struct pt_sb command;
 	struct pt_writer *w;
@@ -509,7 +515,17 @@ static int set_up(struct setup *u, struct record_opts *o)
 	    !(u->rundir = pt_rundir_make_run()) ||
 	    !(u->visible = pt_rundir_visible_lib(u->lib)))
 		return -1;
-	u->preload = pt_rundir_preload_value(getenv("LD_PRELOAD"), u->visible);
+	if (o->files) {
+		if (!(u->files = pt_rundir_files_lib(u->lib)) ||
+		    !(u->files_visible = pt_rundir_visible_lib(u->files)))
+			return -1;
+		u->preload = pt_rundir_preload_files(getenv("LD_PRELOAD"),
+						     u->files_visible,
+						     u->visible);
+	} else {
+		u->preload = pt_rundir_preload_value(getenv("LD_PRELOAD"),
+						     u->visible);
+	}
 	u->sock = pt_xmalloc(strlen(u->rundir) + sizeof "/" PT_SOCKET_NAME);
 	sprintf(u->sock, "%s/%s", u->rundir, PT_SOCKET_NAME);
 	u->traces = pt_xmalloc(strlen(u->rundir) + sizeof "/trace");
@@ -559,6 +575,8 @@ static void tear_down(struct setup *u)
 	free(u->lib);
 	free(u->rundir);
 	free(u->visible);
+	free(u->files);
+	free(u->files_visible);
 	free(u->sock);
 	free(u->traces);
 	free(u->preload);

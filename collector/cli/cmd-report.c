@@ -15,6 +15,8 @@
 
 #include "analysis/analysis.h"
 #include "cli/cmd.h"
+#include "analysis/deps.h"
+#include "views/deps-out.h"
 #include "cli/textopts.h"
 #include "model/load.h"
 #include "model/model.h"
@@ -261,6 +263,16 @@ static int run(int argc, char **argv)
 		to.width = o.t.width;
 		pt_report_text_write(&m, &d, &to, argv + optind,
 				     (size_t)(argc - optind), aligned, stdout);
+	}
+	/* Recorded with --files: what the same jobs could have taken. */
+	if (m.ncaptures == 1 && pt_model_files_count(&m, NULL)) {
+		struct pt_deps dd;
+		const char *why;
+
+		if (pt_deps_build(&m, &dd, &why) == 0) {
+			pt_deps_summary(&dd, o.t.markdown, stdout);
+			pt_deps_free(&dd);
+		}
 	}
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		pt_warn("writing standard output failed");

@@ -15,6 +15,7 @@ static const struct pt_cmd *const commands[] = {
 	&pt_cmd_diff,
 	&pt_cmd_info,
 	&pt_cmd_top,
+	&pt_cmd_deps,
 };
 
 #define N_COMMANDS (sizeof commands / sizeof commands[0])

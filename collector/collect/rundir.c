@@ -21,6 +21,7 @@
 #include "base/util.h"
 
 #define LIB_NAME "libproftrace.so"
+#define FILES_NAME_STEM "libptfiles"
 
 /* Named by the real uid, as the library names it (preload/env.c). */
 static char *user_dir_path(void)
@@ -377,8 +378,15 @@ char *pt_rundir_visible_lib(const char *lib)
 	}
 	if ((dfd = open_lib_dir(dir.buf)) < 0)
 		goto fail;
-	snprintf(name, sizeof name, "libproftrace-%016llx.so",
-		 (unsigned long long)fnv64(data, n));
+	{
+		/* Named after the file: libproftrace-HASH.so, libptfiles-HASH.so */
+		const char *base = strrchr(lib, '/') ? strrchr(lib, '/') + 1 : lib;
+		int stem = (int)strcspn(base, ".");
+
+		snprintf(name, sizeof name, "%.*s-%016llx.so",
+			 stem > 32 ? 32 : stem, base,
+			 (unsigned long long)fnv64(data, n));
+	}
 	pt_sb_addf(&dst, "%s/%s", dir.buf, name);
 	if (same_copy(dfd, name, data, n))
 		goto done;
@@ -467,7 +475,8 @@ char *pt_rundir_preload_value(const char *old, const char *lib)
 
 		while (base > p && base[-1] != '/')
 			base--;
-		if (n && strncmp(base, "libproftrace", 12)) {
+		if (n && strncmp(base, "libproftrace", 12) &&
+		    strncmp(base, FILES_NAME_STEM, strlen(FILES_NAME_STEM))) {
 			pt_sb_add(&sb, p, n);
 			pt_sb_addch(&sb, ':');
 		}
@@ -477,6 +486,41 @@ char *pt_rundir_preload_value(const char *old, const char *lib)
 	}
 	append_lib(&sb, lib);
 	return pt_sb_detach(&sb, NULL);
+}
+
+char *pt_rundir_preload_files(const char *old, const char *files,
+			       const char *lib)
+{
+	char *v = pt_rundir_preload_value(old, lib), *last = v, *p;
+	struct pt_sb sb = PT_SB_INIT;
+
+	/* Before the library: its hooks forward to libproftrace.so's. */
+	for (p = v; *p; p++)
+		if (*p == ':' || *p == ' ')
+			last = p + 1;
+	pt_sb_add(&sb, v, (size_t)(last - v));
+	pt_sb_addf(&sb, "%s:%s", files, last);
+	free(v);
+	return pt_sb_detach(&sb, NULL);
+}
+
+char *pt_rundir_files_lib(const char *lib)
+{
+	const char *slash = strrchr(lib, '/');
+	struct pt_sb sb = PT_SB_INIT;
+	char *abs;
+
+	pt_sb_add(&sb, lib, slash ? (size_t)(slash - lib + 1) : 0);
+	pt_sb_addstr(&sb, FILES_NAME_STEM ".so");
+	abs = realpath(sb.buf, NULL);
+	if (!abs || access(abs, R_OK) < 0) {
+		pt_warn("cannot use the file-access library %s beside %s: %s",
+			sb.buf, lib, strerror(errno));
+		free(abs);
+		abs = NULL;
+	}
+	pt_sb_release(&sb);
+	return abs;
 }
 
 char *pt_rundir_absolute(const char *path)

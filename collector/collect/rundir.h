@@ -75,4 +75,17 @@ char *pt_rundir_absolute(const char *path);
  */
 char *pt_rundir_preload_value(const char *old, const char *lib);
 
+/*
+ * The same with the file-access library `files` (`--files`) before lib,
+ * so that its hooks come first and forward to the library's.
+ */
+char *pt_rundir_preload_files(const char *old, const char *files,
+			      const char *lib);
+
+/*
+ * libptfiles.so, beside lib (pt_rundir_find_lib()'s), as an absolute
+ * path; NULL with a one-line error if it cannot be read.
+ */
+char *pt_rundir_files_lib(const char *lib);
+
 #endif

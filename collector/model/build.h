@@ -142,6 +142,7 @@ struct lexec {
 struct pt_model_priv {
 	struct strtab str;
 	struct pt_subs *subs;           /* events programs wrote (sub.c) */
+	struct pt_files *files;         /* files executions accessed (files.c) */
 	struct vectab vec;
 	struct arena execs;             /* the struct pt_exec themselves */
 	struct pt_exec **list;
@@ -394,6 +395,17 @@ void pt_sub_end_capture(struct build *b);
 void pt_sub_attach(struct pt_model *m);
 
 void pt_sub_free(struct pt_model_priv *p);
+
+/* ---- files that executions accessed (files.c) ---- */
+
+/* A FILES frame of pid at monotonic time t: its accesses, kept. */
+void pt_files_add(struct build *b, uint32_t pid, uint64_t t,
+		  const unsigned char *payload, size_t len);
+/* The capture b has been read: its accesses' pids and times are final. */
+void pt_files_end_capture(struct build *b);
+/* Every capture has been read: give each access to its execution. */
+void pt_files_attach(struct pt_model *m);
+void pt_files_free(struct pt_model_priv *p);
 
 /* hello_x.conn of a connection without EOF, once reading is done. */
 #define CONN_NO_EOF (NONE - 1)

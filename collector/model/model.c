@@ -209,6 +209,7 @@ int pt_model_add_capture(struct pt_model *m, const char *path)
 	meta_end(&b);
 	pt_resolve_ns(&b);
 	pt_sub_end_capture(&b);
+	pt_files_end_capture(&b);
 	pt_tree_keep_eof_conns(&b);
 	pt_pids_run(&b);
 	hide_stopper(&b);
@@ -334,6 +335,7 @@ void pt_model_finish(struct pt_model *m)
 	}
 	free(tail);
 	pt_sub_attach(m);
+	pt_files_attach(m);
 }
 
 void pt_model_align_starts(struct pt_model *m, int64_t *shift_out)
@@ -539,6 +541,7 @@ void pt_model_free(struct pt_model *m)
 	if (!p)
 		return;
 	pt_sub_free(p);
+	pt_files_free(p);
 	pt_arena_free(&p->str.mem);
 	free(p->str.str);
 	free(p->str.len);

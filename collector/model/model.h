@@ -174,6 +174,28 @@ void pt_model_set_meta(struct pt_model *m, size_t capture, const char *key,
 		       const char *value);
 
 /*
+ * The files an execution accessed (`record --files`): one entry per
+ * path and kind of access (enum pt_file_kind of proftrace/wire.h), with
+ * the time of the first such access.  The image's executable is not
+ * among them (it is pt_exec.exe).
+ */
+struct pt_file_access {
+	const char *path;               /* absolute, interned: equal paths are
+					 * the same pointer */
+	int64_t time_ns;                /* Unix epoch ns */
+	char kind;                      /* 'r' 'w' 'd' 'n' 'k' 'p' */
+};
+
+/* Execution e's file accesses, *n of them (NULL and 0: none). */
+const struct pt_file_access *pt_model_files(const struct pt_model *m,
+					    const struct pt_exec *e, size_t *n);
+
+/* How many file accesses the model holds (0: the capture was made
+ * without --files); *dropped (if not NULL): those the images could not
+ * keep. */
+size_t pt_model_files_count(const struct pt_model *m, uint64_t *dropped);
+
+/*
  * Events that programs wrote about themselves (Chrome trace files taken
  * into the capture: doc/manual.md, "Traces that programs write"), each
  * given to the execution that wrote it, or for a build tool's events

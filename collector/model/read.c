@@ -230,7 +230,8 @@ static int batch_add(struct batch *bt, const struct pt_cap_event *ev)
 		bytes = ev->hdr.length;
 	}
 	/* A trace file a program wrote (model/sub.c): the whole frame. */
-	if (frame && r->hdr.type == PT_REC_TRACE)
+	if (frame && (r->hdr.type == PT_REC_TRACE ||
+		      r->hdr.type == PT_REC_FILES))
 		bytes += ev->hdr.length;
 	need += nstr * sizeof *ps + align8(bytes);
 	if (bt->used + need > bt->cap)
@@ -270,7 +271,8 @@ static int batch_add(struct batch *bt, const struct pt_cap_event *ev)
 			to = put_pstr(&ps[i], to);
 		pe->argv_hash = pt_vec_hash(pe->argv, r->argc);
 		pe->env_hash = pt_vec_hash(pe->env, r->envc);
-		if (r->hdr.type == PT_REC_TRACE) {
+		if (r->hdr.type == PT_REC_TRACE ||
+		    r->hdr.type == PT_REC_FILES) {
 			memcpy(to, ev->data, ev->hdr.length);
 			pe->data = (const unsigned char *)to;
 		}
@@ -599,6 +601,12 @@ static void add_frame(struct build *b, const struct pev *cev)
 		    cev->hdr.length >= PT_FRAME_HDR)
 			pt_sub_add_file(b, pid, t, cev->data + PT_FRAME_HDR,
 					cev->hdr.length - PT_FRAME_HDR);
+		break;
+	case PT_REC_FILES:
+		if (!b->m->lean && cev->data &&
+		    cev->hdr.length >= PT_FRAME_HDR)
+			pt_files_add(b, pid, t, cev->data + PT_FRAME_HDR,
+				     cev->hdr.length - PT_FRAME_HDR);
 		break;
 	default:
 		break;                  /* STOP, or a type from the future */

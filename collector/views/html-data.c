@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "analysis/analysis.h"
+#include "analysis/deps.h"
 #include "analysis/report.h"
 #include "base/util.h"
 #include "base/utf8.h"
@@ -208,6 +209,80 @@ static void head_capture(const struct pt_report *r, size_t c,
 	pt_sb_addch(sb, '}');
 }
 
+/*
+ * "deps": what the same jobs could have taken (analysis/deps.h), for a
+ * capture recorded with --files: the ideal times, [cpus or null, us];
+ * the jobs as list scheduling places them on this machine's CPUs,
+ * [execution, cpu, start us, end us, on the critical path], from the
+ * run's start; the races, [path, writer, reader] (executions).
+ */
+static void head_deps(const struct pt_report *r, struct pt_sb *sb)
+{
+	const struct pt_model *m = r->m;
+	struct pt_deps d;
+	const char *why;
+	int64_t off;
+	size_t i;
+
+	if (m->ncaptures != 1 || !pt_model_files_count(m, NULL) ||
+	    pt_deps_build(m, &d, &why) < 0)
+		return;
+	{
+		const struct pt_exec *root = d.driver;
+
+		while (root->parent)
+			root = root->parent;
+		off = root->start_ns - r->a.t0;
+	}
+	key(sb, "deps", 0);
+	pt_sb_addstr(sb, "{\"cpus\":");
+	num(sb, d.sched_cpus);
+	key(sb, "now", 0);
+	num(sb, (d.wall_ns + 500) / 1000);
+	key(sb, "span", 0);
+	num(sb, (d.sched_span_ns + 500) / 1000);
+	key(sb, "ideal", 0);
+	pt_sb_addch(sb, '[');
+	for (i = 0; i < d.nideal; i++) {
+		pt_sb_addstr(sb, i ? ",[" : "[");
+		if (d.ideal[i].cpus)
+			num(sb, d.ideal[i].cpus);
+		else
+			pt_sb_addstr(sb, "null");
+		pt_sb_addch(sb, ',');
+		num(sb, (d.ideal[i].wall_ns + 500) / 1000);
+		pt_sb_addch(sb, ']');
+	}
+	pt_sb_addch(sb, ']');
+	key(sb, "jobs", 0);
+	pt_sb_addch(sb, '[');
+	for (i = 0; i < d.njobs; i++) {
+		pt_sb_addstr(sb, i ? ",[" : "[");
+		num(sb, d.job[i].e->id);
+		pt_sb_addch(sb, ',');
+		num(sb, d.sched[i].cpu);
+		pt_sb_addch(sb, ',');
+		num(sb, (off + d.sched[i].start_ns + 500) / 1000);
+		pt_sb_addch(sb, ',');
+		num(sb, (off + d.sched[i].end_ns + 500) / 1000);
+		pt_sb_addstr(sb, d.sched[i].critical ? ",1]" : ",0]");
+	}
+	pt_sb_addch(sb, ']');
+	key(sb, "races", 0);
+	pt_sb_addch(sb, '[');
+	for (i = 0; i < d.nrace; i++) {
+		pt_sb_addstr(sb, i ? ",[" : "[");
+		pt_html_json_str(sb, d.race[i].path, strlen(d.race[i].path));
+		pt_sb_addch(sb, ',');
+		num(sb, d.job[d.race[i].writer].e->id);
+		pt_sb_addch(sb, ',');
+		num(sb, d.job[d.race[i].reader].e->id);
+		pt_sb_addch(sb, ']');
+	}
+	pt_sb_addstr(sb, "]}");
+	pt_deps_free(&d);
+}
+
 void pt_html_head(const struct pt_report *r, struct pt_sb *sb)
 {
 	const struct pt_model *m = r->m;
@@ -260,6 +335,7 @@ void pt_html_head(const struct pt_report *r, struct pt_sb *sb)
 	num(sb, (int64_t)m->lost_frames);
 	key(sb, "badFrames", 0);
 	num(sb, (int64_t)m->bad_frames);
+	head_deps(r, sb);
 	pt_sb_addch(sb, '}');
 }
 

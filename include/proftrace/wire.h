@@ -71,6 +71,7 @@ enum pt_rec_type {
 	PT_REC_EXIT        = 7,
 	PT_REC_STOP        = 8,         /* control: `proftrace stop` */
 	PT_REC_TRACE       = 9,         /* a trace file a program wrote */
+	PT_REC_FILES       = 10,        /* files an image read and wrote */
 	PT_REC_TYPE_MAX
 };
 
@@ -104,6 +105,10 @@ enum pt_tag {
 					 * library out of the new image's
 					 * LD_PRELOAD (a sandbox hides it), so
 					 * the collector watches it */
+	PT_TAG_FILE = 15,               /* FILES: "K PATH", one access */
+	PT_TAG_FILES_DROPPED = 16,      /* FILES: accesses not kept, decimal */
+	PT_TAG_FILES_BASE = 17,         /* FILES: the FILE items' time 0 */
+	PT_TAG_FILES_TIMES = 18,        /* FILES: the FILE items' times */
 };
 
 /*
@@ -221,6 +226,28 @@ struct pt_rec_exit {                    /* 32 bytes */
 					 * the file is cut there */
 #define PT_TRACE_RUN_MAX   (256u << 20) /* bytes of trace files one run
 					 * keeps; later files are refused */
+
+/*
+ * FILES: the files a program image accessed (`record --files`), sent by
+ * libptfiles.so through the image's own channel before its EXIT or EXEC,
+ * in one or more records.  No fixed part.  BASE: the CLOCK_MONOTONIC
+ * nanoseconds, decimal, that times count from.  TIMES: one decimal
+ * number of microseconds per FILE item of the record, in their order,
+ * separated by spaces, each the difference from the previous item's
+ * time (the first's from BASE).  Each FILE item is one (kind, path) the
+ * image accessed, at that time first: K, one byte of enum pt_file_kind;
+ * a space; PATH, absolute and lexically normal (no ".", "..", "//"),
+ * bytes.  FILES_DROPPED, in the last record of a batch, counts accesses
+ * the table could not keep.
+ */
+enum pt_file_kind {
+	PT_FILE_READ   = 'r',           /* opened for reading */
+	PT_FILE_WRITE  = 'w',           /* opened for writing, created, truncated */
+	PT_FILE_DELETE = 'd',           /* unlinked, or renamed away */
+	PT_FILE_NEW    = 'n',           /* a name made: rename, link, symlink */
+	PT_FILE_MKDIR  = 'k',           /* a directory made */
+	PT_FILE_PROBE  = 'p',           /* stat (not of a directory), access */
+};
 
 /* Variables whose values HELLO always carries when they are set. */
 #define PT_ENV_ALLOWLIST \

@@ -948,6 +948,60 @@
           { text: [0, 0, 0, 'l'] });
   }
 
+  /* ---- what it could have been (proftrace deps) ---- */
+
+  let depsBars = [];
+  function deps() {
+    const D = H.deps;
+    if (!D) return;
+    $('sec-deps').hidden = false;
+    const rows = [['now', secs(D.now)]].concat(D.ideal.map(([c, us]) =>
+      ['ideal on ' + (c === null ? 'unlimited CPUs' : c + (c === 1 ? ' CPU' : ' CPUs')), secs(us)]));
+    table($('deps-ideal'), ['', 'wall s'], rows, { text: ['l', 0] });
+    const raced = new Set();
+    D.races.forEach(([, w, r]) => { raced.add(w); raced.add(r); });
+    const LANE = 18, TOP = 4, c = $('deps');
+    const [g, w] = fitCanvas(c, TOP + (D.cpus + 1) * LANE + 14);
+    const span = Math.max(D.now, D.span, 1), k = (w - 2) / span;
+    g.clearRect(0, 0, w, c.height);
+    g.font = '11px sans-serif';
+    g.textBaseline = 'middle';
+    depsBars = [];
+    // The lanes: this machine's CPUs, then the wall time now, to compare.
+    for (let cpu = 0; cpu <= D.cpus; cpu++) {
+      g.fillStyle = cpu % 2 ? '#f4f4f4' : '#fafafa';
+      g.fillRect(0, TOP + cpu * LANE, w, LANE);
+    }
+    g.fillStyle = '#bbb';
+    g.fillRect(1, TOP + D.cpus * LANE + 4, D.now * k, LANE - 8);
+    g.fillStyle = '#333';
+    g.fillText('now: ' + secs(D.now) + ' s', 4, TOP + D.cpus * LANE + LANE / 2);
+    for (const [i, cpu, a, b, crit] of D.jobs) {
+      const x = 1 + a * k, bw = Math.max(1, (b - a) * k), y = TOP + cpu * LANE + 2;
+      g.fillStyle = raced.has(i) ? '#e06666' : '#7faed6';
+      g.fillRect(x, y, bw, LANE - 4);
+      if (crit) { g.strokeStyle = '#000'; g.lineWidth = 2; g.strokeRect(x + 1, y + 1, Math.max(0, bw - 2), LANE - 6); }
+      if (bw > 40) {
+        g.fillStyle = '#000';
+        g.save(); g.beginPath(); g.rect(x, y, bw, LANE - 4); g.clip();
+        g.fillText(S[label[i]], x + 3, y + (LANE - 4) / 2);
+        g.restore();
+      }
+      depsBars.push({ i: i, cpu: cpu, start: a, end: b, critical: !!crit, race: raced.has(i), x: x, y: y, w: bw, h: LANE - 4 });
+    }
+    g.fillStyle = '#333';
+    g.fillText('ideal on ' + D.cpus + ' CPUs: ' + secs(D.span) + ' s', 4, TOP + (D.cpus + 1) * LANE + 6);
+    c.onclick = (ev) => {
+      const r = c.getBoundingClientRect(), x = ev.clientX - r.left, y = ev.clientY - r.top;
+      const hit = depsBars.find((b) => x >= b.x && x <= b.x + b.w && y >= b.y && y <= b.y + b.h);
+      if (hit) { select(hit.i); reveal(hit.i); }
+    };
+    if (!D.races.length) $('deps-races').appendChild(el('tr')).appendChild(el('td', 'None.'));
+    else table($('deps-races'), ['path', 'writer', 'reader'],
+               D.races.map(([p, wr, rd]) => [p, link(S[label[wr]], wr), link(S[label[rd]], rd)]),
+               { text: ['l', 'l', 'l'] });
+  }
+
   /* ---- tables ---- */
 
   let tableKind = 'slowest', sortCol = -1, sortDesc = true;
@@ -1140,6 +1194,9 @@
     search: (q) => search(q),
     criticalPath: () => cpRows().map((r) => r.cells),
     criticalSteps: () => A.cp.filter((s) => s[0] >= 0).map((s) => s[0]),
+    // The ideal schedule as drawn: each job's bar, and the races listed.
+    deps: () => H.deps ? { cpus: H.deps.cpus, bars: depsBars.map((b) => Object.assign({}, b, { label: S[label[b.i]] })),
+                            races: Array.from($('deps-races').querySelectorAll('tr')).map((r) => Array.from(r.cells).map((c) => c.textContent)) } : null,
     visibleRange: () => [v0, v1],
     fullRange: () => [fullLo, fullHi],
     zoom: (a, b) => setView(a, b),
@@ -1232,6 +1289,7 @@
       await new Promise((ok) => setTimeout(ok, 0));
       critical();
       levels();
+      deps();
       buildFlame();
       drawTable();
       drawFlame();

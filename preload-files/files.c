@@ -1,0 +1,857 @@
+/*
+ * libptfiles.so: the files each program image reads, writes,
+ * probes and executes (doc/design.md, "File accesses").  Loaded only by
+ * `record --files` and `daemon --files`, ahead of libproftrace.so in
+ * LD_PRELOAD, so that without them nothing changes in a traced process.
+ *
+ * No record per access: each access goes into a table in memory (the
+ * path made absolute, interned with its kind and the time it was first
+ * seen), and the table goes out at the image's end and before an exec,
+ * as one or a few FILES records, through libproftrace.so's channel
+ * (pt_files_entry, its one entry point for this library, found by a
+ * marker in its read-only data: it exports nothing more).
+ *
+ * The rules of preload/ hold: libc only, no allocation (the table is
+ * .bss, touched as it fills), no lock that could wait (a busy table
+ * drops the access and counts it), errno preserved, a small stack (paths
+ * are built in the table itself), no descriptor, and as libproftrace.so
+ * does, no entry in dl_iterate_phdr's list (preload/phdr.c): only its
+ * mapping shows.  A vfork child shares the table with its parent: what
+ * it opens before its exec counts as the parent's.
+ */
+/* Each entry point under its own name: open and open64 are two. */
+#undef _FILE_OFFSET_BITS
+#include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "pt-preload.h"
+#include "pt-str.h"
+#include "pt-sys.h"
+
+#define FILES_MAX   (1u << 18)          /* distinct (kind, path) per image */
+#define SLOTS       (1u << 19)          /* hash slots, a power of two */
+#define POOL_BYTES  (24u << 20)         /* item strings */
+#define CHUNK       8192u               /* items per FILES record */
+#define ITEM_ROOM   (2 + 2 * PATH_MAX + 2) /* worst item */
+
+struct entry {
+	uint32_t off;                   /* item string in pool: "K PATH" */
+	uint32_t len;
+	uint32_t hash;
+	uint64_t us;                    /* first access, after ft.base */
+};
+
+static struct {
+	int lock;                       /* 0 free, 1 held: tried, never waited */
+	int cwd_ok;                     /* cwd below is this process's */
+	pid_t owner;
+	uint32_t count, top;
+	uint64_t dropped;
+	uint64_t base;                  /* CLOCK_MONOTONIC ns the table began */
+	char cwd[PATH_MAX];
+	size_t cwd_len;
+} ft;
+static struct entry entries[FILES_MAX];
+static uint32_t slots[SLOTS];           /* entry index + 1; 0: empty */
+static char pool[POOL_BYTES];
+static struct pt_item items[2 + CHUNK];   /* BASE, TIMES, then FILEs */
+static char times[CHUNK * 21 + 1];
+/* libproftrace.so's entry point (find_entry) */
+static pt_files_entry_fn *entry;
+
+/* The real functions, found once at load. */
+#define REAL(name) static __typeof__(name) *real_##name
+REAL(open); REAL(open64); REAL(openat); REAL(openat64); REAL(creat);
+REAL(creat64); REAL(fopen); REAL(fopen64); REAL(freopen); REAL(freopen64);
+REAL(rename); REAL(renameat); REAL(renameat2); REAL(unlink); REAL(unlinkat);
+REAL(link); REAL(linkat); REAL(symlink); REAL(symlinkat); REAL(mkdir);
+REAL(mkdirat); REAL(truncate); REAL(truncate64); REAL(stat); REAL(stat64);
+REAL(lstat); REAL(lstat64); REAL(fstatat); REAL(fstatat64); REAL(statx);
+REAL(access); REAL(faccessat); REAL(chdir); REAL(fchdir); REAL(execve);
+REAL(execv); REAL(execvp); REAL(execvpe); REAL(fexecve); REAL(_exit);
+REAL(_Exit); REAL(dl_iterate_phdr);
+static int (*real___open_2)(const char *, int);
+static int (*real___open64_2)(const char *, int);
+static int (*real___openat_2)(int, const char *, int);
+static int (*real___openat64_2)(int, const char *, int);
+static int (*real_execveat)(int, const char *, char *const[], char *const[],
+			    int);
+
+/* glibc's fortified opens (declared only under _FORTIFY_SOURCE). */
+int __open_2(const char *, int);
+int __open64_2(const char *, int);
+int __openat_2(int, const char *, int);
+int __openat64_2(int, const char *, int);
+
+static uint32_t hash_bytes(const char *s, size_t n)
+{
+	uint32_t h = 2166136261u;
+
+	while (n--)
+		h = (h ^ (unsigned char)*s++) * 16777619u;
+	return h;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	pt_sys_clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The working directory, as the kernel names it now; 0 or -1. */
+static int cwd_fresh(void)
+{
+	if (ft.cwd_ok)
+		return 0;
+	if (!pt_sys_getcwd(ft.cwd, sizeof ft.cwd) || ft.cwd[0] != '/')
+		return -1;
+	ft.cwd_len = pt_strlen(ft.cwd);
+	ft.cwd_ok = 1;
+	return 0;
+}
+
+/*
+ * Drop "." and empty components and fold "dir/.." in the absolute path
+ * p[0..n), in place; its new length.  Lexical, as a build's own names
+ * are: the same file reached as "./x.h" and "x.h" is one.
+ */
+static size_t normalize(char *p, size_t n)
+{
+	size_t r = 0, w = 0;
+
+	while (r < n) {
+		size_t s, len;
+
+		while (r < n && p[r] == '/')
+			r++;
+		s = r;
+		while (r < n && p[r] != '/')
+			r++;
+		len = r - s;
+		if (!len || (len == 1 && p[s] == '.'))
+			continue;
+		if (len == 2 && p[s] == '.' && p[s + 1] == '.') {
+			while (w > 0 && p[w - 1] != '/')
+				w--;
+			if (w > 0)
+				w--;
+			continue;
+		}
+		p[w++] = '/';
+		for (size_t i = 0; i < len; i++)
+			p[w++] = p[s + i];
+	}
+	if (!w)
+		p[w++] = '/';
+	return w;
+}
+
+static char *put_dec(char *p, uint64_t v)
+{
+	char tmp[24];
+	int n = 0;
+
+	do
+		tmp[n++] = (char)('0' + v % 10);
+	while ((v /= 10));
+	while (n)
+		*p++ = tmp[--n];
+	return p;
+}
+
+#define PROBES 64
+
+/*
+ * The slot of (k, path p of n bytes) whose hash is h: its entry's, or
+ * where it would go (an empty slot, or one a fork child's emptied table
+ * left pointing past its end); *probes: how far it was looked for
+ * (PROBES: too far, neither found).  *found: 1 if it is there.
+ */
+static uint32_t find(char k, const char *p, size_t n, uint32_t h,
+		     uint32_t *probes, int *found)
+{
+	uint32_t i, probe, stale = UINT32_MAX;
+
+	*found = 0;
+	for (i = h & (SLOTS - 1), probe = 0; slots[i] && probe < PROBES;
+	     i = (i + 1) & (SLOTS - 1), probe++) {
+		const struct entry *e = &entries[slots[i] - 1];
+		const char *q;
+
+		if (slots[i] - 1 >= ft.count) {
+			if (stale == UINT32_MAX)
+				stale = i;
+			continue;
+		}
+		if (e->hash != h)
+			continue;
+		q = pool + e->off;
+		if (q[0] == k && e->len == n + 2 &&
+		    !pt_strncmp(q + 2, p, n)) {
+			*found = 1;
+			break;
+		}
+	}
+	if (!*found && stale != UINT32_MAX) {
+		i = stale;
+		probe = 0;
+	}
+	*probes = probe;
+	return i;
+}
+
+/* Is the path of entry x also read, written or removed by this image?
+ * Then its probe says nothing more. */
+static int probe_redundant(const struct entry *x)
+{
+	static const char kinds[] = { 'r', 'w', 'd' };
+	const char *path = pool + x->off + 2;
+	size_t n = x->len - 2, j;
+	uint32_t hp = x->hash ^ (uint32_t)'p' * 0x9e3779b1u, probe;
+
+	for (j = 0; j < sizeof kinds; j++) {
+		uint32_t h = hp ^ (uint32_t)kinds[j] * 0x9e3779b1u;
+		int found;
+
+		find(kinds[j], path, n, h, &probe, &found);
+		if (found)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * Note an access of kind k to path (relative to dirfd).  Under the
+ * table's lock, taken without waiting: a signal handler's access while
+ * the table is busy, or another thread's, is counted as dropped.
+ */
+static void note_at(int dirfd, const char *path, char k)
+{
+	char *item, *p;
+	size_t plen, n;
+	uint32_t h, i, probe;
+	int found;
+
+	if (!path || !path[0] || !ft.owner)
+		return;
+	if (__atomic_exchange_n(&ft.lock, 1, __ATOMIC_ACQUIRE)) {
+		__atomic_add_fetch(&ft.dropped, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	plen = pt_strlen(path);
+	if (ft.count >= FILES_MAX || plen > PATH_MAX ||
+	    POOL_BYTES - ft.top < ITEM_ROOM)
+		goto drop;
+	/* "K PATH", built in place: kept if new. */
+	item = pool + ft.top;
+	p = item + 2;
+	if (path[0] != '/') {
+		if (dirfd == AT_FDCWD) {
+			if (cwd_fresh() < 0)
+				goto drop;
+			pt_memcpy(p, ft.cwd, ft.cwd_len);
+			n = ft.cwd_len;
+		} else {
+			char link[32], *e = link;
+			ssize_t got;
+
+			pt_memcpy(e, "/proc/self/fd/", 14);
+			e = put_dec(e + 14, (uint64_t)(unsigned)dirfd);
+			*e = '\0';
+			got = pt_sys_readlink(link, p, PATH_MAX);
+			if (got <= 0 || p[0] != '/')
+				goto drop;
+			n = (size_t)got;
+		}
+		p[n++] = '/';
+	} else {
+		n = 0;
+	}
+	pt_memcpy(p + n, path, plen);
+	n = normalize(p, n + plen);
+	h = hash_bytes(p, n) ^ (uint32_t)k * 0x9e3779b1u;
+	i = find(k, p, n, h, &probe, &found);
+	if (found)
+		goto out;               /* seen: its first time stays */
+	if (probe == PROBES)
+		goto drop;
+	item[0] = k;
+	item[1] = ' ';
+	p[n] = '\0';
+	entries[ft.count] = (struct entry){ ft.top, (uint32_t)n + 2, h,
+					    (mono_ns() - ft.base) / 1000 };
+	slots[i] = ++ft.count;
+	ft.top += (uint32_t)n + 3;
+	goto out;
+drop:
+	ft.dropped++;
+out:
+	__atomic_store_n(&ft.lock, 0, __ATOMIC_RELEASE);
+}
+
+static void note(const char *path, char k)
+{
+	note_at(AT_FDCWD, path, k);
+}
+
+/*
+ * Send the table and empty it: at the image's end, and before an exec
+ * (whose image starts a table of its own).  Not from a vfork child: the
+ * table is its parent's.
+ */
+static void flush(void)
+{
+	char base[24], *e;
+	uint32_t i = 0, n;
+
+	if (!ft.owner || pt_sys_getpid() != ft.owner)
+		return;
+	if (__atomic_exchange_n(&ft.lock, 1, __ATOMIC_ACQUIRE))
+		return;
+	if (!ft.count && !ft.dropped)
+		goto out;
+	e = put_dec(base, ft.base);
+	*e = '\0';
+	items[0] = (struct pt_item){ PT_TAG_FILES_BASE, base,
+				     (size_t)(e - base) };
+	do {
+		/* The times apart from the paths, as differences: an image
+		 * reads the headers another read, in the same order, and
+		 * the capture's deflate finds the whole list again. */
+		uint64_t prev = 0;
+		char *t = times;
+
+		for (n = 2; n < 2 + CHUNK && i < ft.count; i++) {
+			if (pool[entries[i].off] == 'p' &&
+			    probe_redundant(&entries[i]))
+				continue;
+			items[n++] = (struct pt_item){ PT_TAG_FILE,
+				pool + entries[i].off, entries[i].len };
+			t = put_dec(t, entries[i].us - prev);
+			*t++ = ' ';
+			prev = entries[i].us;
+		}
+		if (t > times)
+			t--;
+		*t = '\0';
+		items[1] = (struct pt_item){ PT_TAG_FILES_TIMES, times,
+					     (size_t)(t - times) };
+		if (n == 2 && !(i == ft.count && ft.dropped))
+			break;
+		if (!entry || entry(items, n,
+					   i == ft.count ? ft.dropped : 0) < 0)
+			break;
+	} while (i < ft.count);
+	ft.count = ft.top = 0;
+	ft.dropped = 0;
+	ft.base = mono_ns();
+out:
+	__atomic_store_n(&ft.lock, 0, __ATOMIC_RELEASE);
+}
+
+/*
+ * libproftrace.so's entry point, found once in the constructor: after
+ * its marker, in its read-only segment.  The library is the one our
+ * next execve comes from (dl_iterate_phdr would not list it: it hides
+ * itself there).
+ */
+static void find_entry(void)
+{
+	const ElfW(Ehdr) *eh;
+	const ElfW(Phdr) *ph;
+	const char *slash;
+	ElfW(Addr) first = 0;
+	Dl_info info;
+	int i;
+
+	if (!real_execve || !dladdr((void *)real_execve, &info) ||
+	    !info.dli_fname || !info.dli_fbase)
+		return;
+	slash = pt_memrchr(info.dli_fname, '/', pt_strlen(info.dli_fname));
+	slash = slash ? slash + 1 : info.dli_fname;
+	if (pt_strncmp(slash, "libproftrace", 12))
+		return;
+	eh = info.dli_fbase;
+	ph = (const ElfW(Phdr) *)((const char *)eh + eh->e_phoff);
+	/* The base is where the first segment is mapped. */
+	for (i = eh->e_phnum; i-- > 0;)
+		if (ph[i].p_type == PT_LOAD)
+			first = ph[i].p_vaddr & ~(ElfW(Addr))4095;
+	for (i = 0; i < eh->e_phnum; i++) {
+		const char *p, *end;
+
+		if (ph[i].p_type != PT_LOAD || !(ph[i].p_flags & PF_R) ||
+		    (ph[i].p_flags & PF_W))
+			continue;
+		p = (const char *)eh + (ph[i].p_vaddr - first);
+		end = p + ph[i].p_memsz;
+		p += (16 - ((uintptr_t)p & 15)) & 15;
+		for (; p + 16 + 8 <= end; p += 16)
+			if (!pt_strncmp(p, PT_FILES_MARKER, 16)) {
+				int64_t off;
+
+				pt_memcpy(&off, p + 16, 8);
+				entry = (pt_files_entry_fn *)(uintptr_t)
+					(p + 16 + off);
+				return;
+			}
+	}
+}
+
+static void forked_child(void)
+{
+	ft.lock = 0;
+	ft.count = ft.top = 0;
+	ft.dropped = 0;
+	ft.owner = pt_sys_getpid();
+	ft.base = mono_ns();
+}
+
+static void on_end(int status, void *arg)
+{
+	int saved = errno;
+
+	(void)status;
+	(void)arg;
+	flush();
+	pt_errno_restore(saved);
+}
+
+static void note_item(const char *list);
+
+#define FIND(name) real_##name = (__typeof__(real_##name))dlsym(RTLD_NEXT, #name)
+/* Another library's constructor may call a hook before ours ran. */
+#define REAL_OF(name) __extension__({                                     \
+	__typeof__(real_##name) f_ = real_##name;                            \
+	if (!f_)                                                             \
+		f_ = FIND(name);                                             \
+	f_;                                                                  \
+})
+
+__attribute__((constructor)) static void files_init(void)
+{
+	int saved = errno;
+
+	FIND(open); FIND(open64); FIND(openat); FIND(openat64); FIND(creat);
+	FIND(creat64); FIND(fopen); FIND(fopen64); FIND(freopen);
+	FIND(freopen64); FIND(rename); FIND(renameat); FIND(renameat2);
+	FIND(unlink); FIND(unlinkat); FIND(link); FIND(linkat); FIND(symlink);
+	FIND(symlinkat); FIND(mkdir); FIND(mkdirat); FIND(truncate);
+	FIND(truncate64); FIND(stat); FIND(stat64); FIND(lstat);
+	FIND(lstat64); FIND(fstatat); FIND(fstatat64); FIND(statx);
+	FIND(access); FIND(faccessat); FIND(chdir); FIND(fchdir);
+	FIND(execve); FIND(execv); FIND(execvp); FIND(execvpe); FIND(fexecve);
+	FIND(_exit); FIND(_Exit); FIND(__open_2); FIND(__open64_2);
+	FIND(__openat_2); FIND(__openat64_2); FIND(execveat);
+	FIND(dl_iterate_phdr);
+	/* Registered after libproftrace.so's (its constructor ran first:
+	 * this library needs it), so it runs before that one sends EXIT. */
+	ft.base = mono_ns();
+	find_entry();
+	note_item(getenv("LD_PRELOAD"));
+	if (entry && on_exit(on_end, NULL) == 0 &&
+	    pthread_atfork(NULL, NULL, forked_child) == 0)
+		ft.owner = pt_sys_getpid();
+	pt_errno_restore(saved);
+}
+
+/* Kind of an open by its flags. */
+static char open_kind(int flags, int ok)
+{
+	if (flags & O_PATH)
+		return ok ? 'p' : 0;
+	if (!ok)
+		return 0;
+	if ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC))
+		return 'w';
+	return 'r';
+}
+
+static void note_open(int dirfd, const char *path, int flags, int ret)
+{
+	char k = open_kind(flags, ret >= 0);
+
+	if (k)
+		note_at(dirfd, path, k);
+}
+
+static char fopen_kind(const char *mode, int ok)
+{
+	if (!ok)
+		return 0;
+	if (mode && (mode[0] != 'r' || pt_strchr(mode, '+')))
+		return 'w';
+	return 'r';
+}
+
+#define MODE_ARG(flags, mode)                                               \
+	do {                                                                \
+		if ((flags) & (O_CREAT | __O_TMPFILE)) {                    \
+			va_list ap;                                         \
+			va_start(ap, flags);                                \
+			mode = va_arg(ap, mode_t);                          \
+			va_end(ap);                                         \
+		}                                                           \
+	} while (0)
+
+#define OPEN_HOOK(name)                                                     \
+	PT_EXPORT int name(const char *path, int flags, ...)                \
+	{                                                                   \
+		mode_t mode = 0;                                            \
+		int ret, e;                                                 \
+		MODE_ARG(flags, mode);                                      \
+		ret = REAL_OF(name)(path, flags, mode);                       \
+		e = errno;                                                  \
+		note_open(AT_FDCWD, path, flags, ret);                      \
+		errno = e;                                                  \
+		return ret;                                                 \
+	}
+OPEN_HOOK(open)
+OPEN_HOOK(open64)
+
+#define OPENAT_HOOK(name)                                                   \
+	PT_EXPORT int name(int dirfd, const char *path, int flags, ...)     \
+	{                                                                   \
+		mode_t mode = 0;                                            \
+		int ret, e;                                                 \
+		MODE_ARG(flags, mode);                                      \
+		ret = REAL_OF(name)(dirfd, path, flags, mode);                \
+		e = errno;                                                  \
+		note_open(dirfd, path, flags, ret);                         \
+		errno = e;                                                  \
+		return ret;                                                 \
+	}
+OPENAT_HOOK(openat)
+OPENAT_HOOK(openat64)
+
+/* The rest: call, note what it did, give back errno as the call left it. */
+#define HOOK(ret_t, name, params, args, record)                             \
+	PT_EXPORT ret_t name params                                         \
+	{                                                                   \
+		ret_t ret = REAL_OF(name) args;                               \
+		int e = errno;                                              \
+		record;                                                     \
+		errno = e;                                                  \
+		return ret;                                                 \
+	}
+
+HOOK(int, __open_2, (const char *p, int f), (p, f), note_open(AT_FDCWD, p, f, ret))
+HOOK(int, __open64_2, (const char *p, int f), (p, f), note_open(AT_FDCWD, p, f, ret))
+HOOK(int, __openat_2, (int d, const char *p, int f), (d, p, f), note_open(d, p, f, ret))
+HOOK(int, __openat64_2, (int d, const char *p, int f), (d, p, f), note_open(d, p, f, ret))
+HOOK(int, creat, (const char *p, mode_t m), (p, m), if (ret >= 0) note(p, 'w'))
+HOOK(int, creat64, (const char *p, mode_t m), (p, m), if (ret >= 0) note(p, 'w'))
+HOOK(FILE *, fopen, (const char *p, const char *m), (p, m),
+     { char k = fopen_kind(m, ret != NULL); if (k) note(p, k); })
+HOOK(FILE *, fopen64, (const char *p, const char *m), (p, m),
+     { char k = fopen_kind(m, ret != NULL); if (k) note(p, k); })
+HOOK(FILE *, freopen, (const char *p, const char *m, FILE *s), (p, m, s),
+     { char k = fopen_kind(m, ret != NULL); if (k && p) note(p, k); })
+HOOK(FILE *, freopen64, (const char *p, const char *m, FILE *s), (p, m, s),
+     { char k = fopen_kind(m, ret != NULL); if (k && p) note(p, k); })
+/* A rename may move the working directory: ask the kernel again. */
+HOOK(int, rename, (const char *a, const char *b), (a, b),
+     if (ret == 0) { note(a, 'd'); note(b, 'n'); ft.cwd_ok = 0; })
+HOOK(int, renameat, (int da, const char *a, int db, const char *b),
+     (da, a, db, b),
+     if (ret == 0) { note_at(da, a, 'd'); note_at(db, b, 'n'); ft.cwd_ok = 0; })
+HOOK(int, renameat2, (int da, const char *a, int db, const char *b,
+		      unsigned f), (da, a, db, b, f),
+     if (ret == 0) { note_at(da, a, 'd'); note_at(db, b, 'n'); ft.cwd_ok = 0; })
+HOOK(int, unlink, (const char *p), (p), if (ret == 0) note(p, 'd'))
+HOOK(int, unlinkat, (int d, const char *p, int f), (d, p, f),
+     if (ret == 0) note_at(d, p, 'd'))
+HOOK(int, link, (const char *a, const char *b), (a, b),
+     if (ret == 0) { note(a, 'r'); note(b, 'n'); })
+HOOK(int, linkat, (int da, const char *a, int db, const char *b, int f),
+     (da, a, db, b, f),
+     if (ret == 0) { note_at(da, a, 'r'); note_at(db, b, 'n'); })
+HOOK(int, symlink, (const char *a, const char *b), (a, b),
+     if (ret == 0) note(b, 'n'))
+HOOK(int, symlinkat, (const char *a, int d, const char *b), (a, d, b),
+     if (ret == 0) note_at(d, b, 'n'))
+HOOK(int, mkdir, (const char *p, mode_t m), (p, m), if (ret == 0) note(p, 'k'))
+HOOK(int, mkdirat, (int d, const char *p, mode_t m), (d, p, m),
+     if (ret == 0) note_at(d, p, 'k'))
+HOOK(int, truncate, (const char *p, off_t l), (p, l), if (ret == 0) note(p, 'w'))
+HOOK(int, truncate64, (const char *p, off64_t l), (p, l),
+     if (ret == 0) note(p, 'w'))
+HOOK(int, stat, (const char *p, struct stat *s), (p, s), if (ret == 0 && !S_ISDIR(s->st_mode)) note(p, 'p'))
+HOOK(int, stat64, (const char *p, struct stat64 *s), (p, s), if (ret == 0 && !S_ISDIR(s->st_mode)) note(p, 'p'))
+HOOK(int, lstat, (const char *p, struct stat *s), (p, s), if (ret == 0 && !S_ISDIR(s->st_mode)) note(p, 'p'))
+HOOK(int, lstat64, (const char *p, struct stat64 *s), (p, s), if (ret == 0 && !S_ISDIR(s->st_mode)) note(p, 'p'))
+HOOK(int, fstatat, (int d, const char *p, struct stat *s, int f), (d, p, s, f),
+     if (ret == 0 && !S_ISDIR(s->st_mode) && (!(f & AT_EMPTY_PATH) || p[0]))
+	     note_at(d, p, 'p'))
+HOOK(int, fstatat64, (int d, const char *p, struct stat64 *s, int f),
+     (d, p, s, f),
+     if (ret == 0 && !S_ISDIR(s->st_mode) && (!(f & AT_EMPTY_PATH) || p[0]))
+	     note_at(d, p, 'p'))
+HOOK(int, statx, (int d, const char *p, int f, unsigned m, struct statx *s),
+     (d, p, f, m, s),
+     if (ret == 0 && (!(s->stx_mask & STATX_TYPE) ||
+			 !S_ISDIR(s->stx_mode)) &&
+	 (!(f & AT_EMPTY_PATH) || p[0]))
+	     note_at(d, p, 'p'))
+HOOK(int, access, (const char *p, int m), (p, m), if (ret == 0) note(p, 'p'))
+HOOK(int, faccessat, (int d, const char *p, int m, int f), (d, p, m, f),
+     if (ret == 0) note_at(d, p, 'p'))
+HOOK(int, chdir, (const char *p), (p), if (ret == 0) ft.cwd_ok = 0)
+HOOK(int, fchdir, (int fd), (fd), if (ret == 0) ft.cwd_ok = 0)
+
+/*
+ * Before an exec, the image's table goes out: the new image has its
+ * own.  (The image executed is its HELLO's, recorded there.)  If the
+ * exec fails, what follows starts a new table.
+ */
+
+/*
+ * The environment's repair (design.md, "File accesses"): a program that
+ * hands its child an environment without our LD_PRELOAD item (env -i,
+ * subprocess(env=...)) would lose this library for it, libproftrace.so
+ * putting back its own item only.  So an exec with an environment puts
+ * ours first in LD_PRELOAD, on the stack; libproftrace.so's hook, next,
+ * adds its own after it and its variables.  Up to REPAIR_MAX entries and
+ * an LD_PRELOAD of REPAIR_BYTES; beyond, the environment goes as given.
+ */
+#define REPAIR_MAX   256
+#define REPAIR_BYTES 2048
+static char preload_var[11 + PATH_MAX + 1];     /* "LD_PRELOAD=ITEM" */
+static size_t item_len;
+
+/* Our item in LD_PRELOAD, noted by the constructor. */
+static void note_item(const char *list)
+{
+	while (list && *list) {
+		size_t k = pt_strcspn(list, ": ");
+		const char *slash = pt_memrchr(list, '/', k);
+		const char *base = slash ? slash + 1 : list;
+
+		if (k - (size_t)(base - list) >= 10 &&
+		    !pt_strncmp(base, "libptfiles", 10) && k <= PATH_MAX) {
+			pt_memcpy(preload_var, "LD_PRELOAD=", 11);
+			pt_memcpy(preload_var + 11, list, k);
+			preload_var[11 + k] = '\0';
+			item_len = k;
+			return;
+		}
+		list += k;
+		list += *list != '\0';
+	}
+}
+
+/*
+ * Does envp need our item (1), or is it there, beyond repair, or set up
+ * by another collector (0)?  An LD_PRELOAD that names libproftrace.so
+ * without us is a `proftrace record` run without --files under this
+ * one: it is left as it is.
+ */
+static int needs_item(char *const *envp, size_t *n, size_t *at)
+{
+	size_t i;
+
+	*at = SIZE_MAX;
+	if (!item_len || !envp)
+		return 0;
+	for (i = 0; envp[i]; i++)
+		if (envp[i][0] == 'L' && !pt_strncmp(envp[i], "LD_PRELOAD=", 11)) {
+			const char *l = envp[i] + 11;
+
+			if (*at == SIZE_MAX)
+				*at = i;
+			while (*l) {
+				size_t k = pt_strcspn(l, ": ");
+				const char *sl = pt_memrchr(l, '/', k);
+				const char *base = sl ? sl + 1 : l;
+
+				if ((k == item_len &&
+				     !pt_strncmp(l, preload_var + 11, k)) ||
+				    (k - (size_t)(base - l) >= 12 &&
+				     !pt_strncmp(base, "libproftrace", 12)))
+					return 0;
+				l += k;
+				l += *l != '\0';
+			}
+		}
+	*n = i;
+	return i <= REPAIR_MAX && (*at == SIZE_MAX ||
+		pt_strlen(envp[*at]) + item_len + 2 <= REPAIR_BYTES);
+}
+
+/* envp with our item first in LD_PRELOAD, in out and scratch. */
+static char *const *with_item(char *const *envp, size_t n, size_t at,
+			      char **out, char *scratch)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		out[i] = envp[i];
+	if (at == SIZE_MAX) {
+		out[n++] = preload_var;
+	} else {
+		size_t old = pt_strlen(envp[at] + 11);
+
+		pt_memcpy(scratch, preload_var, 11 + item_len);
+		scratch[11 + item_len] = ':';
+		pt_memcpy(scratch + 12 + item_len, envp[at] + 11, old + 1);
+		out[at] = scratch;
+	}
+	out[n] = NULL;
+	return out;
+}
+
+/* Apart, so that an exec that needs no repair does not touch its frame. */
+#define EXEC_REPAIRED(name, params, args)                                   \
+	static __attribute__((noinline)) int name##_repaired params         \
+	{                                                                   \
+		char *out[REPAIR_MAX + 2], scratch[REPAIR_BYTES];           \
+                                                                            \
+		v = with_item(v, n, at, out, scratch);                      \
+		return REAL_OF(name) args;                                  \
+	}
+#define EXEC_HOOK_ENV(name, params, args, rparams, rargs)                   \
+	EXEC_REPAIRED(name, rparams, args)                                  \
+	PT_EXPORT int name params                                           \
+	{                                                                   \
+		int e = errno;                                              \
+		size_t n, at;                                               \
+                                                                            \
+		flush();                                                    \
+		errno = e;                                                  \
+		if (needs_item(v, &n, &at))                                 \
+			return name##_repaired rargs;                       \
+		return REAL_OF(name) args;                                  \
+	}
+EXEC_HOOK_ENV(execve, (const char *p, char *const a[], char *const v[]),
+	      (p, a, v),
+	      (const char *p, char *const a[], char *const *v, size_t n,
+	       size_t at), (p, a, v, n, at))
+EXEC_HOOK_ENV(execvpe, (const char *p, char *const a[], char *const v[]),
+	      (p, a, v),
+	      (const char *p, char *const a[], char *const *v, size_t n,
+	       size_t at), (p, a, v, n, at))
+EXEC_HOOK_ENV(fexecve, (int fd, char *const a[], char *const v[]),
+	      (fd, a, v),
+	      (int fd, char *const a[], char *const *v, size_t n, size_t at),
+	      (fd, a, v, n, at))
+EXEC_HOOK_ENV(execveat, (int d, const char *p, char *const a[],
+			 char *const v[], int f), (d, p, a, v, f),
+	      (int d, const char *p, char *const a[], char *const *v, int f,
+	       size_t n, size_t at), (d, p, a, v, f, n, at))
+
+/* execv and execvp pass environ: repaired, it goes to execve and
+ * execvpe instead (which libproftrace.so then records). */
+#define EXEC_HOOK_ENVIRON(name, with)                                       \
+	static __attribute__((noinline)) int name##_repaired(               \
+		const char *p, char *const a[], size_t n, size_t at)        \
+	{                                                                   \
+		char *out[REPAIR_MAX + 2], scratch[REPAIR_BYTES];           \
+                                                                            \
+		return REAL_OF(with)(p, a, with_item(environ, n, at, out,   \
+						     scratch));             \
+	}                                                                   \
+	PT_EXPORT int name(const char *p, char *const a[])                  \
+	{                                                                   \
+		int e = errno;                                              \
+		size_t n, at;                                               \
+                                                                            \
+		flush();                                                    \
+		errno = e;                                                  \
+		if (needs_item(environ, &n, &at))                           \
+			return name##_repaired(p, a, n, at);                \
+		return REAL_OF(name)(p, a);                                 \
+	}
+EXEC_HOOK_ENVIRON(execv, execve)
+EXEC_HOOK_ENVIRON(execvp, execvpe)
+
+/*
+ * execl, execlp, execle: the table goes out, then the call goes on as
+ * glibc's own does, with the arguments gathered into an array on the
+ * stack (as large as glibc's would be) for execv, execvp or execve.
+ */
+#define EXECL_HOOK(name, next, with_env)                                    \
+	PT_EXPORT int name(const char *p, const char *arg, ...)             \
+	{                                                                   \
+		va_list ap;                                                 \
+		size_t n = 1, i;                                            \
+		int e = errno;                                              \
+                                                                            \
+		va_start(ap, arg);                                          \
+		while (va_arg(ap, const char *))                            \
+			n++;                                                \
+		va_end(ap);                                                 \
+		{                                                           \
+			char *argv[n + 1], *const *envp = NULL;             \
+                                                                            \
+			argv[0] = (char *)arg;                              \
+			va_start(ap, arg);                                  \
+			for (i = 1; i <= n; i++)                            \
+				argv[i] = va_arg(ap, char *);               \
+			if (with_env)                                       \
+				envp = va_arg(ap, char *const *);           \
+			va_end(ap);                                         \
+			(void)envp;                                         \
+			flush();                                            \
+			errno = e;                                          \
+			return with_env ? execve(p, argv, envp)             \
+					: REAL_OF(next)(p, argv);           \
+		}                                                           \
+	}
+EXECL_HOOK(execl, execv, 0)
+EXECL_HOOK(execlp, execvp, 0)
+EXECL_HOOK(execle, execv, 1)
+
+/* The list without this library's entry, as preload/phdr.c leaves out
+ * libproftrace.so's: ASan's runtime must come first after the program. */
+extern const ElfW(Ehdr) __ehdr_start PT_HIDDEN;
+
+struct phdr_call {
+	int (*fn)(struct dl_phdr_info *, size_t, void *);
+	void *data;
+};
+
+static int phdr_skip_self(struct dl_phdr_info *info, size_t size, void *p)
+{
+	const struct phdr_call *c = p;
+	const void *own = (const char *)&__ehdr_start + __ehdr_start.e_phoff;
+
+	if ((const void *)info->dlpi_phdr == own)
+		return 0;
+	return c->fn(info, size, c->data);
+}
+
+PT_EXPORT int dl_iterate_phdr(int (*fn)(struct dl_phdr_info *, size_t, void *),
+			      void *data)
+{
+	struct phdr_call c = { fn, data };
+
+	return REAL_OF(dl_iterate_phdr)(phdr_skip_self, &c);
+}
+
+PT_EXPORT void _exit(int status)
+{
+	flush();
+	REAL_OF(_exit)(status);
+	__builtin_unreachable();
+}
+
+PT_EXPORT void _Exit(int status)
+{
+	flush();
+	REAL_OF(_Exit)(status);
+	__builtin_unreachable();
+}
