@@ -333,7 +333,10 @@ open(b"after", "w").close()
         [PT, "record", "-q", "--force", "--files", "-o",
          os.path.join(tmp, "outer.ptcap"), "--", PT, "record", "-q",
          "--force", "-o", inner, "--", "sh", "-c",
-         "cat input >/dev/null; echo $LD_PRELOAD"], cwd=e, check=True,
+         # The library takes its variables out of environ; the
+         # kernel's copy of the initial environment still has them.
+         "cat input >/dev/null; tr '\\0' '\\n' </proc/$$/environ | "
+         "grep '^LD_PRELOAD='"], cwd=e, check=True,
         stdout=subprocess.PIPE, text=True).stdout
     check("nested record without --files: no file library",
           "libptfiles" not in out and "libproftrace" in out, out)
