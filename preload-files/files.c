@@ -400,11 +400,11 @@ static void find_entry(void)
 		p = (const char *)eh + (ph[i].p_vaddr - first);
 		end = p + ph[i].p_memsz;
 		p += (16 - ((uintptr_t)p & 15)) & 15;
-		for (; p + 16 + 8 <= end; p += 16)
+		for (; p + 16 + 4 <= end; p += 16)
 			if (!pt_strncmp(p, PT_FILES_MARKER, 16)) {
-				int64_t off;
+				int32_t off;
 
-				pt_memcpy(&off, p + 16, 8);
+				pt_memcpy(&off, p + 16, 4);
 				entry = (pt_files_entry_fn *)(uintptr_t)
 					(p + 16 + off);
 				return;

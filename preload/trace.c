@@ -343,12 +343,13 @@ int pt_files_entry(const struct pt_item *it, size_t n, uint64_t dropped)
 /*
  * Not a dynamic symbol: that library finds the entry by this marker in
  * our read-only data, followed by the entry's offset from the marker's
- * end.  One more exported name moved ld.so's strings and cost every
+ * end, 32 bits signed.  One more exported name moved ld.so's strings and cost every
  * traced process some 800 instructions of strcmp at load, with or
  * without --files (counted with callgrind).
  */
 __asm__(".pushsection .rodata\n"
 	".balign 16\n"
 	".ascii \"" PT_FILES_MARKER "\"\n"
-	".quad pt_files_entry - .\n"
+	".long pt_files_entry - .\n"   /* 32 bits: i386 has no 64-bit
+					   PC-relative relocation */
 	".popsection\n");
