@@ -1,11 +1,14 @@
 /* Growable buffer and checked allocation; see strbuf.h. */
 #include "base/strbuf.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 char pt_sb_empty[1];
 
@@ -160,4 +163,27 @@ void pt_sb_add_i64(struct pt_sb *sb, int64_t v)
 	if (v < 0)
 		*--p = '-';
 	pt_sb_add(sb, p, (size_t)(buf + sizeof buf - p));
+}
+
+ssize_t pt_sb_read_path(struct pt_sb *sb, const char *path, size_t max)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t r = 0;
+
+	pt_sb_reset(sb);
+	if (fd < 0)
+		return -1;
+	while (sb->len < max) {
+		pt_sb_grow(sb, 4096);
+		r = read(fd, sb->buf + sb->len, 4096);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		sb->len += (size_t)r;
+	}
+	close(fd);
+	pt_sb_grow(sb, 1);
+	sb->buf[sb->len] = 0;
+	return r < 0 ? -1 : (ssize_t)sb->len;
 }

@@ -12,6 +12,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <sys/types.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -61,6 +62,12 @@ void pt_sb_vaddf(struct pt_sb *sb, const char *fmt, va_list ap);
 void pt_sb_add_i64(struct pt_sb *sb, int64_t v);
 /* Drop the contents, keep the memory. */
 void pt_sb_reset(struct pt_sb *sb);
+/*
+ * sb anew with the contents of the file path, up to about max bytes
+ * (whole reads of 4 KiB), NUL-terminated.  Its length, or -1 if path
+ * cannot be opened or read.
+ */
+ssize_t pt_sb_read_path(struct pt_sb *sb, const char *path, size_t max);
 /* Release the memory and return to the initial state. */
 void pt_sb_release(struct pt_sb *sb);
 /* Hand the buffer to the caller (who frees it); sb is reset. */

@@ -194,3 +194,16 @@ int pt_term_width(void)
 		return atoi(c);
 	return 100;
 }
+
+int pt_proc_link(pid_t pid, const char *name, char *out, size_t n)
+{
+	char path[48];
+	ssize_t r;
+
+	snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, name);
+	r = readlink(path, out, n - 1);
+	if (r < 0)
+		return -1;
+	out[r] = 0;
+	return 0;
+}

@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* Print "proftrace: MESSAGE\n" to stderr. */
 void pt_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -42,5 +43,9 @@ uint32_t pt_hash_bytes(const void *data, size_t n);
  * output), else $COLUMNS, else 100.
  */
 int pt_term_width(void);
+
+/* readlink of /proc/PID/NAME into out (n bytes, NUL-terminated); 0, or
+ * -1 with errno set. */
+int pt_proc_link(pid_t pid, const char *name, char *out, size_t n);
 
 #endif

@@ -129,39 +129,9 @@ int pt_tracer_active(const struct pt_tracer *t)
 /* All of path into t->buf, NUL-terminated; its length, or -1. */
 static ssize_t slurp(struct pt_tracer *t, const char *path, size_t max)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t r = 0;
-
-	pt_sb_reset(&t->buf);
-	if (fd < 0)
-		return -1;
-	while (t->buf.len < max) {
-		pt_sb_grow(&t->buf, 4096);
-		r = read(fd, t->buf.buf + t->buf.len, 4096);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		t->buf.len += (size_t)r;
-	}
-	close(fd);
-	pt_sb_grow(&t->buf, 1);
-	t->buf.buf[t->buf.len] = 0;
-	return r < 0 ? -1 : (ssize_t)t->buf.len;
+	return pt_sb_read_path(&t->buf, path, max);
 }
 
-static int proc_link(pid_t pid, const char *name, char *out, size_t n)
-{
-	char path[48];
-	ssize_t r;
-
-	snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, name);
-	r = readlink(path, out, n - 1);
-	if (r < 0)
-		return -1;
-	out[r] = 0;
-	return 0;
-}
 
 /* Does the 64-bit ELF file at fd (header eh) have a PT_INTERP: is it a
  * dynamic program, which the loader may give the library? */
@@ -356,8 +326,8 @@ static void put_exec(struct pt_tracer *t, const struct tproc *e)
 		.call = htole32(PT_CALL_SEEN),
 	};
 	char exe[4096], cwd[4096], fn[4096], path[48];
-	int have_exe = proc_link(e->tid, "exe", exe, sizeof exe) == 0;
-	int have_cwd = proc_link(e->tid, "cwd", cwd, sizeof cwd) == 0;
+	int have_exe = pt_proc_link(e->tid, "exe", exe, sizeof exe) == 0;
+	int have_cwd = pt_proc_link(e->tid, "cwd", cwd, sizeof cwd) == 0;
 	/* busybox runs its applets so: the name says nothing */
 	int have_fn = exec_fn(t, e->tid, fn, sizeof fn) == 0 &&
 		      strncmp(fn, "/proc/", 6) && strncmp(fn, "/dev/fd/", 8);

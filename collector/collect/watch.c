@@ -97,29 +97,7 @@ struct pstat {
 /* Read all of path into w->buf (NUL-terminated).  Returns length, -1. */
 static ssize_t slurp(struct pt_watch *w, const char *path, size_t max)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t r;
-
-	pt_sb_reset(&w->buf);
-	if (fd < 0)
-		return -1;
-	for (;;) {
-		pt_sb_grow(&w->buf, 4096);
-		r = read(fd, w->buf.buf + w->buf.len, 4096);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		w->buf.len += (size_t)r;
-		if (w->buf.len >= max)
-			break;
-	}
-	close(fd);
-	if (r < 0)
-		return -1;
-	pt_sb_grow(&w->buf, 1);
-	w->buf.buf[w->buf.len] = 0;
-	return (ssize_t)w->buf.len;
+	return pt_sb_read_path(&w->buf, path, max);
 }
 
 /* Read fd from offset 0 into w->buf (NUL-terminated).  Returns length,
@@ -173,19 +151,6 @@ static int read_stat(struct pt_watch *w, pid_t pid, struct pstat *ps)
 	return field > 22 ? 0 : -1;
 }
 
-/* readlink /proc/PID/NAME into out (size n).  Returns 0 or -1. */
-static int proc_link(pid_t pid, const char *name, char *out, size_t n)
-{
-	char path[48];
-	ssize_t r;
-
-	snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, name);
-	r = readlink(path, out, n - 1);
-	if (r < 0)
-		return -1;
-	out[r] = 0;
-	return 0;
-}
 
 /* Does pid map the preload library (then it speaks for itself)?  Its
  * maps are unreadable when it is another user's: then it cannot have. */
@@ -653,8 +618,8 @@ static int has_execed(struct pt_watch *w, pid_t parent, pid_t child)
 	size_t plen;
 	int same;
 
-	if (proc_link(parent, "exe", pe, sizeof pe) == 0 &&
-	    proc_link(child, "exe", ce, sizeof ce) == 0 && strcmp(pe, ce))
+	if (pt_proc_link(parent, "exe", pe, sizeof pe) == 0 &&
+	    pt_proc_link(child, "exe", ce, sizeof ce) == 0 && strcmp(pe, ce))
 		return 1;
 	snprintf(path, sizeof path, "/proc/%d/cmdline", (int)parent);
 	if (slurp(w, path, CMDLINE_MAX) < 0)
@@ -678,8 +643,8 @@ static void found(struct pt_watch *w, const struct wproc *pe, pid_t child,
 		.call = htole32(PT_CALL_SEEN),
 	};
 	char exe[4096], cwd[4096], path[48];
-	int have_exe = proc_link(child, "exe", exe, sizeof exe) == 0;
-	int have_cwd = proc_link(child, "cwd", cwd, sizeof cwd) == 0;
+	int have_exe = pt_proc_link(child, "exe", exe, sizeof exe) == 0;
+	int have_cwd = pt_proc_link(child, "cwd", cwd, sizeof cwd) == 0;
 	uint64_t t = ticks_to_mono(w, ps->start);
 	pid_t parent = pe->pid;
 	struct wproc *e;
