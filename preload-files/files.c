@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "pt-preload.h"
+#include "pt-phdr.h"
 #include "pt-str.h"
 #include "pt-sys.h"
 
@@ -817,29 +818,10 @@ EXECL_HOOK(execle, execv, 1)
 
 /* The list without this library's entry, as preload/phdr.c leaves out
  * libproftrace.so's: ASan's runtime must come first after the program. */
-extern const ElfW(Ehdr) __ehdr_start PT_HIDDEN;
-
-struct phdr_call {
-	int (*fn)(struct dl_phdr_info *, size_t, void *);
-	void *data;
-};
-
-static int phdr_skip_self(struct dl_phdr_info *info, size_t size, void *p)
-{
-	const struct phdr_call *c = p;
-	const void *own = (const char *)&__ehdr_start + __ehdr_start.e_phoff;
-
-	if ((const void *)info->dlpi_phdr == own)
-		return 0;
-	return c->fn(info, size, c->data);
-}
-
 PT_EXPORT int dl_iterate_phdr(int (*fn)(struct dl_phdr_info *, size_t, void *),
 			      void *data)
 {
-	struct phdr_call c = { fn, data };
-
-	return REAL_OF(dl_iterate_phdr)(phdr_skip_self, &c);
+	return pt_phdr_iterate_others(REAL_OF(dl_iterate_phdr), fn, data);
 }
 
 PT_EXPORT void _exit(int status)

@@ -14,36 +14,13 @@
  * ours as one of an unknown module, and LeakSanitizer finds no pointer to
  * the program's memory in our data, since we keep none.
  */
-#include <elf.h>
-#include <link.h>
-
 #include "pt-preload.h"
-
-/* The linker defines it at our ELF header: where our program headers are
- * mapped tells our entry apart. */
-extern const ElfW(Ehdr) __ehdr_start PT_HIDDEN;
-
-struct phdr_call {
-	int (*fn)(struct dl_phdr_info *, size_t, void *);
-	void *data;
-};
-
-static int phdr_skip_self(struct dl_phdr_info *info, size_t size, void *p)
-{
-	const struct phdr_call *c = p;
-	const void *own = (const char *)&__ehdr_start + __ehdr_start.e_phoff;
-
-	if ((const void *)info->dlpi_phdr == own)
-		return 0;
-	return c->fn(info, size, c->data);
-}
+#include "pt-phdr.h"
 
 PT_EXPORT int dl_iterate_phdr(int (*fn)(struct dl_phdr_info *, size_t, void *),
 			      void *data)
 {
-	struct phdr_call c = { fn, data };
-
 	/* Before the constructor, too: ASan's check runs from the program's
 	 * preinit_array. */
-	return PT_REAL_LAZY(dl_iterate_phdr)(phdr_skip_self, &c);
+	return pt_phdr_iterate_others(PT_REAL_LAZY(dl_iterate_phdr), fn, data);
 }
