@@ -41,9 +41,25 @@ static void close_conn(struct pt_server *s, struct conn *c)
 		if (s->status)
 			pt_status_conn_end(s, c, pt_mono_ns());
 	}
-	free(c->cmd);
-	free(c->pend);
-	free(c);
+	/* Reading one connection can end another (a stream its frames
+	 * belong to) whose event waits later in the same batch: it stays
+	 * readable, and ignored, until the batch is done. */
+	c->w.kind = c->pw.kind = W_GONE;
+	c->w.fd = c->pw.fd = -1;
+	c->next_gone = s->gone;
+	s->gone = c;
+}
+
+void pt_server_free_gone(struct pt_server *s)
+{
+	struct conn *c;
+
+	while ((c = s->gone)) {
+		s->gone = c->next_gone;
+		free(c->cmd);
+		free(c->pend);
+		free(c);
+	}
 }
 
 static void drop_conn(struct pt_server *s, struct conn *c, const char *why)

@@ -39,7 +39,9 @@
 #define ROUND_MSGS    64
 #define DRAIN_MSGS    4096
 
-enum watch_kind { W_LISTEN, W_CONN, W_USER, W_PIDFD, W_LOGPID };
+/* W_GONE: a connection closed while its event may still wait in the
+ * batch epoll_wait returned (conn.c, close_conn). */
+enum watch_kind { W_LISTEN, W_CONN, W_USER, W_PIDFD, W_LOGPID, W_GONE };
 
 /* How often the run log is drained: soon again while records arrive,
  * seldom when it has been idle (doc/design.md, "The transport"). */
@@ -63,6 +65,7 @@ struct conn {
 	unsigned char *pend;            /* bytes of an incomplete frame */
 	size_t pend_len, pend_alloc;
 	struct conn *prev, *next;
+	struct conn *next_gone;         /* closed, freed after the batch */
 	/* A stream of the run log stands for a connection: w.fd is -1, and
 	 * the end comes from its EXIT, its next HELLO, or the process's
 	 * pidfd (pw, W_LOGPID). */
@@ -100,6 +103,7 @@ struct pt_server {
 	uid_t uid;
 	struct pt_writer *w;
 	struct conn *conns;
+	struct conn *gone;              /* closed in this batch */
 	struct user_watch *users;
 	uint64_t next_id;
 	int stop;
@@ -161,6 +165,10 @@ void pt_server_raise_fd_limit(void);
  * triggered epoll reports the socket again if more come.  May close c.
  */
 void pt_server_read_conn(struct pt_server *s, struct conn *c, int max);
+
+/* Free the connections closed since the last call: after a batch of
+ * events, none of which can name them any more. */
+void pt_server_free_gone(struct pt_server *s);
 
 /*
  * Take what the run log holds into the capture, each stream as a

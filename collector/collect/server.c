@@ -337,6 +337,8 @@ static void dispatch(struct pt_server *s, struct watch *wt)
 	case W_PIDFD:
 		pt_watch_ready(s->watch, wt->fd);
 		break;
+	case W_GONE:
+		break;
 	case W_LOGPID:
 		/* A stream's process is gone: end it once what it wrote is
 		 * drained, after this round (pt_server_drain_log). */
@@ -406,11 +408,12 @@ int pt_server_run(struct pt_server *s, uint64_t tick_ns,
 			}
 			n = 0;
 		}
-		/* Each fd appears once per batch and only its own handler
-		 * closes it, so no pointer here goes stale. */
+		/* A connection closed in this batch is freed only after it
+		 * (close_conn), so no pointer here goes stale. */
 		s->round_msgs = 0;
 		for (i = 0; i < n; i++)
 			dispatch(s, ev[i].data.ptr);
+		pt_server_free_gone(s);
 		now = pt_mono_ns();
 		watch_due = now >= next_watch;
 		/* Also before a watch scan: the watch stops looking under a
@@ -541,6 +544,7 @@ void pt_server_free(struct pt_server *s)
 		unlink(s->log_published);
 		free(s->log_published);
 	}
+	pt_server_free_gone(s);
 	for (c = s->conns; c; c = cn) {
 		cn = c->next;
 		if (c->w.fd >= 0)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Run a command under proftrace and strace at once; compare what each saw.
 
-    ptcheck.py --proftrace BIN [--expect-rc N] [--keep DIR] -- COMMAND...
+    ptcheck.py --proftrace BIN [--expect-rc N] [--keep DIR] [--rounds N] -- COMMAND...
 
 The command runs as `proftrace record -- strace -f ... -- COMMAND`, so both
 observers see the very same processes, with the same pids.  strace's view is
@@ -231,9 +231,15 @@ def main():
     ap.add_argument("--keep")
     ap.add_argument("--env", action="append", default=[])
     ap.add_argument("--outer", choices=("record", "daemon"))
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="run and check the command this many times")
     ap.add_argument("command", nargs="+")
     a = ap.parse_args()
+    for _ in range(a.rounds):
+        check_once(a)
 
+
+def check_once(a):
     tmp = a.keep or tempfile.mkdtemp(prefix="ptcheck-")
     os.makedirs(tmp, exist_ok=True)
     cap, out, st = (os.path.join(tmp, n) for n in ("cap.ptcap", "out.csv", "strace.txt"))
