@@ -82,13 +82,27 @@ REAL(mkdirat); REAL(truncate); REAL(truncate64); REAL(stat); REAL(stat64);
 REAL(lstat); REAL(lstat64); REAL(fstatat); REAL(fstatat64); REAL(statx);
 REAL(access); REAL(faccessat); REAL(chdir); REAL(fchdir); REAL(execve);
 REAL(execv); REAL(execvp); REAL(execvpe); REAL(fexecve); REAL(_exit);
-REAL(_Exit); REAL(dl_iterate_phdr);
+REAL(_Exit); REAL(dl_iterate_phdr); REAL(remove); REAL(rmdir);
+REAL(mkstemp); REAL(mkstemp64); REAL(mkostemp); REAL(mkostemp64);
+REAL(mkstemps); REAL(mkstemps64); REAL(mkostemps); REAL(mkostemps64);
+REAL(euidaccess); REAL(eaccess);
 static int (*real___open_2)(const char *, int);
 static int (*real___open64_2)(const char *, int);
 static int (*real___openat_2)(int, const char *, int);
 static int (*real___openat64_2)(int, const char *, int);
 static int (*real_execveat)(int, const char *, char *const[], char *const[],
 			    int);
+
+/* The stat family of programs built against glibc before 2.33, whose
+ * stat() was an inline call of these; still exported. */
+int __xstat(int, const char *, struct stat *);
+int __xstat64(int, const char *, struct stat64 *);
+int __lxstat(int, const char *, struct stat *);
+int __lxstat64(int, const char *, struct stat64 *);
+int __fxstatat(int, int, const char *, struct stat *, int);
+int __fxstatat64(int, int, const char *, struct stat64 *, int);
+REAL(__xstat); REAL(__xstat64); REAL(__lxstat); REAL(__lxstat64);
+REAL(__fxstatat); REAL(__fxstatat64);
 
 /* glibc's fortified opens (declared only under _FORTIFY_SOURCE). */
 int __open_2(const char *, int);
@@ -458,7 +472,12 @@ __attribute__((constructor)) static void files_init(void)
 	FIND(execve); FIND(execv); FIND(execvp); FIND(execvpe); FIND(fexecve);
 	FIND(_exit); FIND(_Exit); FIND(__open_2); FIND(__open64_2);
 	FIND(__openat_2); FIND(__openat64_2); FIND(execveat);
-	FIND(dl_iterate_phdr);
+	FIND(dl_iterate_phdr); FIND(remove); FIND(rmdir); FIND(mkstemp);
+	FIND(mkstemp64); FIND(mkostemp); FIND(mkostemp64); FIND(mkstemps);
+	FIND(mkstemps64); FIND(mkostemps); FIND(mkostemps64);
+	FIND(euidaccess); FIND(eaccess); FIND(__xstat); FIND(__xstat64);
+	FIND(__lxstat); FIND(__lxstat64); FIND(__fxstatat);
+	FIND(__fxstatat64);
 	/* Registered after libproftrace.so's (its constructor ran first:
 	 * this library needs it), so it runs before that one sends EXIT. */
 	ft.base = mono_ns();
@@ -574,6 +593,10 @@ HOOK(int, renameat2, (int da, const char *a, int db, const char *b,
 		      unsigned f), (da, a, db, b, f),
      if (ret == 0) { note_at(da, a, 'd'); note_at(db, b, 'n'); ft.cwd_ok = 0; })
 HOOK(int, unlink, (const char *p), (p), if (ret == 0) note(p, 'd'))
+/* glibc's remove() unlinks or removes the directory by its own
+ * internal calls, which no hook of unlink or rmdir sees. */
+HOOK(int, remove, (const char *p), (p), if (ret == 0) note(p, 'd'))
+HOOK(int, rmdir, (const char *p), (p), if (ret == 0) note(p, 'd'))
 HOOK(int, unlinkat, (int d, const char *p, int f), (d, p, f),
      if (ret == 0) note_at(d, p, 'd'))
 HOOK(int, link, (const char *a, const char *b), (a, b),
@@ -608,7 +631,38 @@ HOOK(int, statx, (int d, const char *p, int f, unsigned m, struct statx *s),
 			 !S_ISDIR(s->stx_mode)) &&
 	 (!(f & AT_EMPTY_PATH) || p[0]))
 	     note_at(d, p, 'p'))
+HOOK(int, __xstat, (int v, const char *p, struct stat *s), (v, p, s),
+     if (ret == 0 && !S_ISDIR(s->st_mode)) note(p, 'p'))
+HOOK(int, __xstat64, (int v, const char *p, struct stat64 *s), (v, p, s),
+     if (ret == 0 && !S_ISDIR(s->st_mode)) note(p, 'p'))
+HOOK(int, __lxstat, (int v, const char *p, struct stat *s), (v, p, s),
+     if (ret == 0 && !S_ISDIR(s->st_mode)) note(p, 'p'))
+HOOK(int, __lxstat64, (int v, const char *p, struct stat64 *s), (v, p, s),
+     if (ret == 0 && !S_ISDIR(s->st_mode)) note(p, 'p'))
+HOOK(int, __fxstatat, (int v, int d, const char *p, struct stat *s, int f),
+     (v, d, p, s, f),
+     if (ret == 0 && !S_ISDIR(s->st_mode) && (!(f & AT_EMPTY_PATH) || p[0]))
+	     note_at(d, p, 'p'))
+HOOK(int, __fxstatat64, (int v, int d, const char *p, struct stat64 *s,
+			 int f), (v, d, p, s, f),
+     if (ret == 0 && !S_ISDIR(s->st_mode) && (!(f & AT_EMPTY_PATH) || p[0]))
+	     note_at(d, p, 'p'))
 HOOK(int, access, (const char *p, int m), (p, m), if (ret == 0) note(p, 'p'))
+/* glibc's own access(): they do not go through the hook above. */
+HOOK(int, euidaccess, (const char *p, int m), (p, m), if (ret == 0) note(p, 'p'))
+HOOK(int, eaccess, (const char *p, int m), (p, m), if (ret == 0) note(p, 'p'))
+/* The mkstemp family creates the file named by its template, filled in,
+ * by glibc's internal open. */
+HOOK(int, mkstemp, (char *t), (t), if (ret >= 0) note(t, 'w'))
+HOOK(int, mkstemp64, (char *t), (t), if (ret >= 0) note(t, 'w'))
+HOOK(int, mkostemp, (char *t, int f), (t, f), if (ret >= 0) note(t, 'w'))
+HOOK(int, mkostemp64, (char *t, int f), (t, f), if (ret >= 0) note(t, 'w'))
+HOOK(int, mkstemps, (char *t, int n), (t, n), if (ret >= 0) note(t, 'w'))
+HOOK(int, mkstemps64, (char *t, int n), (t, n), if (ret >= 0) note(t, 'w'))
+HOOK(int, mkostemps, (char *t, int n, int f), (t, n, f),
+     if (ret >= 0) note(t, 'w'))
+HOOK(int, mkostemps64, (char *t, int n, int f), (t, n, f),
+     if (ret >= 0) note(t, 'w'))
 HOOK(int, faccessat, (int d, const char *p, int m, int f), (d, p, m, f),
      if (ret == 0) note_at(d, p, 'p'))
 HOOK(int, chdir, (const char *p), (p), if (ret == 0) ft.cwd_ok = 0)
