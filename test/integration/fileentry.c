@@ -2,7 +2,8 @@
  * Every entry point libptfiles.so hooks (doc/design.md, "File
  * accesses"), each on a path of its own under w/, which the test made:
  * IN.NAME files to read or probe, and new names NAME to write, create,
- * rename, link, remove.  Then an exec of w/prog.  Exit 0 if every call
+ * rename, link, remove.  Then w/IN.open, the first file read, read
+ * again, and an exec of w/prog.  Exit 0 if every call
  * succeeded, else 1 with the failed call's name on stderr.
  */
 #include <fcntl.h>
@@ -127,6 +128,8 @@ int main(void)
 	fd("mkstemps", mkstemps(t3, 2));
 	fd("mkostemps", mkostemps(t4, 2, O_CLOEXEC));
 	fd("mkstemp64", mkstemp64(t5));
+	/* Again, last: its time stays that of the first read. */
+	fd("open (again)", open("w/IN.open", O_RDONLY));
 	fflush(stderr);
 	pid = fork();
 	if (pid == 0) {
