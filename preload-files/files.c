@@ -43,6 +43,7 @@
 
 #define FILES_MAX   (1u << 18)          /* distinct (kind, path) per image */
 #define SLOTS       (1u << 19)          /* hash slots, a power of two */
+#define SLOTS_MIN   (1u << 10)          /* those in use at first: one page */
 #define POOL_BYTES  (24u << 20)         /* item strings */
 #define CHUNK       8192u               /* items per FILES record */
 #define ITEM_ROOM   (2 + 2 * PATH_MAX + 2) /* worst item */
@@ -59,6 +60,7 @@ static struct {
 	int cwd_ok;                     /* cwd below is this process's */
 	pid_t owner;
 	uint32_t count, top;
+	uint32_t mask;                  /* slots in use - 1, 0 before any */
 	uint64_t dropped;
 	uint64_t base;                  /* CLOCK_MONOTONIC ns the table began */
 	char cwd[PATH_MAX];
@@ -190,6 +192,34 @@ static char *put_dec(char *p, uint64_t v)
 
 #define PROBES 64
 
+/* The slots in use, less one: the table starts at SLOTS_MIN (also when
+ * a hook runs before the constructor) and only grows. */
+static uint32_t slot_mask(void)
+{
+	return ft.mask | (SLOTS_MIN - 1);
+}
+
+/*
+ * Twice the slots, the entries hashed again into them.  The table grows
+ * as it fills, kept at most half full, so that an image that names a
+ * few hundred paths touches a page or two of slots, not one page per
+ * path of the whole table's 2 MiB: each page first touched is a fault
+ * (about 1 µs), which a build's compiles paid for every header.
+ */
+static void grow(void)
+{
+	uint32_t m = slot_mask() * 2 + 1, j, i;
+
+	for (i = 0; i <= slot_mask(); i++)
+		slots[i] = 0;
+	for (j = 0; j < ft.count; j++) {
+		for (i = entries[j].hash & m; slots[i]; i = (i + 1) & m)
+			;
+		slots[i] = j + 1;
+	}
+	ft.mask = m;
+}
+
 /*
  * The slot of (k, path p of n bytes) whose hash is h: its entry's, or
  * where it would go (an empty slot, or one a fork child's emptied table
@@ -199,11 +229,11 @@ static char *put_dec(char *p, uint64_t v)
 static uint32_t find(char k, const char *p, size_t n, uint32_t h,
 		     uint32_t *probes, int *found)
 {
-	uint32_t i, probe, stale = UINT32_MAX;
+	uint32_t i, probe, stale = UINT32_MAX, m = slot_mask();
 
 	*found = 0;
-	for (i = h & (SLOTS - 1), probe = 0; slots[i] && probe < PROBES;
-	     i = (i + 1) & (SLOTS - 1), probe++) {
+	for (i = h & m, probe = 0; slots[i] && probe < PROBES;
+	     i = (i + 1) & m, probe++) {
 		const struct entry *e = &entries[slots[i] - 1];
 		const char *q;
 
@@ -302,6 +332,10 @@ static void note_at(int dirfd, const char *path, char k)
 	i = find(k, p, n, h, &probe, &found);
 	if (found)
 		goto out;               /* seen: its first time stays */
+	if (2 * (ft.count + 1) > slot_mask() + 1 && slot_mask() + 1 < SLOTS) {
+		grow();
+		i = find(k, p, n, h, &probe, &found);
+	}
 	if (probe == PROBES)
 		goto drop;
 	item[0] = k;
