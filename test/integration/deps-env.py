@@ -12,13 +12,17 @@ build are recorded as record --files records them.
 - the first process given an environment of its own to pass on
   (env -i ... make): its children record their accesses all the same;
 - without PROFTRACE_FILES, the same daemon gets no file access: deps
-  says so in one line and exits 1."""
+  says so in one line and exits 1;
+- daemon --files: the LD_PRELOAD of its shell code names libptfiles.so
+  first, and with it the build (make itself the first process) gives
+  the accesses of record --files."""
 import argparse
 import csv
 import io
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -88,13 +92,23 @@ def shape(dj):
             [i["cpus"] for i in dj["ideal"]])
 
 
-def under_daemon(tmp, d, cap, cmd, files):
+def under_daemon(tmp, d, cap, cmd, files, daemon_files=False):
     sock = os.path.join(tmp, "sock")
-    subprocess.run([PT, "daemon", "-o", cap, "--socket", sock,
-                    "--force", "--detach"], env=untraced_env(), check=True,
-                   stdout=subprocess.DEVNULL)
+    out = subprocess.run([PT, "daemon", "-o", cap, "--socket", sock,
+                          "--force", "--detach"] +
+                         (["--files"] if daemon_files else []),
+                         env=untraced_env(), check=True,
+                         stdout=subprocess.PIPE, text=True).stdout
     env = untraced_env()
-    env.update(LD_PRELOAD=LIB, PROFTRACE_SOCKET=sock)
+    if daemon_files:    # its shell code, as eval would set it
+        for m in re.finditer(r"^export (\w+)=(.*)$", out, re.M):
+            env[m.group(1)] = shlex.split(m.group(2))[0]
+        pre = env.get("LD_PRELOAD", "").split(":")
+        check("daemon --files: LD_PRELOAD names libptfiles first",
+              len(pre) == 2 and "libptfiles" in os.path.basename(pre[0]),
+              pre)
+    else:
+        env.update(LD_PRELOAD=LIB, PROFTRACE_SOCKET=sock)
     if files:
         env["PROFTRACE_FILES"] = "1"
     try:
@@ -152,6 +166,14 @@ try:
           {(c, a, p) for c, a, p in got if c != "make -j2"} ==
           {(c, a, p) for c, a, p in want if c != "env make -j2"
            and c != "make -j2"} and got, sorted(got))
+
+    # daemon --files, its own LD_PRELOAD: make is the first process.
+    fresh(d)
+    dfiles = os.path.join(tmp, "dfiles.ptcap")
+    under_daemon(tmp, d, dfiles, ["make", "-j2"], False, daemon_files=True)
+    got = rows(dfiles, d)
+    check("daemon --files: the accesses of record --files",
+          got == want and got, sorted(got ^ want))
 
     # Without the variable: nothing of it.
     fresh(d)
