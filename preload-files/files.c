@@ -43,6 +43,7 @@
 
 #define FILES_MAX   (1u << 18)          /* distinct (kind, path) per image */
 #define SLOTS       (1u << 19)          /* hash slots, a power of two */
+#define SLOTS_MIN   (1u << 10)          /* those in use at first: one page */
 #define POOL_BYTES  (24u << 20)         /* item strings */
 #define CHUNK       8192u               /* items per FILES record */
 #define ITEM_ROOM   (2 + 2 * PATH_MAX + 2) /* worst item */
@@ -59,6 +60,7 @@ static struct {
 	int cwd_ok;                     /* cwd below is this process's */
 	pid_t owner;
 	uint32_t count, top;
+	uint32_t mask;                  /* slots in use - 1, 0 before any */
 	uint64_t dropped;
 	uint64_t base;                  /* CLOCK_MONOTONIC ns the table began */
 	char cwd[PATH_MAX];
@@ -82,13 +84,27 @@ REAL(mkdirat); REAL(truncate); REAL(truncate64); REAL(stat); REAL(stat64);
 REAL(lstat); REAL(lstat64); REAL(fstatat); REAL(fstatat64); REAL(statx);
 REAL(access); REAL(faccessat); REAL(chdir); REAL(fchdir); REAL(execve);
 REAL(execv); REAL(execvp); REAL(execvpe); REAL(fexecve); REAL(_exit);
-REAL(_Exit); REAL(dl_iterate_phdr);
+REAL(_Exit); REAL(dl_iterate_phdr); REAL(remove); REAL(rmdir);
+REAL(mkstemp); REAL(mkstemp64); REAL(mkostemp); REAL(mkostemp64);
+REAL(mkstemps); REAL(mkstemps64); REAL(mkostemps); REAL(mkostemps64);
+REAL(euidaccess); REAL(eaccess);
 static int (*real___open_2)(const char *, int);
 static int (*real___open64_2)(const char *, int);
 static int (*real___openat_2)(int, const char *, int);
 static int (*real___openat64_2)(int, const char *, int);
 static int (*real_execveat)(int, const char *, char *const[], char *const[],
 			    int);
+
+/* The stat family of programs built against glibc before 2.33, whose
+ * stat() was an inline call of these; still exported. */
+int __xstat(int, const char *, struct stat *);
+int __xstat64(int, const char *, struct stat64 *);
+int __lxstat(int, const char *, struct stat *);
+int __lxstat64(int, const char *, struct stat64 *);
+int __fxstatat(int, int, const char *, struct stat *, int);
+int __fxstatat64(int, int, const char *, struct stat64 *, int);
+REAL(__xstat); REAL(__xstat64); REAL(__lxstat); REAL(__lxstat64);
+REAL(__fxstatat); REAL(__fxstatat64);
 
 /* glibc's fortified opens (declared only under _FORTIFY_SOURCE). */
 int __open_2(const char *, int);
@@ -176,6 +192,34 @@ static char *put_dec(char *p, uint64_t v)
 
 #define PROBES 64
 
+/* The slots in use, less one: the table starts at SLOTS_MIN (also when
+ * a hook runs before the constructor) and only grows. */
+static uint32_t slot_mask(void)
+{
+	return ft.mask | (SLOTS_MIN - 1);
+}
+
+/*
+ * Twice the slots, the entries hashed again into them.  The table grows
+ * as it fills, kept at most half full, so that an image that names a
+ * few hundred paths touches a page or two of slots, not one page per
+ * path of the whole table's 2 MiB: each page first touched is a fault
+ * (about 1 µs), which a build's compiles paid for every header.
+ */
+static void grow(void)
+{
+	uint32_t m = slot_mask() * 2 + 1, j, i;
+
+	for (i = 0; i <= slot_mask(); i++)
+		slots[i] = 0;
+	for (j = 0; j < ft.count; j++) {
+		for (i = entries[j].hash & m; slots[i]; i = (i + 1) & m)
+			;
+		slots[i] = j + 1;
+	}
+	ft.mask = m;
+}
+
 /*
  * The slot of (k, path p of n bytes) whose hash is h: its entry's, or
  * where it would go (an empty slot, or one a fork child's emptied table
@@ -185,11 +229,11 @@ static char *put_dec(char *p, uint64_t v)
 static uint32_t find(char k, const char *p, size_t n, uint32_t h,
 		     uint32_t *probes, int *found)
 {
-	uint32_t i, probe, stale = UINT32_MAX;
+	uint32_t i, probe, stale = UINT32_MAX, m = slot_mask();
 
 	*found = 0;
-	for (i = h & (SLOTS - 1), probe = 0; slots[i] && probe < PROBES;
-	     i = (i + 1) & (SLOTS - 1), probe++) {
+	for (i = h & m, probe = 0; slots[i] && probe < PROBES;
+	     i = (i + 1) & m, probe++) {
 		const struct entry *e = &entries[slots[i] - 1];
 		const char *q;
 
@@ -288,6 +332,10 @@ static void note_at(int dirfd, const char *path, char k)
 	i = find(k, p, n, h, &probe, &found);
 	if (found)
 		goto out;               /* seen: its first time stays */
+	if (2 * (ft.count + 1) > slot_mask() + 1 && slot_mask() + 1 < SLOTS) {
+		grow();
+		i = find(k, p, n, h, &probe, &found);
+	}
 	if (probe == PROBES)
 		goto drop;
 	item[0] = k;
@@ -458,7 +506,12 @@ __attribute__((constructor)) static void files_init(void)
 	FIND(execve); FIND(execv); FIND(execvp); FIND(execvpe); FIND(fexecve);
 	FIND(_exit); FIND(_Exit); FIND(__open_2); FIND(__open64_2);
 	FIND(__openat_2); FIND(__openat64_2); FIND(execveat);
-	FIND(dl_iterate_phdr);
+	FIND(dl_iterate_phdr); FIND(remove); FIND(rmdir); FIND(mkstemp);
+	FIND(mkstemp64); FIND(mkostemp); FIND(mkostemp64); FIND(mkstemps);
+	FIND(mkstemps64); FIND(mkostemps); FIND(mkostemps64);
+	FIND(euidaccess); FIND(eaccess); FIND(__xstat); FIND(__xstat64);
+	FIND(__lxstat); FIND(__lxstat64); FIND(__fxstatat);
+	FIND(__fxstatat64);
 	/* Registered after libproftrace.so's (its constructor ran first:
 	 * this library needs it), so it runs before that one sends EXIT. */
 	ft.base = mono_ns();
@@ -574,6 +627,10 @@ HOOK(int, renameat2, (int da, const char *a, int db, const char *b,
 		      unsigned f), (da, a, db, b, f),
      if (ret == 0) { note_at(da, a, 'd'); note_at(db, b, 'n'); ft.cwd_ok = 0; })
 HOOK(int, unlink, (const char *p), (p), if (ret == 0) note(p, 'd'))
+/* glibc's remove() unlinks or removes the directory by its own
+ * internal calls, which no hook of unlink or rmdir sees. */
+HOOK(int, remove, (const char *p), (p), if (ret == 0) note(p, 'd'))
+HOOK(int, rmdir, (const char *p), (p), if (ret == 0) note(p, 'd'))
 HOOK(int, unlinkat, (int d, const char *p, int f), (d, p, f),
      if (ret == 0) note_at(d, p, 'd'))
 HOOK(int, link, (const char *a, const char *b), (a, b),
@@ -608,7 +665,38 @@ HOOK(int, statx, (int d, const char *p, int f, unsigned m, struct statx *s),
 			 !S_ISDIR(s->stx_mode)) &&
 	 (!(f & AT_EMPTY_PATH) || p[0]))
 	     note_at(d, p, 'p'))
+HOOK(int, __xstat, (int v, const char *p, struct stat *s), (v, p, s),
+     if (ret == 0 && !S_ISDIR(s->st_mode)) note(p, 'p'))
+HOOK(int, __xstat64, (int v, const char *p, struct stat64 *s), (v, p, s),
+     if (ret == 0 && !S_ISDIR(s->st_mode)) note(p, 'p'))
+HOOK(int, __lxstat, (int v, const char *p, struct stat *s), (v, p, s),
+     if (ret == 0 && !S_ISDIR(s->st_mode)) note(p, 'p'))
+HOOK(int, __lxstat64, (int v, const char *p, struct stat64 *s), (v, p, s),
+     if (ret == 0 && !S_ISDIR(s->st_mode)) note(p, 'p'))
+HOOK(int, __fxstatat, (int v, int d, const char *p, struct stat *s, int f),
+     (v, d, p, s, f),
+     if (ret == 0 && !S_ISDIR(s->st_mode) && (!(f & AT_EMPTY_PATH) || p[0]))
+	     note_at(d, p, 'p'))
+HOOK(int, __fxstatat64, (int v, int d, const char *p, struct stat64 *s,
+			 int f), (v, d, p, s, f),
+     if (ret == 0 && !S_ISDIR(s->st_mode) && (!(f & AT_EMPTY_PATH) || p[0]))
+	     note_at(d, p, 'p'))
 HOOK(int, access, (const char *p, int m), (p, m), if (ret == 0) note(p, 'p'))
+/* glibc's own access(): they do not go through the hook above. */
+HOOK(int, euidaccess, (const char *p, int m), (p, m), if (ret == 0) note(p, 'p'))
+HOOK(int, eaccess, (const char *p, int m), (p, m), if (ret == 0) note(p, 'p'))
+/* The mkstemp family creates the file named by its template, filled in,
+ * by glibc's internal open. */
+HOOK(int, mkstemp, (char *t), (t), if (ret >= 0) note(t, 'w'))
+HOOK(int, mkstemp64, (char *t), (t), if (ret >= 0) note(t, 'w'))
+HOOK(int, mkostemp, (char *t, int f), (t, f), if (ret >= 0) note(t, 'w'))
+HOOK(int, mkostemp64, (char *t, int f), (t, f), if (ret >= 0) note(t, 'w'))
+HOOK(int, mkstemps, (char *t, int n), (t, n), if (ret >= 0) note(t, 'w'))
+HOOK(int, mkstemps64, (char *t, int n), (t, n), if (ret >= 0) note(t, 'w'))
+HOOK(int, mkostemps, (char *t, int n, int f), (t, n, f),
+     if (ret >= 0) note(t, 'w'))
+HOOK(int, mkostemps64, (char *t, int n, int f), (t, n, f),
+     if (ret >= 0) note(t, 'w'))
 HOOK(int, faccessat, (int d, const char *p, int m, int f), (d, p, m, f),
      if (ret == 0) note_at(d, p, 'p'))
 HOOK(int, chdir, (const char *p), (p), if (ret == 0) ft.cwd_ok = 0)

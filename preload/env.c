@@ -54,7 +54,8 @@ static uint16_t pool_entry(const char *name, const char *val, size_t max)
 }
 
 /* The variables the library reads at load, by their index in it. */
-enum { V_PRELOAD, V_SOCKET, V_DIR, V_LIST, V_TRACE, V_LOG, V_ADDED, V_COUNT };
+enum { V_PRELOAD, V_SOCKET, V_DIR, V_LIST, V_TRACE, V_LOG, V_ADDED, V_FILES,
+       V_COUNT };
 
 #define VAR(name) { name "=", sizeof name }  /* "NAME=" and its length */
 static const struct {
@@ -64,7 +65,7 @@ static const struct {
 	[V_PRELOAD] = VAR("LD_PRELOAD"), [V_SOCKET] = VAR(PT_ENV_SOCKET),
 	[V_DIR] = VAR(PT_ENV_DIR), [V_LIST] = VAR(PT_ENV_LIST),
 	[V_TRACE] = VAR(PT_ENV_TRACE_DIR), [V_LOG] = VAR(PT_ENV_LOG),
-	[V_ADDED] = VAR(PT_ENV_ADDED),
+	[V_ADDED] = VAR(PT_ENV_ADDED), [V_FILES] = VAR(PT_ENV_FILES),
 };
 #undef VAR
 _Static_assert(V_COUNT <= sizeof pt.env_at / sizeof pt.env_at[0],
@@ -135,6 +136,16 @@ static int is_ours(const char *p, size_t k)
 
 	return k - (size_t)(base - p) >= 12 && !pt_strncmp(base, "libproftrace",
 							   12);
+}
+
+/* Is the k-byte LD_PRELOAD item at p the file-access library's? */
+static int is_files(const char *p, size_t k)
+{
+	const char *slash = pt_memrchr(p, '/', k);
+	const char *base = slash ? slash + 1 : p;
+
+	return k - (size_t)(base - p) >= 10 && !pt_strncmp(base, "libptfiles",
+							   10);
 }
 
 /*
@@ -387,6 +398,59 @@ static unsigned added_mask(const char *list)
 	return mask;
 }
 
+/*
+ * PROFTRACE_FILES=1 with a bare LD_PRELOAD: libptfiles.so, the file in
+ * our own directory, goes into LD_PRELOAD just before our item, in the
+ * initial array itself (the program sees it there, as it would under
+ * `record --files`), so that every image this one starts loads it as
+ * `record --files` has it load; repair puts it back with ours
+ * (add_missing).  This image, loaded already, records none of its own
+ * accesses.  Nothing when the list names it already, does not name us,
+ * or the file cannot be read.  Only under PROFTRACE_FILES: its PATH_MAX
+ * frame and its one system call are no other image's.
+ */
+static __attribute__((noinline)) void files_setup(char **envp,
+						  const char *preload)
+{
+	static const char name[] = "libptfiles.so";
+	const char *lib = PT_STR(lib_path), *slash, *p, *ours = NULL;
+	char path[PATH_MAX];
+	size_t dir, k, rest;
+	uint16_t at;
+
+	if (!preload || !pt.lib_path || !pt.env_at[V_PRELOAD])
+		return;
+	for (p = preload; *p; p += k, p += *p != '\0') {
+		k = pt_strcspn(p, ": ");
+		if (is_files(p, k))
+			return;
+		if (!ours && k && is_ours(p, k))
+			ours = p;
+	}
+	slash = pt_memrchr(lib, '/', pt_strlen(lib));
+	dir = slash ? (size_t)(slash - lib) + 1 : 0;
+	if (!ours || dir + sizeof name > sizeof path)
+		return;
+	pt_memcpy(path, lib, dir);
+	pt_memcpy(path + dir, name, sizeof name);
+	if (pt_sys_readable(path) < 0 ||
+	    !(pt.files_entry = pool_add(path, dir + sizeof name - 1, NULL, NULL,
+					PATH_MAX)))
+		return;
+	/* "LD_PRELOAD=" what comes before our item, "FILES:", then ours on */
+	at = pool_add(preload - 11, 11 + (size_t)(ours - preload),
+		      PT_STR(files_entry), ":", 2 * PATH_MAX);
+	rest = pt_strlen(ours);
+	if (!at || pt.pool_used + rest > sizeof pt.pool ||
+	    pt.pool_used - 1 - at + rest >= 2 * PATH_MAX) {
+		pt.files_entry = 0;
+		return;
+	}
+	pt_memcpy(pt.pool + pt.pool_used - 1, ours, rest + 1);
+	pt.pool_used += rest;
+	envp[pt.env_at[V_PRELOAD] - 1] = pt.pool + at;
+}
+
 void pt_env_setup(char *const *envp)
 {
 	const char *val[V_COUNT], *sock, *dir, *list, *trace, *log;
@@ -403,6 +467,8 @@ void pt_env_setup(char *const *envp)
 		pt.env_added = added_mask(val[V_ADDED]) | 1u << V_ADDED;
 	find_preload_entry(val[V_PRELOAD]);
 	note_foreign();
+	if (val[V_FILES] && val[V_FILES][0] == '1' && !val[V_FILES][1])
+		files_setup((char **)envp, val[V_PRELOAD]);
 	if (pt.preload_entry)
 		pt.env_preload = pool_entry("LD_PRELOAD", PT_STR(preload_entry),
 					    2 * PATH_MAX);
@@ -796,9 +862,9 @@ static char *const *add_missing(char *const *envp, size_t n, char **out,
 				char *scratch, size_t scratch_len,
 				const char *env_pre)
 {
-	const char *pre = NULL, *old_mark = NULL;
+	const char *pre = NULL, *old_mark = NULL, *files;
 	const char *entry = env_pre + 11;       /* after "LD_PRELOAD=" */
-	size_t entry_len = pt_strlen(entry), i, j = 0, used = 0;
+	size_t entry_len = pt_strlen(entry), i, j = 0, used = 0, flen = 0;
 	unsigned mask = 0;
 	char *mark;
 	/* What each PROFTRACE_* variable would be put back as (0: nothing),
@@ -834,6 +900,13 @@ static char *const *add_missing(char *const *envp, size_t n, char **out,
 		need_any |= add[k] != 0;
 	if (!need_any || n > PT_ENV_MAX)
 		return envp;
+	/* PROFTRACE_FILES=1 (files_setup): the file library, and its ':',
+	 * goes in just before ours, unless the list has it already. */
+	files = pt.files_entry && env_pre == PT_STR(env_preload) ?
+		PT_STR(files_entry) : NULL;
+	if (files && need_pre && !(pre && list_has(pre + 11, files,
+						  pt_strlen(files))))
+		flen = pt_strlen(files) + 1;
 
 	for (i = 0; i < n; i++) {
 		size_t plen;
@@ -842,18 +915,32 @@ static char *const *add_missing(char *const *envp, size_t n, char **out,
 			continue;       /* ours, below, says what was added */
 		out[j] = envp[i];
 		if (envp[i] == pre && need_pre &&
-		    (plen = pt_strlen(pre)) + 1 + entry_len + 1 <= scratch_len) {
+		    (plen = pt_strlen(pre)) + 1 + flen + entry_len + 1 <=
+		    scratch_len) {
 			/* Theirs first: a library they preload keeps its place. */
 			pt_memcpy(scratch, pre, plen);
 			scratch[plen] = ':';
-			pt_memcpy(scratch + plen + 1, entry, entry_len + 1);
+			if (flen) {
+				pt_memcpy(scratch + plen + 1, files, flen - 1);
+				scratch[plen + flen] = ':';
+			}
+			pt_memcpy(scratch + plen + 1 + flen, entry,
+				  entry_len + 1);
 			out[j] = scratch;
-			used = plen + 1 + entry_len + 1;
+			used = plen + 1 + flen + entry_len + 1;
 			mask |= 1u << V_PRELOAD;
 		}
 		j++;
 	}
-	if (need_pre && !pre) {
+	if (need_pre && !pre && flen && 11 + flen + entry_len + 1 <= scratch_len) {
+		pt_memcpy(scratch, "LD_PRELOAD=", 11);
+		pt_memcpy(scratch + 11, files, flen - 1);
+		scratch[10 + flen] = ':';
+		pt_memcpy(scratch + 11 + flen, entry, entry_len + 1);
+		out[j++] = scratch;
+		used = 11 + flen + entry_len + 1;
+		mask |= 1u << V_PRELOAD;
+	} else if (need_pre && !pre) {
 		out[j++] = (char *)env_pre;
 		mask |= 1u << V_PRELOAD;
 	}
@@ -951,7 +1038,8 @@ size_t pt_env_passed_need(char *const *envp)
 		return 0;
 	return (n + PT_ENV_EXTRA + 1) * sizeof(char *) +
 	       pt_env_preload_size(from, n) +
-	       pt_strlen(PT_STR(preload_entry)) + 1 + MARK_MAX;
+	       pt_strlen(PT_STR(preload_entry)) + 1 + MARK_MAX +
+	       (pt.files_entry ? pt_strlen(PT_STR(files_entry)) + 1 : 0);
 }
 
 char *const *pt_env_passed(char *const *envp, char *buf, size_t buf_len,

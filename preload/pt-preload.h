@@ -141,6 +141,8 @@ struct pt_state {
 				 * at the end; 2: one this image made */
 	uint16_t trace_known;   /* "TOOL=FILE" a known tool writes, or 0 */
 	uint16_t preload_entry; /* our entry in LD_PRELOAD */
+	uint16_t files_entry;   /* PROFTRACE_FILES=1: libptfiles.so's path,
+				 * put before ours where repair adds ours */
 	uint16_t lib_path;      /* the file it names here ($LIB expanded) */
 	/* Programs of the other ELF class (32-bit ones under a 64-bit
 	 * library) can run here, and our entry names no build of the

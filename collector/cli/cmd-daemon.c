@@ -37,7 +37,8 @@ static const char help_head[] =
 	"  --socket PATH         listen here (default /tmp/proftrace-UID/socket)\n"
 	"  --files               also record the files each program reads,\n"
 	"                        writes and probes (the LD_PRELOAD printed\n"
-	"                        names the file-access library too)\n";
+	"                        names the file-access library too; by hand:\n"
+	"                        PROFTRACE_FILES=1 beside LD_PRELOAD)\n";
 /* Then the end-of-run outputs (collect/finish.h). */
 static const char help_tail[] =
 	"  --detach              run in the background, logging to CAPTURE.log;\n"
@@ -362,7 +363,7 @@ out:
 const struct pt_cmd pt_cmd_daemon = {
 	.name = "daemon",
 	.usage = "-o CAPTURE [--socket PATH] " PT_FINISH_USAGE
-		 "[--detach] [--force] "
+		 "[--detach] [--files] [--force] "
 		 "[--redact REGEX]...",
 	.summary = "collect from commands started elsewhere until 'proftrace stop'",
 	.run = run,

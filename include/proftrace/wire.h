@@ -268,6 +268,10 @@ enum pt_file_kind {
  * them back into what the image passes on (doc/design.md, "Environment
  * repair"); for LD_PRELOAD, only its own last item. */
 #define PT_ENV_ADDED "PROFTRACE_ADDED"
+/* "1": a bare LD_PRELOAD of the library also records file accesses: it
+ * puts libptfiles.so, found beside itself, into the LD_PRELOAD its
+ * children get (doc/design.md, "File accesses"). */
+#define PT_ENV_FILES "PROFTRACE_FILES"
 
 /* Default per-user directory: /tmp/proftrace-<uid>/, socket "socket". */
 #define PT_RUNDIR_PREFIX "/tmp/proftrace-"
