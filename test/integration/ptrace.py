@@ -44,6 +44,8 @@ library), which asks the collector to trace them:
                 parent: what it prints is what it prints untraced
   make-go       make (which starts its recipes with posix_spawn) runs
                 `go build -a` of a small cgo program
+  daemon        dyn-busybox's command under `proftrace daemon`, with
+                LD_PRELOAD and PROFTRACE_SOCKET only
   dyn-setid     (root only) bash, run by uid 65534, runs a static
                 setuid-root program: it keeps its privileges
   dyn-opt-out   PROFTRACE_PTRACE=0 and --no-ptrace: a static program
@@ -178,6 +180,29 @@ def racy(k):
     """go runs `TOOL -V=full` to learn a tool's version, once or twice:
     two goroutines may both miss its cache (cmd/go, toolID)."""
     return k[0] == "exec" and k[1][-1:] == ("-V=full",)
+
+
+def daemon_view(tmp, cmd, env, extra=()):
+    """cmd run with the exports of a `proftrace daemon` (bare LD_PRELOAD
+    and PROFTRACE_SOCKET), as record_view sees a record run."""
+    cap, out = (os.path.join(tmp, "d" + x) for x in (".ptcap", ".csv"))
+    sockdir = tempfile.mkdtemp(prefix="sock", dir=tmp)
+    sock = os.path.join(sockdir, "s")
+    d = subprocess.run([A.proftrace, "daemon", "-o", cap, "--csv", out,
+                        "--socket", sock, "--detach"] + list(extra),
+                       env=env, stdout=subprocess.PIPE, text=True,
+                       check=True)
+    denv = dict(env)
+    for line in d.stdout.splitlines():
+        k, _, v = line[len("export "):].partition("=")
+        denv[k] = v.strip("'")
+    denv.pop("PROFTRACE_LOG", None)
+    r = subprocess.run(cmd, env=denv, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE)
+    subprocess.run([A.proftrace, "stop", "--socket", sock], env=env,
+                   check=True, stdout=subprocess.DEVNULL)
+    rows = ptcheck.read_csv(out)
+    return r.returncode, r.stdout, r.stderr, rows_view(rows), rows
 
 
 def compare(name, cmd, env=None, rc=None, fresh=None, view=None):
@@ -486,6 +511,11 @@ def case_make_go():
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def case_daemon():
+    out, _, _ = compare("daemon", DYN_BUSYBOX, rc=2, view=daemon_view)
+    untraced_same("daemon", DYN_BUSYBOX, out, rc=2)
+
+
 def case_dyn_setid():
     if os.geteuid() != 0:
         print("ptrace: SKIP dyn-setid: needs root to install a setuid-root "
@@ -548,7 +578,7 @@ CASES = {"busybox": case_busybox, "killed-parent": case_killed_parent,
          "setid": case_setid, "dyn-busybox": case_dyn_busybox,
          "dyn-killed-parent": case_dyn_killed_parent,
          "dyn-go-exit": case_dyn_go_exit, "dyn-spawn": case_dyn_spawn,
-         "make-go": case_make_go,
+         "make-go": case_make_go, "daemon": case_daemon,
          "dyn-setid": case_dyn_setid, "dyn-opt-out": case_dyn_opt_out}
 
 
