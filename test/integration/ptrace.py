@@ -41,7 +41,9 @@ library), which asks the collector to trace them:
                 and exits 7
   dyn-spawn     python's subprocess starts static programs through
                 vfork+exec and through posix_spawn, from a threaded
-                parent: what it prints is what it prints untraced
+                parent, some while SIGALRM comes every 0.5 ms: what it
+                prints (the statuses its waits return) is what it
+                prints untraced
   make-go       make (which starts its recipes with posix_spawn) runs
                 `go build -a` of a small cgo program
   daemon        dyn-busybox's command under `proftrace daemon`, with
@@ -469,10 +471,19 @@ def case_dyn_go_exit():
 
 
 SPAWNER = r"""
-import subprocess, sys, threading, time
+import signal, subprocess, sys, threading, time
 # another thread runs all along: the parent is threaded
 t = threading.Thread(target=time.sleep, args=(0.5,))
 t.start()
+# and a signal comes every half millisecond, while it asks to be traced,
+# is traced and is let go
+got = []
+signal.signal(signal.SIGALRM, lambda s, f: got.append(s))
+signal.setitimer(signal.ITIMER_REAL, 0.0005, 0.0005)
+rcs = [subprocess.run(["/usr/bin/busybox", "sh", "-c", "exit %d" % i],
+                      close_fds=False).returncode for i in range(10)]
+signal.setitimer(signal.ITIMER_REAL, 0, 0)
+print(rcs, bool(got))
 # posix_spawn (close_fds=False and a path), then vfork+exec
 a = subprocess.run(["/usr/bin/busybox", "sh", "-c",
                     "(exit 2); busybox true; exit 3"], close_fds=False)
