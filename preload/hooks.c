@@ -113,6 +113,7 @@ static void exec_announce(struct pt_chan *ch, enum pt_call call,
 		     call == PT_CALL_EXECLP;
 
 	ch->exec_left = 0;
+	ch->seized = 0;
 	if (pt_chan_get(ch, PT_USE_EXEC, 0) < 0)
 		return;
 	exec_body(&b, PT_REC_EXEC, (uint32_t)pt_sys_getppid(), call);
@@ -145,7 +146,7 @@ static void exec_announce(struct pt_chan *ch, enum pt_call call,
 		if (kind < 0)
 			kind = pt_target_kind_seen(path, search);
 		if (kind == PT_TARGET_TRACE)
-			pt_seize_ask(ch->owner, PT_SEIZE_EXEC);
+			ch->seized = pt_seize_ask(ch->owner, PT_SEIZE_EXEC);
 	}
 }
 
@@ -155,6 +156,9 @@ static void exec_failed(struct pt_chan *ch, enum pt_call call)
 	struct pt_body b;
 	int err = errno;
 
+	/* Still the program that asked: no longer one to trace. */
+	if (ch->seized)
+		pt_seize_ask(ch->owner, PT_SEIZE_RELEASE);
 	/* Not after the EXEC timed out (pt.off): one wait per process. */
 	if (ch->kind && !pt.off) {
 		if (ch->exec_left)      /* the EXEC first, as it happened */

@@ -69,6 +69,8 @@ struct pt_chan {
 	int owner;              /* hook, as it costs a system call; and */
 				/* whether pid is pt.owner */
 	int exec_left;          /* the EXEC went to the mailbox, not sent */
+	int seized;             /* the collector traces the caller through
+				   its exec (seize.c): let go if it fails */
 	uint64_t stream;        /* the run log's stream these frames are on */
 	uint32_t hello;         /* the HELLO a new connection starts with
 				   (0: the caller's first frame is one) */

@@ -445,14 +445,15 @@ static int is_thread(pid_t tgid, pid_t tid);
 static int proc_ids(struct pt_tracer *t, pid_t tid, pid_t *tgid,
 		    pid_t *ppid);
 
-/* The thread asked (and its threads we trace) go at their next stop. */
+/* The thread asked (and its threads we trace) go at their next stop:
+ * its posix_spawn returned, or the exec it asked for failed. */
 static int release(struct pt_tracer *t, struct tproc *e)
 {
 	size_t i;
 
-	if (!(e->flags & T_SPAWN))
+	if (!(e->flags & (T_SPAWN | T_SAID)))
 		return -1;
-	e->flags &= ~(unsigned)T_SPAWN;
+	e->flags &= ~(unsigned)(T_SPAWN | T_SAID);
 	/* Traced before it asked (a Go program's cgo): it stays. */
 	if (!(e->flags & T_ASKED) || e->flags & T_EXECED)
 		return 0;

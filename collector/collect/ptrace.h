@@ -65,8 +65,8 @@ void pt_tracer_set_root(struct pt_tracer *t, pid_t pid);
  * and its REAP, as for the root's).  PT_SEIZE_SPAWN: it is about to
  * posix_spawn one; the child is traced from its clone, and neither its
  * FORK nor its first EXEC is sent (the library's SPAWN says both).
- * PT_SEIZE_RELEASE: that call returned; it and its threads are let go
- * at their next stop.  0 (done, or ours already); -2 when the kernel
+ * PT_SEIZE_RELEASE: that call returned, or that exec failed; it and its
+ * threads are let go at their next stop.  0 (done, or ours already); -2 when the kernel
  * refused and Yama is there (peer may name us with PR_SET_PTRACER and
  * ask again); -1 otherwise (tid is no thread of peer, already traced by
  * another, or refused).

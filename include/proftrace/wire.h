@@ -82,7 +82,8 @@ enum pt_rec_type {
  * (enum pt_seize_what): to be traced through the exec it is about to
  * make of a program the library cannot enter, or through the
  * posix_spawn it is about to call of one (the kernel then traces the
- * child from its clone), or, that call returned, to be let go
+ * child from its clone), or, that call returned or that exec failed, to
+ * be let go
  * (doc/design.md, "What the collector traces").  The collector answers
  * one message: PT_SEIZE_YES once it traces that thread (or will let it
  * go), PT_SEIZE_NO if it will not, or PT_SEIZE_PTRACER and its pid (4

@@ -52,6 +52,9 @@ library), which asks the collector to trace them:
                 setuid-root program: it keeps its privileges
   dyn-opt-out   PROFTRACE_PTRACE=0 and --no-ptrace: a static program
                 bash runs is not traced; without them it is
+  dyn-exec-fail a Python, threaded and not, whose exec of a static
+                program fails (EACCES) goes on untraced: its TracerPid,
+                and what it prints, as untraced
 """
 
 import argparse
@@ -583,6 +586,38 @@ def case_dyn_opt_out():
           f"(rc {rc})")
 
 
+EXEC_FAIL = r"""
+import os, subprocess, sys, threading, time
+def tracer():
+    with open("/proc/self/status") as f:
+        return [l.split()[1] for l in f if l.startswith("TracerPid:")][0]
+bb = sys.argv[1]
+for threaded in (False, True):
+    if threaded:
+        t = threading.Thread(target=time.sleep, args=(0.3,))
+        t.start()
+    try:
+        os.execv(bb, ["busybox", "true"])
+    except OSError as e:
+        print("exec failed", e.errno, "TracerPid", tracer(), flush=True)
+    r = subprocess.run(["busybox", "sh", "-c", "exit 3"])
+    print("child", r.returncode, "TracerPid", tracer(), flush=True)
+t.join()
+sys.exit(5)
+"""
+
+
+def case_dyn_exec_fail():
+    d = tempfile.mkdtemp(prefix="ptrace-execfail-")
+    bb = os.path.join(d, "busybox")
+    shutil.copy(shutil.which("busybox"), bb)
+    os.chmod(bb, 0o644)         # readable, not executable: EACCES
+    cmd = ["/usr/bin/python3", "-c", EXEC_FAIL, bb]
+    out, _, _ = compare("dyn-exec-fail", cmd, rc=5)
+    untraced_same("dyn-exec-fail", cmd, out, rc=5)
+    shutil.rmtree(d)
+
+
 CASES = {"busybox": case_busybox, "killed-parent": case_killed_parent,
          "stop": case_stop, "go": case_go, "go-exit": case_go_exit,
          "opt-out": case_opt_out, "strace-outside": case_strace_outside,
@@ -590,7 +625,8 @@ CASES = {"busybox": case_busybox, "killed-parent": case_killed_parent,
          "dyn-killed-parent": case_dyn_killed_parent,
          "dyn-go-exit": case_dyn_go_exit, "dyn-spawn": case_dyn_spawn,
          "make-go": case_make_go, "daemon": case_daemon,
-         "dyn-setid": case_dyn_setid, "dyn-opt-out": case_dyn_opt_out}
+         "dyn-setid": case_dyn_setid, "dyn-opt-out": case_dyn_opt_out,
+         "dyn-exec-fail": case_dyn_exec_fail}
 
 
 def main():
