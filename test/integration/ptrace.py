@@ -52,6 +52,8 @@ library), which asks the collector to trace them:
                 setuid-root program: it keeps its privileges
   dyn-opt-out   PROFTRACE_PTRACE=0 and --no-ptrace: a static program
                 bash runs is not traced; without them it is
+  dyn-stop      bash runs `stop`'s static program: what its waitpid calls
+                report, and every process, as untraced
   dyn-exec-fail a Python, threaded and not, whose exec of a static
                 program fails (EACCES) goes on untraced: its TracerPid,
                 and what it prints, as untraced
@@ -586,6 +588,12 @@ def case_dyn_opt_out():
           f"(rc {rc})")
 
 
+def case_dyn_stop():
+    cmd = ["bash", "-c", A.stopper + "; echo $?"]
+    out, _, _ = compare("dyn-stop", cmd, rc=0)
+    untraced_same("dyn-stop", cmd, out, rc=0)
+
+
 EXEC_FAIL = r"""
 import os, subprocess, sys, threading, time
 def tracer():
@@ -626,7 +634,7 @@ CASES = {"busybox": case_busybox, "killed-parent": case_killed_parent,
          "dyn-go-exit": case_dyn_go_exit, "dyn-spawn": case_dyn_spawn,
          "make-go": case_make_go, "daemon": case_daemon,
          "dyn-setid": case_dyn_setid, "dyn-opt-out": case_dyn_opt_out,
-         "dyn-exec-fail": case_dyn_exec_fail}
+         "dyn-exec-fail": case_dyn_exec_fail, "dyn-stop": case_dyn_stop}
 
 
 def main():
