@@ -111,6 +111,18 @@ static struct tproc *add(struct pt_tracer *t, pid_t tid)
 	return e;
 }
 
+/* A traced thread of process tgid, not one held: its leader, or the
+ * thread that asked to be traced through a posix_spawn.  NULL if none. */
+static struct tproc *find_in(struct pt_tracer *t, pid_t tgid)
+{
+	size_t i;
+
+	for (i = 0; i < t->n; i++)
+		if (t->p[i].tgid == tgid && !(t->p[i].flags & T_HELD))
+			return &t->p[i];
+	return NULL;
+}
+
 static void drop(struct pt_tracer *t, struct tproc *e)
 {
 	*e = t->p[--t->n];
@@ -648,7 +660,7 @@ static void release_held(struct pt_tracer *t)
 		/* A thread's maker is its own process; a process's, its
 		 * parent: held while that is traced, its event to come. */
 		thread = tg != e->tid;
-		pe = find(t, thread ? tg : pp);
+		pe = find_in(t, thread ? tg : pp);
 		if (pe && !(pe->flags & T_HELD))
 			continue;
 		e->tgid = tg;

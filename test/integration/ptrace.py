@@ -44,6 +44,8 @@ library), which asks the collector to trace them:
                 parent, some while SIGALRM comes every 0.5 ms: what it
                 prints (the statuses its waits return) is what it
                 prints untraced
+  dyn-spawn-threads  four Python threads at once posix_spawn and vfork
+                static programs that fork: every process and status
   make-go       make (which starts its recipes with posix_spawn) runs
                 `go build -a` of a small cgo program
   daemon        dyn-busybox's command under `proftrace daemon`, with
@@ -508,6 +510,31 @@ def case_dyn_spawn():
     untraced_same("dyn-spawn", cmd, out, rc=4)
 
 
+SPAWN_THREADS = r"""
+import subprocess, threading
+rcs = []
+def work(k):
+    for i in range(8):
+        a = subprocess.run(["/usr/bin/busybox", "sh", "-c",
+                            "(exit 1); exit %d" % k], close_fds=False)
+        b = subprocess.run(["/usr/bin/busybox", "sh", "-c",
+                            "exit %d" % (k + 10)])
+        rcs.append((a.returncode, b.returncode))
+ts = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+for t in ts:
+    t.start()
+for t in ts:
+    t.join()
+print(sorted(set(rcs)), len(rcs))
+"""
+
+
+def case_dyn_spawn_threads():
+    cmd = ["/usr/bin/python3", "-c", SPAWN_THREADS]
+    out, _, _ = compare("dyn-spawn-threads", cmd, rc=0)
+    untraced_same("dyn-spawn-threads", cmd, out, rc=0)
+
+
 def case_make_go():
     if not shutil.which("go") or not shutil.which("make"):
         print("ptrace: SKIP make-go: no go or make command")
@@ -634,7 +661,8 @@ CASES = {"busybox": case_busybox, "killed-parent": case_killed_parent,
          "dyn-go-exit": case_dyn_go_exit, "dyn-spawn": case_dyn_spawn,
          "make-go": case_make_go, "daemon": case_daemon,
          "dyn-setid": case_dyn_setid, "dyn-opt-out": case_dyn_opt_out,
-         "dyn-exec-fail": case_dyn_exec_fail, "dyn-stop": case_dyn_stop}
+         "dyn-exec-fail": case_dyn_exec_fail, "dyn-stop": case_dyn_stop,
+         "dyn-spawn-threads": case_dyn_spawn_threads}
 
 
 def main():
