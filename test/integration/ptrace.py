@@ -46,6 +46,9 @@ library), which asks the collector to trace them:
                 prints untraced
   dyn-spawn-threads  four Python threads at once posix_spawn and vfork
                 static programs that fork: every process and status
+  dyn-thread-exec  a thread of Python, not its first, execs a static
+                program that forks: it takes the process's pid, and is
+                recorded as strace sees it
   make-go       make (which starts its recipes with posix_spawn) runs
                 `go build -a` of a small cgo program
   daemon        dyn-busybox's command under `proftrace daemon`, with
@@ -99,10 +102,11 @@ def check(ok, msg):
         print("ptrace: FAIL: " + msg, file=sys.stderr)
 
 
+# strace pads the result of a short line to a column: ")   = 0".
 EXEC_DONE = re.compile(r"^(\d+) +(?:execve\(|<\.\.\. execve resumed>).*"
-                       r"\) = 0$")
+                       r"\) += 0$")
 MADE = re.compile(r"^(\d+) +(?:(?:clone3?|fork|vfork)\(|<\.\.\. "
-                  r"(?:clone3?|fork|vfork) resumed>).*\) = (\d+)$")
+                  r"(?:clone3?|fork|vfork) resumed>).*\) += (\d+)$")
 
 
 def made_in(path):
@@ -535,6 +539,21 @@ def case_dyn_spawn_threads():
     untraced_same("dyn-spawn-threads", cmd, out, rc=0)
 
 
+THREAD_EXEC = r"""
+import os, threading, time
+def go():
+    os.execv("/usr/bin/busybox", ["busybox", "sh", "-c",
+                                   "(exit 3); busybox true; exit 5"])
+threading.Thread(target=go).start()
+time.sleep(10)
+"""
+
+
+def case_dyn_thread_exec():
+    compare("dyn-thread-exec", ["/usr/bin/python3", "-c", THREAD_EXEC],
+            rc=5)
+
+
 def case_make_go():
     if not shutil.which("go") or not shutil.which("make"):
         print("ptrace: SKIP make-go: no go or make command")
@@ -662,7 +681,8 @@ CASES = {"busybox": case_busybox, "killed-parent": case_killed_parent,
          "make-go": case_make_go, "daemon": case_daemon,
          "dyn-setid": case_dyn_setid, "dyn-opt-out": case_dyn_opt_out,
          "dyn-exec-fail": case_dyn_exec_fail, "dyn-stop": case_dyn_stop,
-         "dyn-spawn-threads": case_dyn_spawn_threads}
+         "dyn-spawn-threads": case_dyn_spawn_threads,
+         "dyn-thread-exec": case_dyn_thread_exec}
 
 
 def main():
