@@ -96,7 +96,11 @@ static int lib_left_out(const struct pt_chan *ch, struct pt_body *b,
 	return 1;
 }
 
-/* Announce an exec; ch is for exec_failed, should the exec return. */
+/*
+ * Announce an exec; ch is for exec_failed, should the exec return.  An
+ * exec of a program that will say nothing from inside (static, Go) asks
+ * the collector to trace it, once its EXEC is out (seize.c).
+ */
 static void exec_announce(struct pt_chan *ch, enum pt_call call,
 			  const char *path, char *const argv[])
 {
@@ -104,9 +108,12 @@ static void exec_announce(struct pt_chan *ch, enum pt_call call,
 	struct pt_item item[2];
 	char cpu[64];
 	uint64_t now;
-	int nolib;
+	int nolib, kind = -1;
+	int search = call == PT_CALL_EXECVP || call == PT_CALL_EXECVPE ||
+		     call == PT_CALL_EXECLP;
 
 	ch->exec_left = 0;
+	ch->seized = 0;
 	if (pt_chan_get(ch, PT_USE_EXEC, 0) < 0)
 		return;
 	exec_body(&b, PT_REC_EXEC, (uint32_t)pt_sys_getppid(), call);
@@ -121,8 +128,7 @@ static void exec_announce(struct pt_chan *ch, enum pt_call call,
 	 * fork_pending), and writes nothing. */
 	if (!nolib && __atomic_load_n(&pt.fork_pending, __ATOMIC_ACQUIRE) &&
 	    pt.mbox_slot && ch->owner &&
-	    pt_target_loads(path, call == PT_CALL_EXECVP ||
-			    call == PT_CALL_EXECVPE || call == PT_CALL_EXECLP) &&
+	    (kind = pt_target_kind(path, search)) == PT_TARGET_LOADS &&
 	    pt_mbox_put(pt.mbox_slot - 1, ch, &b, now) == 0) {
 		ch->exec_left = 1;
 		return;
@@ -135,6 +141,13 @@ static void exec_announce(struct pt_chan *ch, enum pt_call call,
 	/* Closed before the exec runs: the program's exec must not find a
 	 * number of ours taken (fexecve of a descriptor it closed). */
 	pt_chan_put(ch);
+	/* A library left out by a sandbox: the /proc watcher's, as before. */
+	if (!nolib && !pt.off) {
+		if (kind < 0)
+			kind = pt_target_kind_seen(path, search);
+		if (kind == PT_TARGET_TRACE)
+			ch->seized = pt_seize_ask(ch->owner, PT_SEIZE_EXEC);
+	}
 }
 
 /* The exec returned: say so, release ch, leave errno as it was. */
@@ -143,6 +156,9 @@ static void exec_failed(struct pt_chan *ch, enum pt_call call)
 	struct pt_body b;
 	int err = errno;
 
+	/* Still the program that asked: no longer one to trace. */
+	if (ch->seized)
+		pt_seize_ask(ch->owner, PT_SEIZE_RELEASE);
 	/* Not after the EXEC timed out (pt.off): one wait per process. */
 	if (ch->kind && !pt.off) {
 		if (ch->exec_left)      /* the EXEC first, as it happened */
@@ -504,8 +520,11 @@ PT_EXPORT int execveat(int dirfd, const char *pathname, char *const argv[],
 
 /* ---- posix_spawn, system, popen ---- */
 
+/* at (0: now): sent at once, not held, stamped before the call: the
+ * collector traces the child and writes what it does, which the SPAWN
+ * must come before. */
 static void send_spawn(enum pt_call call, pid_t child, const char *path,
-		       char *const argv[])
+		       char *const argv[], uint64_t at)
 {
 	struct pt_chan ch;
 	struct pt_body b;
@@ -517,9 +536,9 @@ static void send_spawn(enum pt_call call, pid_t child, const char *path,
 	exec_body(&b, PT_REC_SPAWN, (uint32_t)child, call);
 	b.path = path;
 	b.argv = argv;
-	now = pt_now_ns();
+	now = at ? at : pt_now_ns();
 	/* Usually held until the child is reaped (defer.c). */
-	if (lib_left_out(&ch, &b, &item) ||
+	if (lib_left_out(&ch, &b, &item) || at ||
 	    pt_defer_hold(&ch, &b, child, now) < 0)
 		pt_send_record(&ch, &b, now);
 	pt_chan_put(&ch);
@@ -572,16 +591,28 @@ static BIG int spawn_traced(spawn_fn *real, enum pt_call call, int search,
 			    char *const envp[])
 {
 	pid_t child = 0;
-	int rc;
+	int rc, traced = 0;
+	uint64_t at = 0;
 
 	REPAIRED_ENV(env, envp, path, search);
+	/* The child runs none of our code before its exec: for a program
+	 * that will say nothing from inside, the caller is traced for the
+	 * length of the call, and the kernel traces the child from its
+	 * clone (doc/design.md, "What the collector traces"). */
+	if (!pt.off && pt.ready &&
+	    pt_target_kind_seen(path, search) == PT_TARGET_TRACE)
+		traced = pt_seize_ask(1, PT_SEIZE_SPAWN);
+	if (traced)
+		at = pt_now_ns();
 	pt_errno_restore(saved);
 	rc = real(&child, path, fa, attr, argv, env);
 	saved = errno;
+	if (traced)
+		pt_seize_ask(1, PT_SEIZE_RELEASE);
 	if (pid && rc == 0)
 		*pid = child;
 	if (rc == 0)
-		send_spawn(call, child, path, argv);
+		send_spawn(call, child, path, argv, at);
 	else
 		send_spawn_failed(call, rc, path, argv);
 	pt_errno_restore(saved);

@@ -69,6 +69,8 @@ struct pt_chan {
 	int owner;              /* hook, as it costs a system call; and */
 				/* whether pid is pt.owner */
 	int exec_left;          /* the EXEC went to the mailbox, not sent */
+	int seized;             /* the collector traces the caller through
+				   its exec (seize.c): let go if it fails */
 	uint64_t stream;        /* the run log's stream these frames are on */
 	uint32_t hello;         /* the HELLO a new connection starts with
 				   (0: the caller's first frame is one) */
@@ -570,11 +572,30 @@ PT_HIDDEN void pt_stack_note_limit(void);
 /* ---- the image about to be exec'd (target.c) ---- */
 
 /*
- * Fork child: does the image file (searched in PATH like execvp if search
- * and it has no slash) load the library, so that it reports itself?  1,
- * or 0 if not or unknown.  errno preserved.
+ * What the image file (searched in PATH like execvp if search and it has
+ * no slash) will be: PT_TARGET_LOADS, it loads the library and reports
+ * itself; PT_TARGET_TRACE, it will not or is Go (it bypasses libc), and
+ * the collector may trace it (neither set-id nor with file
+ * capabilities); 0, neither, or unknown.  errno preserved.
  */
-PT_HIDDEN int pt_target_loads(const char *file, int search);
+enum { PT_TARGET_LOADS = 1, PT_TARGET_TRACE = 2 };
+PT_HIDDEN int pt_target_kind(const char *file, int search);
+/* The same, but an absolute path found to load the library before is
+ * taken as still loading it, without a system call. */
+PT_HIDDEN int pt_target_kind_seen(const char *file, int search);
+
+/* ---- asking to be traced (seize.c) ---- */
+
+/*
+ * Ask the collector to trace the calling thread (with ptrace event
+ * stops) through the exec it is about to make (what: PT_SEIZE_EXEC) or
+ * the posix_spawn it is about to call (PT_SEIZE_SPAWN), or to let it go
+ * after that (PT_SEIZE_RELEASE), and wait a bounded while for the
+ * answer; owner as the caller's pt_chan's.  1 if done, 0 if not (opted
+ * out with PROFTRACE_PTRACE=0, no collector, refused, or no answer in
+ * time).  errno preserved.
+ */
+PT_HIDDEN int pt_seize_ask(int owner, int what);
 
 /*
  * Is file (searched in PATH if search and it has no '/') an ELF program

@@ -15,11 +15,18 @@
  * would have reported itself anyway.
  *
  * Four system calls (open, statx, pread, close) on a file the exec reads
- * next; no allocation, bounded stack, fork children only.
+ * next; no allocation, bounded stack.
+ *
+ * The same look tells whether the collector should trace the image
+ * (seize.c): one that will not load the library (no PT_INTERP) or is Go
+ * (its build-id note, in the first page), set-id and file capabilities
+ * excepted.  Exec hooks that have no mailbox to fill, and posix_spawn,
+ * look too, once per absolute path that loads the library.
  */
 #include <elf.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdint.h>
 #include <sys/stat.h>
 
 #include "pt-preload.h"
@@ -36,22 +43,52 @@ typedef Elf32_Ehdr ehdr_t;
 typedef Elf32_Phdr phdr_t;
 #endif
 
-#define HEAD 512        /* the ELF header and, usually, every program header */
+/* The ELF header, usually every program header, and the first page's
+ * notes: Go's linker puts its build-id note there. */
+#define HEAD 4096
 
-enum { LOADS, NOT, SCRIPT, MISSING };
+enum { LOADS, NOT, SCRIPT, MISSING, TRACE };
 
 static ssize_t pread_at(int fd, void *buf, size_t n, off_t off)
 {
 	return (ssize_t)PT_SC6(SYS_pread64, fd, buf, n, off, 0, 0);
 }
 
-/* Does fd's ELF image ask for an interpreter?  buf holds its first got bytes. */
-static int has_interp(int fd, const unsigned char *buf, size_t got)
+/*
+ * Is a Go build-id note (owner "Go", type 4, as Go's linker writes it)
+ * in note segment ph, if that lies within the got bytes at buf?
+ */
+static int go_note(const unsigned char *buf, size_t got, const phdr_t *ph)
+{
+	size_t at = ph->p_offset, end = ph->p_offset + ph->p_filesz;
+
+	if (ph->p_offset >= got || ph->p_filesz > got - ph->p_offset)
+		return 0;
+	while (at + 12 <= end) {
+		const uint32_t *nh = (const void *)(buf + at);
+		size_t nsz = (nh[0] + 3u) & ~3u, dsz = (nh[1] + 3u) & ~3u;
+
+		if (nsz > end - at - 12 || dsz > end - at - 12 - nsz)
+			return 0;
+		/* Go's linker pads the owner: "Go\0\0", size 4. */
+		if ((nh[0] == 3 || nh[0] == 4) && nh[2] == 4 &&
+		    !pt_strncmp((const char *)buf + at + 12, "Go", 3))
+			return 1;
+		at += 12 + nsz + dsz;
+	}
+	return 0;
+}
+
+/* Does fd's ELF image ask for an interpreter (*go set if it is Go, as
+ * far as the first got bytes, in buf, tell)? */
+static int has_interp(int fd, const unsigned char *buf, size_t got, int *go)
 {
 	const ehdr_t *eh = (const void *)buf;
 	unsigned char more[8 * sizeof(phdr_t)];
 	size_t i;
+	int interp = 0;
 
+	*go = 0;
 	if (got < sizeof *eh || eh->e_ident[EI_CLASS] !=
 	    (sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32) ||
 	    eh->e_phentsize != sizeof(phdr_t) || eh->e_phnum > 256)
@@ -63,22 +100,44 @@ static int has_interp(int fd, const unsigned char *buf, size_t got)
 		if (at + sizeof *ph <= got) {
 			ph = (const void *)(buf + at);
 		} else {
+			/* Past the first page: no Go note is looked for. */
 			size_t k = i % 8;
 
+			if (interp)
+				return 1;
 			if (k == 0 && pread_at(fd, more, sizeof more,
 					       (off_t)at) < (ssize_t)sizeof *ph)
 				return 0;
 			ph = (const void *)(more + k * sizeof *ph);
 		}
 		if (ph->p_type == PT_INTERP)
-			return 1;
+			interp = 1;
+		else if (ph->p_type == PT_NOTE && at + sizeof *ph <= got &&
+			 go_note(buf, got, ph))
+			*go = 1;
 	}
-	return 0;
+	return interp;
+}
+
+/*
+ * Will the kernel give the image at fd its file capabilities (an
+ * unprivileged tracer would take them)?  Asked only of images to trace.
+ */
+static int has_caps(int fd)
+{
+	int saved = errno, v;
+	long r = PT_SC5(SYS_fgetxattr, fd, "security.capability", NULL, 0, 0);
+
+	v = r > 0 || (r < 0 && errno != ENODATA && errno != ENOTSUP);
+	pt_errno_restore(saved);
+	return v;
 }
 
 /*
  * LOADS, NOT, SCRIPT with its interpreter's path in interp (cap bytes),
- * or MISSING (cannot be opened).
+ * TRACE (an ELF image of our class that will not load the library, or
+ * Go, and is neither set-id nor has file capabilities: the collector may
+ * trace it), or MISSING (cannot be opened).
  */
 static int classify(const char *path, char *interp, size_t cap)
 {
@@ -96,7 +155,14 @@ static int classify(const char *path, char *interp, size_t cap)
 	got = pread_at(fd, buf, sizeof buf, 0);
 	if (got >= 4 && buf[0] == ELFMAG0 && buf[1] == ELFMAG1 &&
 	    buf[2] == ELFMAG2 && buf[3] == ELFMAG3) {
-		r = has_interp(fd, buf, (size_t)got) ? LOADS : NOT;
+		int go;
+
+		r = has_interp(fd, buf, (size_t)got, &go) && !go ? LOADS : NOT;
+		if (r == NOT && got >= (ssize_t)sizeof(ehdr_t) &&
+		    ((const ehdr_t *)(const void *)buf)->e_ident[EI_CLASS] ==
+		    (sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32) &&
+		    !has_caps(fd))
+			r = TRACE;
 	} else if (got > 2 && buf[0] == '#' && buf[1] == '!') {
 		ssize_t i = 2;
 		size_t n = 0;
@@ -116,15 +182,21 @@ out:
 }
 
 /* 1 if path's image loads the library, 0 if not, -1 if path is missing. */
+/* PT_TARGET_LOADS, PT_TARGET_TRACE or 0 for path's image, -1 if path
+ * is missing. */
 static int loads(const char *path)
 {
 	char interp[256];
+	int r = classify(path, interp, sizeof interp);
 
-	switch (classify(path, interp, sizeof interp)) {
+	/* the kernel goes one level deeper; so do we */
+	if (r == SCRIPT)
+		r = classify(interp, interp, sizeof interp);
+	switch (r) {
 	case LOADS:
-		return 1;
-	case SCRIPT:    /* the kernel goes one level deeper; so do we */
-		return classify(interp, interp, sizeof interp) == LOADS;
+		return PT_TARGET_LOADS;
+	case TRACE:
+		return PT_TARGET_TRACE;
 	case MISSING:
 		return -1;
 	default:
@@ -239,7 +311,50 @@ int pt_target_foreign(const char *file, int search)
 	return r;
 }
 
-int pt_target_loads(const char *file, int search)
+/*
+ * Absolute paths whose image loaded the library when this process (or a
+ * vfork child of it) looked: an exec or spawn of one that has no
+ * mailbox to fill asks no system call again.  Only that verdict is
+ * kept: a file rebuilt static or set-id since is then not traced but
+ * watched, as before, never traced wrongly.  Slots are single words
+ * stored and loaded atomically, a hash of the path (0: empty): threads
+ * and vfork children may write them at once, and a collision costs a
+ * static program its trace, nothing else.
+ */
+#define SEEN_SLOTS 16
+static uintptr_t seen[SEEN_SLOTS];      /* a word: no libatomic on i386 */
+static unsigned seen_next;
+
+static uintptr_t path_hash(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 0x100000001b3ull;
+	return (uintptr_t)(h ^ (h >> 32)) | 1;
+}
+
+int pt_target_kind_seen(const char *file, int search)
+{
+	uintptr_t h = 0;
+	unsigned i;
+	int r;
+
+	if (!search && file && file[0] == '/') {
+		h = path_hash(file);
+		for (i = 0; i < SEEN_SLOTS; i++)
+			if (__atomic_load_n(&seen[i], __ATOMIC_RELAXED) == h)
+				return PT_TARGET_LOADS;
+	}
+	r = pt_target_kind(file, search);
+	if (r == PT_TARGET_LOADS && h) {
+		i = __atomic_fetch_add(&seen_next, 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&seen[i % SEEN_SLOTS], h, __ATOMIC_RELAXED);
+	}
+	return r;
+}
+
+int pt_target_kind(const char *file, int search)
 {
 	int saved = errno, r;
 
@@ -248,7 +363,7 @@ int pt_target_loads(const char *file, int search)
 	else if (search && !pt_strchr(file, '/'))
 		r = searched(file, loads);
 	else
-		r = loads(file) > 0;
+		r = loads(file);
 	pt_errno_restore(saved);
-	return r;
+	return r > 0 ? r : 0;
 }

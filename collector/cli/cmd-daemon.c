@@ -19,6 +19,7 @@
 #include "proftrace/wire.h"
 #include "base/quote.h"
 #include "collect/finish.h"
+#include "collect/ptrace.h"
 #include "collect/rundir.h"
 #include "collect/server.h"
 #include "base/strbuf.h"
@@ -26,7 +27,7 @@
 
 struct daemon_opts {
 	const char *output, *socket;
-	int detach, force, files;
+	int detach, force, files, no_ptrace;
 	struct pt_finish fin;           /* --csv ..., --redact */
 };
 
@@ -38,7 +39,10 @@ static const char help_head[] =
 	"  --files               also record the files each program reads,\n"
 	"                        writes and probes (the LD_PRELOAD printed\n"
 	"                        names the file-access library too; by hand:\n"
-	"                        PROFTRACE_FILES=1 beside LD_PRELOAD)\n";
+	"                        PROFTRACE_FILES=1 beside LD_PRELOAD)\n"
+	"  --no-ptrace           never trace static and Go programs with\n"
+	"                        ptrace (PROFTRACE_PTRACE=0 does the same):\n"
+	"                        they are watched from /proc\n";
 /* Then the end-of-run outputs (collect/finish.h). */
 static const char help_tail[] =
 	"  --detach              run in the background, logging to CAPTURE.log;\n"
@@ -82,16 +86,37 @@ static void print_exports(FILE *f, const char *prefix, struct pt_server *s,
 	pt_sb_release(&sb);
 }
 
+struct sigs {
+	int fd;
+	int chld_fd;                    /* SIGCHLD, while something is traced */
+	struct pt_tracer *tracer;       /* NULL: nothing is traced */
+};
+
 static void on_signal(struct pt_server *s, void *arg)
 {
 	struct signalfd_siginfo si;
-	int *sig = arg;
+	struct sigs *g = arg;
 
-	while (read(*sig, &si, sizeof si) == (ssize_t)sizeof si) {
+	while (read(g->fd, &si, sizeof si) == (ssize_t)sizeof si) {
 		pt_warn("%s received, finishing the capture",
 			strsignal((int)si.ssi_signo));
 		pt_server_stop(s);
 	}
+}
+
+/* A tracee stopped or ended: the tracer resumes it, or writes its end
+ * (the daemon has no root: nothing else is waited for). */
+static void on_child(struct pt_server *s, void *arg)
+{
+	struct signalfd_siginfo si;
+	struct sigs *g = arg;
+	struct rusage ru;
+	int ws;
+
+	(void)s;
+	while (read(g->chld_fd, &si, sizeof si) == (ssize_t)sizeof si)
+		;
+	pt_tracer_wait(g->tracer, &ws, &ru);
 }
 
 /*
@@ -152,17 +177,18 @@ static int detach(struct pt_server *s, int log_fd, const char *sock,
 
 static int parse(int argc, char **argv, struct daemon_opts *o)
 {
-	struct option opts[6 + PT_FINISH_NOPTS + 1] = {
+	struct option opts[7 + PT_FINISH_NOPTS + 1] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "socket", required_argument, NULL, 's' },
 		{ "detach", no_argument, NULL, 'd' },
 		{ "force", no_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "files", no_argument, NULL, 'F' },
+		{ "no-ptrace", no_argument, NULL, 'P' },
 	};
 	int c;
 
-	pt_finish_options(opts, 6);
+	pt_finish_options(opts, 7);
 	while ((c = pt_finish_getopt(&o->fin, argc, argv, "o:h",
 				     opts)) != -1) {
 		switch (c) {
@@ -171,6 +197,7 @@ static int parse(int argc, char **argv, struct daemon_opts *o)
 		case 'd': o->detach = 1; break;
 		case 'f': o->force = 1; break;
 		case 'F': o->files = 1; break;
+		case 'P': o->no_ptrace = 1; break;
 		case 'h':
 			pt_finish_help(&o->fin, pt_cmd_daemon.name,
 				       pt_cmd_daemon.usage, help_head, help_tail);
@@ -194,7 +221,8 @@ static int run(int argc, char **argv)
 	char *userdir = NULL, *visible = NULL, *preload = NULL;
 	char *log_path = NULL, *files = NULL, *files_visible = NULL;
 	int log_made = 0;
-	int sig_fd = -1, log_fd = -1, status = 1, started = 0;
+	struct sigs g = { -1, -1, NULL };
+	int log_fd = -1, status = 1, started = 0;
 	struct stat sb;
 	sigset_t set;
 
@@ -274,8 +302,8 @@ static int run(int argc, char **argv)
 	sigprocmask(SIG_BLOCK, &set, NULL);
 	/* A log reader that went away must not kill the collector. */
 	signal(SIGPIPE, SIG_IGN);
-	sig_fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
-	if (sig_fd < 0 || pt_server_watch(s, sig_fd, on_signal, &sig_fd) < 0) {
+	g.fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (g.fd < 0 || pt_server_watch(s, g.fd, on_signal, &g) < 0) {
 		pt_warn("signalfd: %s", strerror(errno));
 		goto out;
 	}
@@ -290,6 +318,25 @@ static int run(int argc, char **argv)
 		print_exports(stderr, "  ", s, sock, preload, 0);
 	}
 	started = 1;
+	if (!o.no_ptrace && pt_tracer_wanted()) {
+		/* Static and Go programs that processes with the library
+		 * exec are traced (doc/design.md, "What the collector
+		 * traces"): their stops and ends come as SIGCHLD.  Made by
+		 * the process that stays (a detached daemon's child), whose
+		 * own signalfd this must be: epoll hears a signalfd for the
+		 * process that registered it. */
+		sigset_t chld;
+
+		sigemptyset(&chld);
+		sigaddset(&chld, SIGCHLD);
+		sigprocmask(SIG_BLOCK, &chld, NULL);
+		g.chld_fd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
+		if (g.chld_fd >= 0 &&
+		    pt_server_watch(s, g.chld_fd, on_child, &g) == 0) {
+			g.tracer = pt_tracer_new(pt_server_put_synth, s);
+			pt_server_set_tracer(s, g.tracer);
+		}
+	}
 	/* Named where an image started without the exports finds it: by
 	 * the process that holds the run log now, a detached daemon's
 	 * child. */
@@ -310,6 +357,8 @@ static int run(int argc, char **argv)
 	if (pt_server_stopped_by(s))
 		pt_warn("stop requested by pid %u",
 			(unsigned)pt_server_stopped_by(s));
+	/* What still runs runs on untraced. */
+	pt_tracer_detach_all(g.tracer);
 	pt_server_shutdown(s);
 	st = pt_server_stats(s);
 	pt_warn("%llu connections, %llu frames, %llu dropped, %llu lost",
@@ -334,9 +383,13 @@ out:
 	}
 	/* Closing the connections last tells a waiting 'proftrace stop'
 	 * that the capture and the outputs are complete. */
+	pt_tracer_mute(g.tracer);
 	pt_server_free(s);
-	if (sig_fd >= 0)
-		close(sig_fd);
+	pt_tracer_free(g.tracer);
+	if (g.fd >= 0)
+		close(g.fd);
+	if (g.chld_fd >= 0)
+		close(g.chld_fd);
 	if (log_fd >= 0)
 		close(log_fd);
 	if (!started) {
@@ -363,7 +416,7 @@ out:
 const struct pt_cmd pt_cmd_daemon = {
 	.name = "daemon",
 	.usage = "-o CAPTURE [--socket PATH] " PT_FINISH_USAGE
-		 "[--detach] [--files] [--force] "
+		 "[--detach] [--files] [--force] [--no-ptrace] "
 		 "[--redact REGEX]...",
 	.summary = "collect from commands started elsewhere until 'proftrace stop'",
 	.run = run,

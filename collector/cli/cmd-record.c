@@ -661,16 +661,16 @@ static int run(int argc, char **argv)
 	/* Traced from its first image on, as long as it loads no library
 	 * (doc/design.md, "What the collector traces"); where the kernel
 	 * refuses, watched as before, without a word. */
-	if (!o.no_ptrace && pt_tracer_wanted() &&
-	    !pt_tracer_privileged(o.command[0])) {
+	if (!o.no_ptrace && pt_tracer_wanted()) {
+		/* Kept where the root is not traced: what its processes ask
+		 * to be traced (static and Go programs they exec) is. */
 		r.tracer = pt_tracer_new(pt_server_put_synth, u.s);
-		if (pt_tracer_seize_root(r.tracer, r.child) == 0) {
-			pt_server_set_tracer(u.s, r.tracer);
+		pt_server_set_tracer(u.s, r.tracer);
+		if (!pt_tracer_privileged(o.command[0]) &&
+		    pt_tracer_seize_root(r.tracer, r.child) == 0)
 			pt_watch_root_traced(pt_server_watcher(u.s), r.child);
-		} else {
-			pt_tracer_free(r.tracer);
-			r.tracer = NULL;
-		}
+		else
+			pt_tracer_set_root(r.tracer, r.child);
 	}
 	close(gate[1]);
 

@@ -106,7 +106,34 @@ static void put_inflated(struct pt_server *s, struct conn *c,
 		pt_sb_release(&s->scratch);     /* keep no 64 MiB around */
 }
 
-/* Update the counters, and act on STOP.  Returns 1 if the frame is kept. */
+/*
+ * SEIZE (wire.h): trace thread tid of c's peer if we can, and say so on
+ * c.  The peer waits a bounded while; a full socket loses the answer,
+ * and the peer then execs as if refused (a tracee all the same).
+ */
+static void seize_answer(struct pt_server *s, struct conn *c, pid_t tid,
+			 int what)
+{
+	unsigned char a[5] = { PT_SEIZE_NO };
+	size_t n = 1;
+	int r = -1;
+
+	if (c->uid == s->uid && s->tracer && !c->from_log)
+		r = pt_tracer_seize_asked(s->tracer, tid, (pid_t)c->pid,
+					  what);
+	if (r == 0) {
+		a[0] = PT_SEIZE_YES;
+	} else if (r == -2) {
+		a[0] = PT_SEIZE_PTRACER;
+		pt_wire_put32(a + 1, (uint32_t)getpid());
+		n = 5;
+	}
+	if (c->w.fd >= 0)
+		(void)!send(c->w.fd, a, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+/* Update the counters, and act on STOP and SEIZE.  Returns 1 if the frame
+ * is kept. */
 static int account(struct pt_server *s, struct conn *c,
 		   const struct pt_record *rec, uint64_t now)
 {
@@ -134,6 +161,9 @@ static int account(struct pt_server *s, struct conn *c,
 			s->stopped_by = c->pid;
 		}
 		/* A control message, not part of the record of the build. */
+		return 0;
+	case PT_REC_SEIZE:
+		seize_answer(s, c, (pid_t)rec->hdr.pid, (int)rec->hdr.origin);
 		return 0;
 	}
 	return 1;

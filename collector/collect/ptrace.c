@@ -37,6 +37,13 @@ enum {
 	T_KNOWN  = 1u << 2,             /* its parent's fork event was seen */
 	T_HELD   = 1u << 3,             /* stopped, waiting for that event */
 	T_EXECED = 1u << 4,             /* it exec'd since it was made */
+	T_ASKED  = 1u << 5,             /* its library asked us to trace it */
+	T_SAID   = 1u << 6,             /* its library sent the EXEC of the
+					 * exec to come */
+	T_LOOSE  = 1u << 7,             /* to let go at its next stop */
+	T_SPAWN  = 1u << 8,             /* in a posix_spawn of a program its
+					 * library cannot enter: the child is
+					 * its SPAWN's */
 };
 
 struct tproc {
@@ -102,6 +109,18 @@ static struct tproc *add(struct pt_tracer *t, pid_t tid)
 	memset(e, 0, sizeof *e);
 	e->tid = e->tgid = tid;
 	return e;
+}
+
+/* A traced thread of process tgid, not one held: its leader, or the
+ * thread that asked to be traced through a posix_spawn.  NULL if none. */
+static struct tproc *find_in(struct pt_tracer *t, pid_t tgid)
+{
+	size_t i;
+
+	for (i = 0; i < t->n; i++)
+		if (t->p[i].tgid == tgid && !(t->p[i].flags & T_HELD))
+			return &t->p[i];
+	return NULL;
 }
 
 static void drop(struct pt_tracer *t, struct tproc *e)
@@ -423,6 +442,7 @@ int pt_tracer_seize_root(struct pt_tracer *t, pid_t pid)
 {
 	struct tproc *e;
 
+	t->root = pid;
 	if (ptrace(PTRACE_SEIZE, pid, 0, (void *)(long)OPTIONS) < 0)
 		return -1;
 	e = add(t, pid);
@@ -430,6 +450,69 @@ int pt_tracer_seize_root(struct pt_tracer *t, pid_t pid)
 	e->flags = T_ROOT | T_KNOWN;
 	t->root = pid;
 	return 0;
+}
+
+/* Is new, made by a clone in process tgid, one of its threads? */
+static int is_thread(pid_t tgid, pid_t tid);
+static int proc_ids(struct pt_tracer *t, pid_t tid, pid_t *tgid,
+		    pid_t *ppid);
+
+/* The thread asked (and its threads we trace) go at their next stop:
+ * its posix_spawn returned, or the exec it asked for failed. */
+static int release(struct pt_tracer *t, struct tproc *e)
+{
+	size_t i;
+
+	if (!(e->flags & (T_SPAWN | T_SAID)))
+		return -1;
+	e->flags &= ~(unsigned)(T_SPAWN | T_SAID);
+	/* Traced before it asked (a Go program's cgo): it stays. */
+	if (!(e->flags & T_ASKED) || e->flags & T_EXECED)
+		return 0;
+	for (i = 0; i < t->n; i++)
+		if (&t->p[i] == e || (t->p[i].flags & T_THREAD &&
+				      t->p[i].tgid == e->tgid)) {
+			t->p[i].flags |= T_LOOSE;
+			if (!(t->p[i].flags & T_HELD))
+				ptrace(PTRACE_INTERRUPT, t->p[i].tid, 0, 0);
+		}
+	return 0;
+}
+
+int pt_tracer_seize_asked(struct pt_tracer *t, pid_t tid, pid_t peer,
+			  int what)
+{
+	struct tproc *e;
+	pid_t tg = 0, pp = 0;
+
+	if (t->detaching || tid <= 0 || peer <= 0 || peer == t->self ||
+	    !is_thread(peer, tid) || proc_ids(t, peer, &tg, &pp) < 0 ||
+	    tg != peer)
+		return -1;
+	e = find(t, tid);
+	if (what == PT_SEIZE_RELEASE)
+		return e ? release(t, e) : -1;
+	if (what != PT_SEIZE_EXEC && what != PT_SEIZE_SPAWN)
+		return -1;
+	if (e) {
+		/* Ours already (a Go program's cgo exec or spawn). */
+		e->flags |= what == PT_SEIZE_EXEC ? T_SAID : T_SPAWN;
+		return 0;
+	}
+	if (ptrace(PTRACE_SEIZE, tid, 0, (void *)(long)OPTIONS) < 0)
+		return errno == EPERM && access("/proc/sys/kernel/yama", F_OK) == 0
+		       ? -2 : -1;
+	e = add(t, tid);
+	e->tgid = peer;
+	e->parent = pp;
+	e->flags = T_KNOWN | T_ASKED |
+		   (what == PT_SEIZE_EXEC ? T_SAID : T_SPAWN);
+	return 0;
+}
+
+void pt_tracer_set_root(struct pt_tracer *t, pid_t pid)
+{
+	t->root = pid;
 }
 
 static void resume(pid_t tid, int sig)
@@ -459,13 +542,15 @@ static void on_new(struct pt_tracer *t, struct tproc *pe, int event)
 	unsigned long msg = 0;
 	struct tproc *c;
 	pid_t tid, ptgid = pe->tgid;
-	int thread;
+	int thread, spawned;
 
 	if (ptrace(PTRACE_GETEVENTMSG, pe->tid, 0, &msg) < 0 || !msg)
 		return;
 	tid = (pid_t)msg;
 	thread = event == PTRACE_EVENT_CLONE && is_thread(ptgid, tid);
-	if (!thread)
+	/* A spawn's child: the library's SPAWN says it, and its exec. */
+	spawned = !thread && pe->flags & T_SPAWN;
+	if (!thread && !spawned)
 		put_fork(t, ptgid, tid, event);
 	c = find(t, tid);
 	if (!c && t->detaching)
@@ -474,7 +559,7 @@ static void on_new(struct pt_tracer *t, struct tproc *pe, int event)
 		c = add(t, tid);
 	c->tgid = thread ? ptgid : tid;
 	c->parent = ptgid;
-	c->flags |= T_KNOWN | (thread ? T_THREAD : 0);
+	c->flags |= T_KNOWN | (thread ? T_THREAD : 0) | (spawned ? T_SAID : 0);
 	if (c->flags & T_HELD) {
 		c->flags &= ~(unsigned)T_HELD;
 		if (t->detaching)
@@ -482,6 +567,30 @@ static void on_new(struct pt_tracer *t, struct tproc *pe, int event)
 		else
 			resume(tid, 0);
 	}
+}
+
+/*
+ * pe, which asked to be traced through an exec that then failed, made a
+ * process or thread: both go, untraced (the new one at its first stop),
+ * and its library's hooks say what they do, as before it asked.
+ */
+static void on_loose_new(struct pt_tracer *t, struct tproc *pe)
+{
+	unsigned long msg = 0;
+	struct tproc *c;
+
+	if (ptrace(PTRACE_GETEVENTMSG, pe->tid, 0, &msg) == 0 && msg) {
+		c = find(t, (pid_t)msg);
+		if (c && c->flags & T_HELD) {
+			let_go(t, c, 0);
+		} else if (!c) {
+			c = add(t, (pid_t)msg);
+			c->flags = T_LOOSE;
+		}
+	}
+	pe = find(t, pe->tid);
+	if (pe)
+		let_go(t, pe, 0);
 }
 
 static void on_exec(struct pt_tracer *t, struct tproc *e)
@@ -499,10 +608,12 @@ static void on_exec(struct pt_tracer *t, struct tproc *e)
 		if (!e)
 			return;
 	}
-	/* The root's first image is record's SPAWN already. */
-	if (!(e->flags & T_ROOT) || e->flags & T_EXECED)
+	/* The root's first image is record's SPAWN already, and one the
+	 * library announced its EXEC. */
+	if (!(e->flags & T_SAID) &&
+	    (!(e->flags & T_ROOT) || e->flags & T_EXECED))
 		put_exec(t, e);
-	e->flags |= T_EXECED;
+	e->flags = (e->flags | T_EXECED) & ~(unsigned)T_SAID;
 	if (speaks(t, e->tid))
 		let_go(t, e, 0);
 	else
@@ -549,7 +660,7 @@ static void release_held(struct pt_tracer *t)
 		/* A thread's maker is its own process; a process's, its
 		 * parent: held while that is traced, its event to come. */
 		thread = tg != e->tid;
-		pe = find(t, thread ? tg : pp);
+		pe = find_in(t, thread ? tg : pp);
 		if (pe && !(pe->flags & T_HELD))
 			continue;
 		e->tgid = tg;
@@ -572,7 +683,14 @@ static void on_stop(struct pt_tracer *t, pid_t tid, int status)
 {
 	int event = (unsigned)status >> 16, sig = WSTOPSIG(status);
 	struct tproc *e = find(t, tid);
+	unsigned long former = 0;
 
+	/* A thread we were asked to trace exec'd, and took its process's
+	 * pid, the leader's, which we do not trace. */
+	if (!e && event == PTRACE_EVENT_EXEC &&
+	    ptrace(PTRACE_GETEVENTMSG, tid, 0, &former) == 0 &&
+	    (e = find(t, (pid_t)former)) && e->tgid == tid)
+		e->tid = tid;
 	if (!e) {
 		if (t->detaching) {
 			ptrace(PTRACE_DETACH, tid, 0, 0);
@@ -590,7 +708,10 @@ static void on_stop(struct pt_tracer *t, pid_t tid, int status)
 		release_held(t);
 		return;
 	}
-	if (t->detaching) {
+	if (t->detaching || (e->flags & T_LOOSE &&
+			     event != PTRACE_EVENT_FORK &&
+			     event != PTRACE_EVENT_VFORK &&
+			     event != PTRACE_EVENT_CLONE)) {
 		let_go(t, e, event ? 0 : sig);
 		return;
 	}
@@ -598,6 +719,14 @@ static void on_stop(struct pt_tracer *t, pid_t tid, int status)
 	case PTRACE_EVENT_FORK:
 	case PTRACE_EVENT_VFORK:
 	case PTRACE_EVENT_CLONE:
+		if (!(e->flags & T_SPAWN) && (e->flags & T_LOOSE ||
+		    (e->flags & T_ASKED && !(e->flags & T_EXECED)))) {
+			/* Its exec failed, or its spawn is done: it is the
+			 * program that asked, which speaks for itself and
+			 * what it starts. */
+			on_loose_new(t, e);
+			break;
+		}
 		on_new(t, e, event);
 		/* on_new may have moved the table */
 		resume(tid, 0);
@@ -642,7 +771,8 @@ static int on_end(struct pt_tracer *t, pid_t tid, int status,
 	}
 	if (!e)
 		return 0;
-	if (!(e->flags & T_THREAD) && e->tgid == tid) {
+	if (!(e->flags & T_THREAD) && e->tgid == tid &&
+	    (!(e->flags & T_ASKED) || e->flags & T_EXECED)) {
 		put_reap(t, e->parent, tid, status, ru);
 		drop(t, e);
 		release_held(t);

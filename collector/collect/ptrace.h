@@ -48,9 +48,31 @@ int pt_tracer_privileged(const char *file);
 /*
  * Trace pid, a child of ours that has not exec'd yet (it waits for us).
  * 0, or -1 when the kernel refuses (already traced, Yama, seccomp): then
- * nothing is traced and the watcher does what it always did.
+ * the root is watched as it always was, and only what its processes ask
+ * for is traced.  Either way its end is what pt_tracer_wait() returns.
  */
 int pt_tracer_seize_root(struct pt_tracer *t, pid_t pid);
+
+/* pid is the run's root, a child of ours that is not traced (a set-id
+ * command): pt_tracer_wait() returns its end. */
+void pt_tracer_set_root(struct pt_tracer *t, pid_t pid);
+
+/*
+ * What thread tid of process peer (SO_PEERCRED of the connection that
+ * asked) asks (what: enum pt_seize_what, wire.h).  PT_SEIZE_EXEC: it is
+ * about to exec a program its library cannot enter, and has sent the
+ * EXEC, so the tracer sends none for that exec (its FORKs, a later EXEC
+ * and its REAP, as for the root's).  PT_SEIZE_SPAWN: it is about to
+ * posix_spawn one; the child is traced from its clone, and neither its
+ * FORK nor its first EXEC is sent (the library's SPAWN says both).
+ * PT_SEIZE_RELEASE: that call returned, or that exec failed; it and its
+ * threads are let go at their next stop.  0 (done, or ours already); -2 when the kernel
+ * refused and Yama is there (peer may name us with PR_SET_PTRACER and
+ * ask again); -1 otherwise (tid is no thread of peer, already traced by
+ * another, or refused).
+ */
+int pt_tracer_seize_asked(struct pt_tracer *t, pid_t tid, pid_t peer,
+			  int what);
 
 /* Is pid (a process, not a thread) traced now? */
 int pt_tracer_has(const struct pt_tracer *t, pid_t pid);

@@ -315,6 +315,7 @@ void pt_server_put_synth(void *s, const void *frame, size_t len)
 void pt_server_set_tracer(struct pt_server *s, struct pt_tracer *t)
 {
 	s->tracer = t;
+	pt_watch_set_tracer(s->watch, t);
 }
 
 /* ---- the loop ---- */

@@ -1,5 +1,6 @@
 /* Watching unreachable subtrees through /proc and pidfds; see watch.h. */
 #include "collect/watch.h"
+#include "collect/ptrace.h"
 
 #include <dirent.h>
 #include <elf.h>
@@ -81,6 +82,7 @@ struct pt_watch {
 	int64_t boot_to_mono;           /* add to CLOCK_BOOTTIME: monotonic */
 	long hz;
 	pid_t self;
+	const struct pt_tracer *tracer; /* whose tracees are not watched */
 	struct pt_sb frame, buf;
 };
 
@@ -514,6 +516,11 @@ void pt_watch_root(struct pt_watch *w, pid_t pid, char *const *argv,
 		e->start_ticks = ps.start;
 }
 
+void pt_watch_set_tracer(struct pt_watch *w, const struct pt_tracer *t)
+{
+	w->tracer = t;
+}
+
 void pt_watch_root_traced(struct pt_watch *w, pid_t pid)
 {
 	struct wproc *e = find_pid(w, pid);
@@ -565,6 +572,9 @@ static void check_pid(struct pt_watch *w, pid_t pid)
 	int watch;
 
 	if (e && e->state & (WS_WATCH | WS_FOUND | WS_SKIP))
+		return;
+	/* Traced: its forks, execs and end are the tracer's to tell. */
+	if (pt_tracer_has(w->tracer, pid))
 		return;
 	snprintf(path, sizeof path, "/proc/%d/exe", (int)pid);
 	if (stat(path, &st) == 0)

@@ -65,6 +65,11 @@ void pt_watch_frame(struct pt_watch *w, const struct pt_record *rec,
 void pt_watch_root(struct pt_watch *w, pid_t pid, char *const *argv,
 		   uint64_t start_ns);
 
+struct pt_tracer;
+
+/* Processes t traces (collect/ptrace.h) are never watched. */
+void pt_watch_set_tracer(struct pt_watch *w, const struct pt_tracer *t);
+
 /* `record` traces its command (collect/ptrace.h): watch nothing under
  * it. */
 void pt_watch_root_traced(struct pt_watch *w, pid_t pid);

@@ -72,7 +72,34 @@ enum pt_rec_type {
 	PT_REC_STOP        = 8,         /* control: `proftrace stop` */
 	PT_REC_TRACE       = 9,         /* a trace file a program wrote */
 	PT_REC_FILES       = 10,        /* files an image read and wrote */
+	PT_REC_SEIZE       = 11,        /* control: trace me (see below) */
 	PT_REC_TYPE_MAX
+};
+
+/*
+ * SEIZE: a header alone, on a connection of its own, whose pid is a
+ * thread of the peer (SO_PEERCRED) and whose origin says what it asks
+ * (enum pt_seize_what): to be traced through the exec it is about to
+ * make of a program the library cannot enter, or through the
+ * posix_spawn it is about to call of one (the kernel then traces the
+ * child from its clone), or, that call returned or that exec failed, to
+ * be let go
+ * (doc/design.md, "What the collector traces").  The collector answers
+ * one message: PT_SEIZE_YES once it traces that thread (or will let it
+ * go), PT_SEIZE_NO if it will not, or PT_SEIZE_PTRACER and its pid (4
+ * bytes, little-endian) when the kernel refused it as no ancestor: the
+ * sender names it with prctl(PR_SET_PTRACER) and sends SEIZE again.
+ */
+enum pt_seize_what {
+	PT_SEIZE_EXEC = 0,
+	PT_SEIZE_SPAWN = 1,
+	PT_SEIZE_RELEASE = 2,
+};
+
+enum {
+	PT_SEIZE_YES = 'S',
+	PT_SEIZE_NO = 'N',
+	PT_SEIZE_PTRACER = 'Y',
 };
 
 /* Tail item tags. */

@@ -28,6 +28,40 @@ with the command's status.  The cases:
                 command's status
   setid         (root only) a setuid-root program run by uid 65534 as
                 record's command keeps its privileges: it is not traced
+
+Static and Go programs started by a dynamic process (one that loads the
+library), which asks the collector to trace them:
+
+  dyn-busybox   bash runs `busybox sh -c` with forks and exit statuses;
+                what bash prints is what it prints untraced
+  dyn-killed-parent  a bash that starts a static program and is then
+                SIGKILLed: the program's end, status and parent all the
+                same
+  dyn-go-exit   bash runs a Go program that runs children with os/exec
+                and exits 7
+  dyn-spawn     python's subprocess starts static programs through
+                vfork+exec and through posix_spawn, from a threaded
+                parent, some while SIGALRM comes every 0.5 ms: what it
+                prints (the statuses its waits return) is what it
+                prints untraced
+  dyn-spawn-threads  four Python threads at once posix_spawn and vfork
+                static programs that fork: every process and status
+  dyn-thread-exec  a thread of Python, not its first, execs a static
+                program that forks: it takes the process's pid, and is
+                recorded as strace sees it
+  make-go       make (which starts its recipes with posix_spawn) runs
+                `go build -a` of a small cgo program
+  daemon        dyn-busybox's command under `proftrace daemon`, with
+                LD_PRELOAD and PROFTRACE_SOCKET only
+  dyn-setid     (root only) bash, run by uid 65534, runs a static
+                setuid-root program: it keeps its privileges
+  dyn-opt-out   PROFTRACE_PTRACE=0 and --no-ptrace: a static program
+                bash runs is not traced; without them it is
+  dyn-stop      bash runs `stop`'s static program: what its waitpid calls
+                report, and every process, as untraced
+  dyn-exec-fail a Python, threaded and not, whose exec of a static
+                program fails (EACCES) goes on untraced: its TracerPid,
+                and what it prints, as untraced
 """
 
 import argparse
@@ -68,10 +102,11 @@ def check(ok, msg):
         print("ptrace: FAIL: " + msg, file=sys.stderr)
 
 
+# strace pads the result of a short line to a column: ")   = 0".
 EXEC_DONE = re.compile(r"^(\d+) +(?:execve\(|<\.\.\. execve resumed>).*"
-                       r"\) = 0$")
+                       r"\) += 0$")
 MADE = re.compile(r"^(\d+) +(?:(?:clone3?|fork|vfork)\(|<\.\.\. "
-                  r"(?:clone3?|fork|vfork) resumed>).*\) = (\d+)$")
+                  r"(?:clone3?|fork|vfork) resumed>).*\) += (\d+)$")
 
 
 def made_in(path):
@@ -126,6 +161,11 @@ def record_view(tmp, cmd, env, extra=()):
                        + list(extra) + ["--"] + cmd, env=env,
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     rows = ptcheck.read_csv(out)
+    return r.returncode, r.stdout, r.stderr, rows_view(rows), rows
+
+
+def rows_view(rows):
+    """The capture's rows as strace_view's multiset."""
     by_pid = {}
     for row in rows:
         by_pid.setdefault(row["pid"], []).append(row)
@@ -145,7 +185,8 @@ def record_view(tmp, cmd, env, extra=()):
             end = None
         got.append((row["type"], norm(row["argv"]),
                     norm(par["argv"]) if par else (), end))
-    return r.returncode, r.stdout, r.stderr, collections.Counter(got), rows
+    return collections.Counter(got)
+
 
 
 def racy(k):
@@ -154,14 +195,37 @@ def racy(k):
     return k[0] == "exec" and k[1][-1:] == ("-V=full",)
 
 
-def compare(name, cmd, env=None, rc=None, fresh=None):
+def daemon_view(tmp, cmd, env, extra=()):
+    """cmd run with the exports of a `proftrace daemon` (bare LD_PRELOAD
+    and PROFTRACE_SOCKET), as record_view sees a record run."""
+    cap, out = (os.path.join(tmp, "d" + x) for x in (".ptcap", ".csv"))
+    sockdir = tempfile.mkdtemp(prefix="sock", dir=tmp)
+    sock = os.path.join(sockdir, "s")
+    d = subprocess.run([A.proftrace, "daemon", "-o", cap, "--csv", out,
+                        "--socket", sock, "--detach"] + list(extra),
+                       env=env, stdout=subprocess.PIPE, text=True,
+                       check=True)
+    denv = dict(env)
+    for line in d.stdout.splitlines():
+        k, _, v = line[len("export "):].partition("=")
+        denv[k] = v.strip("'")
+    denv.pop("PROFTRACE_LOG", None)
+    r = subprocess.run(cmd, env=denv, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE)
+    subprocess.run([A.proftrace, "stop", "--socket", sock], env=env,
+                   check=True, stdout=subprocess.DEVNULL)
+    rows = ptcheck.read_csv(out)
+    return r.returncode, r.stdout, r.stderr, rows_view(rows), rows
+
+
+def compare(name, cmd, env=None, rc=None, fresh=None, view=None):
     """fresh(): the environment for each run, made anew (an empty
     cache, so that both runs do the same work)."""
     env = env or dict(os.environ)
     tmp = tempfile.mkdtemp(prefix="ptrace-" + name + "-")
     s_rc, s_out, truth = strace_view(tmp, cmd, fresh() if fresh else env)
-    r_rc, r_out, r_err, got, rows = record_view(tmp, cmd,
-                                                fresh() if fresh else env)
+    r_rc, r_out, r_err, got, rows = (view or record_view)(
+        tmp, cmd, fresh() if fresh else env)
     check(rc is None or s_rc == rc, f"{name}: strace run exited {s_rc}, "
           f"expected {rc}")
     check(r_rc == s_rc, f"{name}: record exited {r_rc}, strace's run {s_rc}")
@@ -363,10 +427,262 @@ def case_setid():
         shutil.rmtree(d, ignore_errors=True)
 
 
+DYN_BUSYBOX = ["bash", "-c",
+               'busybox sh -c "(exit 3); busybox true; /bin/true; '
+               '(busybox sleep 0.1; exit 4) & wait; echo \\$?; exit 5"; '
+               'echo $?; busybox sh -c "busybox sh -c \\"kill -TERM '
+               '\\\\\\$\\\\\\$\\"; exit 6"; echo $?; '
+               'busybox env busybox sh -c "(exit 6)"; exit 2']
+
+
+def untraced_same(name, cmd, out, env=None, rc=None):
+    """What the program printed traced is what it prints untraced."""
+    plain = subprocess.run(cmd, stdout=subprocess.PIPE, env=env)
+    check(out == plain.stdout, f"{name}: traced, the program printed "
+          f"{out!r}; untraced {plain.stdout!r}")
+    check(rc is None or plain.returncode == rc,
+          f"{name}: untraced, exited {plain.returncode}, not {rc}")
+
+
+def case_dyn_busybox():
+    out, _, _ = compare("dyn-busybox", DYN_BUSYBOX, rc=2)
+    untraced_same("dyn-busybox", DYN_BUSYBOX, out, rc=2)
+
+
+def case_dyn_killed_parent():
+    # The inner bash starts a static program and, once it runs, kills
+    # itself; the program goes on, reparented, and ends 9 while the root
+    # waits.  (A parent killed before its child's exec hook ran leaves
+    # the child its adoptive parent's, from its own getppid().)
+    compare("dyn-killed-parent",
+            ["bash", "-c",
+             'bash -c "busybox sh -c \'busybox sleep 0.5; exit 9\' & '
+             'sleep 0.2; kill -KILL \\$\\$"; sleep 1; exit 0'], rc=0)
+
+
+def case_dyn_go_exit():
+    if not shutil.which("go"):
+        print("ptrace: SKIP dyn-go-exit: no go command")
+        return
+    tmp = tempfile.mkdtemp(prefix="ptrace-dyngoexit-")
+    mod = go_module(tmp, 'package main\n\nimport (\n\t"os"\n\t"os/exec"\n)\n\n'
+                    'func main() {\n'
+                    '\texec.Command("/bin/true").Run()\n'
+                    '\texec.Command("busybox", "sh", "-c", "exit 4").Run()\n'
+                    '\texec.Command("busybox", "sh", "-c", "(exit 5)").Run()\n'
+                    '\tos.Exit(7)\n}\n')
+    env = go_env(tmp)
+    env["CGO_ENABLED"] = "0"
+    subprocess.run(["go", "build", "-o", "prog", "."], cwd=mod, env=env,
+                   check=True)
+    cmd = ["bash", "-c", os.path.join(mod, "prog") + '; echo $?; exit 3']
+    out, _, _ = compare("dyn-go-exit", cmd, env=env, rc=3)
+    untraced_same("dyn-go-exit", cmd, out, env=env, rc=3)
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+SPAWNER = r"""
+import signal, subprocess, sys, threading, time
+# another thread runs all along: the parent is threaded
+t = threading.Thread(target=time.sleep, args=(0.5,))
+t.start()
+# and a signal comes every half millisecond, while it asks to be traced,
+# is traced and is let go
+got = []
+signal.signal(signal.SIGALRM, lambda s, f: got.append(s))
+signal.setitimer(signal.ITIMER_REAL, 0.0005, 0.0005)
+rcs = [subprocess.run(["/usr/bin/busybox", "sh", "-c", "exit %d" % i],
+                      close_fds=False).returncode for i in range(10)]
+signal.setitimer(signal.ITIMER_REAL, 0, 0)
+print(rcs, bool(got))
+# posix_spawn (close_fds=False and a path), then vfork+exec
+a = subprocess.run(["/usr/bin/busybox", "sh", "-c",
+                    "(exit 2); busybox true; exit 3"], close_fds=False)
+b = subprocess.run(["busybox", "sh", "-c", "(busybox sleep 0.1; exit 5) & "
+                    "wait $!; exit $?"])
+p = subprocess.Popen(["/usr/bin/busybox", "sh", "-c", "exit 6"],
+                     close_fds=False)
+print(a.returncode, b.returncode, p.wait(), flush=True)
+t.join()
+sys.exit(4)
+"""
+
+
+def case_dyn_spawn():
+    cmd = ["/usr/bin/python3", "-c", SPAWNER]
+    out, _, _ = compare("dyn-spawn", cmd, rc=4)
+    untraced_same("dyn-spawn", cmd, out, rc=4)
+
+
+SPAWN_THREADS = r"""
+import subprocess, threading
+rcs = []
+def work(k):
+    for i in range(8):
+        a = subprocess.run(["/usr/bin/busybox", "sh", "-c",
+                            "(exit 1); exit %d" % k], close_fds=False)
+        b = subprocess.run(["/usr/bin/busybox", "sh", "-c",
+                            "exit %d" % (k + 10)])
+        rcs.append((a.returncode, b.returncode))
+ts = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+for t in ts:
+    t.start()
+for t in ts:
+    t.join()
+print(sorted(set(rcs)), len(rcs))
+"""
+
+
+def case_dyn_spawn_threads():
+    cmd = ["/usr/bin/python3", "-c", SPAWN_THREADS]
+    out, _, _ = compare("dyn-spawn-threads", cmd, rc=0)
+    untraced_same("dyn-spawn-threads", cmd, out, rc=0)
+
+
+THREAD_EXEC = r"""
+import os, threading, time
+def go():
+    os.execv("/usr/bin/busybox", ["busybox", "sh", "-c",
+                                   "(exit 3); busybox true; exit 5"])
+threading.Thread(target=go).start()
+time.sleep(10)
+"""
+
+
+def case_dyn_thread_exec():
+    compare("dyn-thread-exec", ["/usr/bin/python3", "-c", THREAD_EXEC],
+            rc=5)
+
+
+def case_make_go():
+    if not shutil.which("go") or not shutil.which("make"):
+        print("ptrace: SKIP make-go: no go or make command")
+        return
+    tmp = tempfile.mkdtemp(prefix="ptrace-makego-")
+    mod = go_module(tmp, 'package main\n\n// int twice(int x) { return 2 * x; }\n'
+                    'import "C"\nimport "fmt"\n\nfunc main() '
+                    '{ fmt.Println(C.twice(21)) }\n')
+    with open(os.path.join(mod, "Makefile"), "w") as f:
+        f.write("all:\n\tgo build -a -o tiny .\n")
+    cwd = os.getcwd()
+    os.chdir(mod)
+    try:
+        compare("make-go", ["make", "-s"], rc=0, fresh=lambda: go_env(tmp))
+    finally:
+        os.chdir(cwd)
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def case_daemon():
+    out, _, _ = compare("daemon", DYN_BUSYBOX, rc=2, view=daemon_view)
+    untraced_same("daemon", DYN_BUSYBOX, out, rc=2)
+
+
+def case_dyn_setid():
+    if os.geteuid() != 0:
+        print("ptrace: SKIP dyn-setid: needs root to install a setuid-root "
+              "program and run it as another user")
+        return
+    user = 65534
+    d = tempfile.mkdtemp(prefix="ptrace-dynsuid-")
+    try:
+        os.chmod(d, 0o755)
+        prog = os.path.join(d, "suid-exec")
+        shutil.copy(A.suid_exec_static, prog)
+        os.chmod(prog, 0o4755)
+        pt = os.path.join(d, "proftrace")
+        shutil.copy(A.proftrace, pt)
+        env = dict(os.environ, HOME=d, TMPDIR=d)
+        if env.get("PROFTRACE_LIB"):
+            lib = os.path.join(d, "libproftrace.so")
+            shutil.copy(env["PROFTRACE_LIB"], lib)
+            os.chmod(lib, 0o755)
+            env["PROFTRACE_LIB"] = lib
+        work = os.path.join(d, "out")
+        os.mkdir(work)
+        os.chown(work, user, user)
+        pre = ["setpriv", "--reuid=%d" % user, "--regid=%d" % user,
+               "--clear-groups", "--"]
+        cmd = ["bash", "-c", prog + " 'id -u'; echo $?"]
+        plain = subprocess.run(pre + cmd, env=env, cwd=work,
+                               stdout=subprocess.PIPE, text=True)
+        rec = subprocess.run(pre + [pt, "record", "-q", "-o",
+                                    os.path.join(work, "c.ptcap"), "--"]
+                             + cmd, env=env, cwd=work,
+                             stdout=subprocess.PIPE, text=True)
+        check(plain.stdout == "0\n0\n", f"dyn-setid: untraced, id -u "
+              f"says {plain.stdout!r}")
+        check(rec.stdout == plain.stdout and rec.returncode == 0,
+              f"dyn-setid: under record, id -u says {rec.stdout!r} (rc "
+              f"{rec.returncode}), untraced {plain.stdout!r}")
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def case_dyn_opt_out():
+    cmd = ["bash", "-c", "busybox sh -c '%s'; exit 0" % TRACER[3]]
+    rc, tp = tracer_pid(cmd=cmd)
+    check(rc == 0 and tp not in ("", "0"),
+          f"dyn-opt-out: traced, TracerPid reads {tp!r} (rc {rc})")
+    rc, tp = tracer_pid(["--no-ptrace"], cmd=cmd)
+    check(rc == 0 and tp == "0",
+          f"dyn-opt-out: --no-ptrace, TracerPid reads {tp!r} (rc {rc})")
+    env = dict(os.environ, PROFTRACE_PTRACE="0")
+    rc, tp = tracer_pid(env=env, cmd=cmd)
+    check(rc == 0 and tp == "0",
+          f"dyn-opt-out: PROFTRACE_PTRACE=0, TracerPid reads {tp!r} "
+          f"(rc {rc})")
+
+
+def case_dyn_stop():
+    cmd = ["bash", "-c", A.stopper + "; echo $?"]
+    out, _, _ = compare("dyn-stop", cmd, rc=0)
+    untraced_same("dyn-stop", cmd, out, rc=0)
+
+
+EXEC_FAIL = r"""
+import os, subprocess, sys, threading, time
+def tracer():
+    with open("/proc/self/status") as f:
+        return [l.split()[1] for l in f if l.startswith("TracerPid:")][0]
+bb = sys.argv[1]
+for threaded in (False, True):
+    if threaded:
+        t = threading.Thread(target=time.sleep, args=(0.3,))
+        t.start()
+    try:
+        os.execv(bb, ["busybox", "true"])
+    except OSError as e:
+        print("exec failed", e.errno, "TracerPid", tracer(), flush=True)
+    r = subprocess.run(["busybox", "sh", "-c", "exit 3"])
+    print("child", r.returncode, "TracerPid", tracer(), flush=True)
+t.join()
+sys.exit(5)
+"""
+
+
+def case_dyn_exec_fail():
+    d = tempfile.mkdtemp(prefix="ptrace-execfail-")
+    bb = os.path.join(d, "busybox")
+    shutil.copy(shutil.which("busybox"), bb)
+    os.chmod(bb, 0o644)         # readable, not executable: EACCES
+    cmd = ["/usr/bin/python3", "-c", EXEC_FAIL, bb]
+    out, _, _ = compare("dyn-exec-fail", cmd, rc=5)
+    untraced_same("dyn-exec-fail", cmd, out, rc=5)
+    shutil.rmtree(d)
+
+
 CASES = {"busybox": case_busybox, "killed-parent": case_killed_parent,
          "stop": case_stop, "go": case_go, "go-exit": case_go_exit,
          "opt-out": case_opt_out, "strace-outside": case_strace_outside,
-         "setid": case_setid}
+         "setid": case_setid, "dyn-busybox": case_dyn_busybox,
+         "dyn-killed-parent": case_dyn_killed_parent,
+         "dyn-go-exit": case_dyn_go_exit, "dyn-spawn": case_dyn_spawn,
+         "make-go": case_make_go, "daemon": case_daemon,
+         "dyn-setid": case_dyn_setid, "dyn-opt-out": case_dyn_opt_out,
+         "dyn-exec-fail": case_dyn_exec_fail, "dyn-stop": case_dyn_stop,
+         "dyn-spawn-threads": case_dyn_spawn_threads,
+         "dyn-thread-exec": case_dyn_thread_exec}
 
 
 def main():
@@ -375,11 +691,13 @@ def main():
     ap.add_argument("--proftrace", required=True)
     ap.add_argument("--stopper", required=True)
     ap.add_argument("--suid-exec", required=True)
+    ap.add_argument("--suid-exec-static", required=True)
     ap.add_argument("case", choices=sorted(CASES))
     A = ap.parse_args()
     A.proftrace = os.path.abspath(A.proftrace)
     A.stopper = os.path.abspath(A.stopper)
     A.suid_exec = os.path.abspath(A.suid_exec)
+    A.suid_exec_static = os.path.abspath(A.suid_exec_static)
     if not shutil.which("busybox") or not shutil.which("strace"):
         print("ptrace: SKIP: busybox or strace is missing")
         sys.exit(77)
