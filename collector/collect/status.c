@@ -241,6 +241,24 @@ void pt_status_synth(struct pt_server *s, const void *frame, size_t len)
 	pt_record_free(&rec);
 }
 
+/* The library's EXEC or SPAWN of pid, which the tracer follows from its
+ * exec on (doc/design.md, "What the collector traces"): the tracer
+ * writes neither FORK nor EXEC for it, so this is its start here, and
+ * the tracer's REAP its end. */
+static void traced_start(struct pt_server *s, uint32_t pid, uint32_t ppid,
+			 const struct pt_frame_header *h,
+			 const unsigned char *payload)
+{
+	struct pt_record full;
+	const char *why;
+
+	if (!pid || !pt_tracer_has(s->tracer, (pid_t)pid) || heard(s, pid) ||
+	    pt_record_parse(h, payload, &full, &why) < 0)
+		return;
+	seen_start(s, pid, ppid, h->time_ns, join_argv(&full));
+	pt_record_free(&full);
+}
+
 void pt_status_frame(struct pt_server *s, struct conn *c,
 		     const struct pt_record *rec,
 		     const struct pt_frame_header *h,
@@ -282,6 +300,13 @@ void pt_status_frame(struct pt_server *s, struct conn *c,
 		if (c->pkg >= 0)
 			t->pkg[c->pkg].running++;
 		t->dirty = 1;
+		break;
+	case PT_REC_EXEC:
+		traced_start(s, rec->hdr.pid, rec->u.exec.ppid, h, payload);
+		break;
+	case PT_REC_SPAWN:
+		traced_start(s, rec->u.spawn.child_pid, rec->hdr.pid, h,
+			     payload);
 		break;
 	case PT_REC_EXIT:
 		if (rec->hdr.pid == c->own_pid && !rec->hdr.origin &&

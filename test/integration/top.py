@@ -22,6 +22,7 @@ back with convert -f csv.
                running, in top --once and in --progress's lines
   -k static    static programs, which record traces from outside
                (ptrace): listed and counted as those that load the library
+  -k static-dyn  the same, started by a dynamic shell (/bin/sh)
   -k daemon    a daemon, named by its socket: what runs against it
   -k refuse    no run: one line, exit 1; another user's run: refused
                (as root only)
@@ -510,7 +511,7 @@ def test_opam(d):
     print("opam: packages done and running as the steps went")
 
 
-def test_static(d):
+def test_static(d, shell=None):
     bb = shutil.which("busybox")
     if not bb or b"statically linked" not in subprocess.run(
             ["file", "-L", bb], capture_output=True).stdout:
@@ -521,8 +522,8 @@ def test_static(d):
     cap = os.path.join(d, "c.ptcap")
     # `true` last: the shell stays, rather than exec its last command.
     script = "busybox cat gate-a; busybox cat gate-b; true"
-    p = subprocess.Popen([PT, "record", "-q", "-o", cap, "--", bb, "sh",
-                          "-c", script],
+    p = subprocess.Popen([PT, "record", "-q", "-o", cap, "--"] +
+                         (shell or [bb, "sh"]) + ["-c", script],
                          cwd=d, env=untraced_env(),
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                          text=True)
@@ -552,6 +553,12 @@ def test_static(d):
     if p.wait() != 0:
         fail("record: %s" % p.stderr.read())
     print("static: busybox's steps listed and counted while they ran")
+
+
+def test_static_dyn(d):
+    # The same steps started by a shell that loads the library: each is
+    # traced from its exec on, and the library's EXEC says it first.
+    test_static(d, ["/bin/sh"])
 
 
 def test_daemon(d):
@@ -683,7 +690,8 @@ def main():
     ap.add_argument("--proftrace", required=True)
     ap.add_argument("-k", required=True,
                     choices=["screen", "ended", "estimate", "progress",
-                             "opam", "static", "daemon", "refuse"])
+                             "opam", "static", "static-dyn", "daemon",
+                             "refuse"])
     a = ap.parse_args()
     PT = os.path.abspath(a.proftrace)
     if a.k in ("screen", "ended") and not shutil.which("tmux"):
@@ -694,7 +702,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="pt-top-") as d:
         os.chmod(d, 0o755)
         try:
-            globals()["test_" + a.k](d)
+            globals()["test_" + a.k.replace("-", "_")](d)
         finally:
             release_all()
 
