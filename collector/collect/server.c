@@ -545,6 +545,13 @@ void pt_server_free(struct pt_server *s)
 		unlink(s->log_published);
 		free(s->log_published);
 	}
+	pt_status_free(s);
+	if (s->log_on)
+		pt_log_close(&s->log);
+	pt_watch_free(s->watch);        /* closes its pidfds */
+	pt_tracefiles_free(s->traces);  /* removes its directory */
+	/* Last: `proftrace stop` returns when its connection closes, and
+	 * what it waited for includes the files above being gone. */
 	pt_server_free_gone(s);
 	for (c = s->conns; c; c = cn) {
 		cn = c->next;
@@ -556,11 +563,6 @@ void pt_server_free(struct pt_server *s)
 		free(c->pend);
 		free(c);
 	}
-	pt_status_free(s);
-	if (s->log_on)
-		pt_log_close(&s->log);
-	pt_watch_free(s->watch);        /* closes its pidfds */
-	pt_tracefiles_free(s->traces);  /* removes its directory */
 	for (u = s->users; u; u = un) {
 		un = u->next;
 		free(u);

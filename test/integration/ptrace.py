@@ -214,6 +214,10 @@ def daemon_view(tmp, cmd, env, extra=()):
                        stderr=subprocess.PIPE)
     subprocess.run([A.proftrace, "stop", "--socket", sock], env=env,
                    check=True, stdout=subprocess.DEVNULL)
+    # stop returns once the daemon is done, its files beside the socket
+    # (the run log's name, the status, the trace directory) gone too.
+    left = os.listdir(sockdir)
+    check(not left, f"daemon: stop returned before {left} were removed")
     rows = ptcheck.read_csv(out)
     return r.returncode, r.stdout, r.stderr, rows_view(rows), rows
 
