@@ -32,6 +32,12 @@ import tempfile
 
 PKGS = "os/exec os/signal syscall os"
 
+# Results that go test -json loses now and then, untraced too: TestNohup
+# runs its subtests in parallel, and one's result line is missing from
+# about one run in six here.  For these, only a result that differs
+# counts, not one that is missing.
+LOSES = ("os/signal", "TestNohup/")
+
 
 def results(out):
     """{(package, test): action} of the final actions of go test -json;
@@ -104,6 +110,9 @@ def main():
             problems.append(f"{label}: exit {rc}, untraced {base_rc}")
         for k in sorted(base.keys() | got.keys()):
             if k in flaky:
+                continue
+            if (k[0] == LOSES[0] and k[1].startswith(LOSES[1]) and
+                    None in (base.get(k), got.get(k))):
                 continue
             if base.get(k) != got.get(k):
                 problems.append(f"{label}: {k[0]} {k[1] or '(package)'}: "
