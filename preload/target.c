@@ -133,22 +133,35 @@ static int has_caps(int fd)
 	return v;
 }
 
+struct classify_args {
+	const char *path;
+	char *interp;
+	size_t cap;
+	int r;
+};
+
 /*
- * LOADS, NOT, SCRIPT with its interpreter's path in interp (cap bytes),
- * TRACE (an ELF image of our class that will not load the library, or
- * Go, and is neither set-id nor has file capabilities: the collector may
- * trace it), or MISSING (cannot be opened).
+ * a->r: LOADS, NOT, SCRIPT with its interpreter's path in a->interp
+ * (a->cap bytes), TRACE (an ELF image of our class that will not load
+ * the library, or Go, and is neither set-id nor has file capabilities:
+ * the collector may trace it), or MISSING (cannot be opened).
  */
-static int classify(const char *path, char *interp, size_t cap)
+static int classify_fn(void *arg)
 {
+	struct classify_args *a = arg;
+	const char *path = a->path;
+	char *interp = a->interp;
+	size_t cap = a->cap;
 	unsigned char buf[HEAD];
 	struct statx stx;
 	ssize_t got;
 	int fd, r = NOT;
 
 	fd = pt_sys_open(path, O_RDONLY | O_CLOEXEC, 0);
-	if (fd < 0)
-		return MISSING;
+	if (fd < 0) {
+		a->r = MISSING;
+		return 0;
+	}
 	if (PT_SC5(SYS_statx, fd, "", AT_EMPTY_PATH, STATX_MODE, &stx) < 0 ||
 	    (stx.stx_mode & (S_ISUID | S_ISGID)))
 		goto out;
@@ -178,7 +191,26 @@ static int classify(const char *path, char *interp, size_t cap)
 	}
 out:
 	pt_sys_close(fd);
-	return r;
+	a->r = r;
+	return 0;
+}
+
+/*
+ * LOADS, NOT, TRACE, SCRIPT (interp filled) or MISSING for path.  A
+ * spawning parent, or a thread that execs, may have other threads: the
+ * file is then opened where no other thread's close or open reaches its
+ * descriptor (alone.c).  Whether we are the owner costs a system call:
+ * asked last.
+ */
+static int classify(const char *path, char *interp, size_t cap)
+{
+	struct classify_args a = { path, interp, cap, MISSING };
+
+	if (pt_alone_safe(1) || !pt_is_owner())
+		classify_fn(&a);
+	else
+		pt_alone_run(classify_fn, &a);
+	return a.r;
 }
 
 /* 1 if path's image loads the library, 0 if not, -1 if path is missing. */

@@ -7,8 +7,8 @@
  *
  * The writer thread loops closefrom(3), open(FILE, O_WRONLY | O_APPEND),
  * write of one line, close, until the spawner thread has started and
- * waited for N children, /bin/true each, by posix_spawn and by fork +
- * execve in turn (and for at least 2000 lines).  Every write must return
+ * waited for N children, /bin/true each (spelt 24 ways, in turn), by
+ * posix_spawn and by fork + execve in turn (and for at least 2000 lines).  Every write must return
  * the line's full length, and FILE must then hold exactly the lines
  * written, in order, every byte: a descriptor anyone else kept, and used
  * after the writer closed it and got its number back, would put other
@@ -75,14 +75,30 @@ static void *writer(void *arg)
 	return NULL;
 }
 
+/* /bin/true spelt SPELLINGS ways ("/bin/./true", "/bin/././true"...):
+ * a library that remembers what it learnt of a path reads the file again
+ * for each, so that every spawn, not only the first, has it look. */
+#define SPELLINGS 24
+
 static void *spawner(void *arg)
 {
-	char *argv[] = { "/bin/true", NULL };
+	static char paths[SPELLINGS][8 + 2 * SPELLINGS];
+	char *argv[] = { NULL, NULL };
 
 	(void)arg;
+	for (int k = 0; k < SPELLINGS; k++) {
+		char *p = paths[k];
+
+		p += sprintf(p, "/bin/");
+		for (int j = 0; j < k; j++)
+			p += sprintf(p, "./");
+		sprintf(p, "true");
+	}
 	for (int i = 0; i < children; i++) {
 		pid_t pid;
 		int status, err = 0;
+
+		argv[0] = paths[(i / 2) % SPELLINGS];
 
 		if (i % 2 == 0) {
 			err = posix_spawn(&pid, argv[0], NULL, NULL, argv, environ);
