@@ -21,7 +21,10 @@
  * (seize.c): one that will not load the library (no PT_INTERP) or is Go
  * (its build-id note, in the first page), set-id and file capabilities
  * excepted.  Exec hooks that have no mailbox to fill, and posix_spawn,
- * look too, once per absolute path that loads the library.
+ * look too, once per absolute path that loads the library.  Those may
+ * run beside other threads of the program: there the file is opened on
+ * a thread of ours with a descriptor table of its own (alone.c), so that
+ * no other thread's closefrom and open can meet our descriptor.
  */
 #include <elf.h>
 #include <fcntl.h>
