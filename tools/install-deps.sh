@@ -52,8 +52,9 @@ python3-yaml curl"
 	esac
 	# The tests of the SVG, Markdown and Perfetto views: a browser,
 	# ImageMagick to look at its screenshots, a CommonMark parser with
-	# GitHub's tables, protoc to decode protobuf traces.
-	pkgs="$pkgs chromium imagemagick cmark-gfm protobuf-compiler"
+	# GitHub's tables, protoc to decode protobuf traces; of `top`: a
+	# terminal, tmux, whose panes the tests read.
+	pkgs="$pkgs chromium imagemagick cmark-gfm protobuf-compiler tmux"
 	# OpenTelemetry export: npm for the test receiver's decoder (below),
 	# openssl for its TLS certificate.
 	# (npm comes with some builds of nodejs, and conflicts with them.)
