@@ -391,17 +391,20 @@ def case_strace_outside():
     shutil.rmtree(tmp)
 
 
-def case_setid():
+def setid_run(name, prog_src, cmd_of, want):
+    """A setuid-root copy of prog_src run by uid 65534, untraced and as
+    record's command (cmd_of(prog): the command line): record's output
+    must be the untraced one, and that must be want (root's id)."""
     if os.geteuid() != 0:
-        print("ptrace: SKIP setid: needs root to install a setuid-root "
+        print(f"ptrace: SKIP {name}: needs root to install a setuid-root "
               "program and run it as another user")
         return
     user = 65534
-    d = tempfile.mkdtemp(prefix="ptrace-suid-")
+    d = tempfile.mkdtemp(prefix="ptrace-" + name + "-")
     try:
         os.chmod(d, 0o755)
         prog = os.path.join(d, "suid-exec")
-        shutil.copy(A.suid_exec, prog)
+        shutil.copy(prog_src, prog)
         os.chmod(prog, 0o4755)
         pt = os.path.join(d, "proftrace")
         shutil.copy(A.proftrace, pt)
@@ -416,19 +419,24 @@ def case_setid():
         os.chown(work, user, user)
         pre = ["setpriv", "--reuid=%d" % user, "--regid=%d" % user,
                "--clear-groups", "--"]
-        plain = subprocess.run(pre + [prog, "id -u"], env=env, cwd=work,
+        cmd = cmd_of(prog)
+        plain = subprocess.run(pre + cmd, env=env, cwd=work,
                                stdout=subprocess.PIPE, text=True)
         rec = subprocess.run(pre + [pt, "record", "-q", "-o",
-                                    os.path.join(work, "c.ptcap"), "--",
-                                    prog, "id -u"], env=env, cwd=work,
+                                    os.path.join(work, "c.ptcap"), "--"]
+                             + cmd, env=env, cwd=work,
                              stdout=subprocess.PIPE, text=True)
-        check(plain.stdout == "0\n", f"setid: untraced, id -u says "
+        check(plain.stdout == want, f"{name}: untraced, id -u says "
               f"{plain.stdout!r}")
         check(rec.stdout == plain.stdout and rec.returncode == 0,
-              f"setid: under record, id -u says {rec.stdout!r} (rc "
+              f"{name}: under record, id -u says {rec.stdout!r} (rc "
               f"{rec.returncode}), untraced {plain.stdout!r}")
     finally:
         shutil.rmtree(d, ignore_errors=True)
+
+
+def case_setid():
+    setid_run("setid", A.suid_exec, lambda prog: [prog, "id -u"], "0\n")
 
 
 DYN_BUSYBOX = ["bash", "-c",
@@ -583,44 +591,9 @@ def case_daemon():
 
 
 def case_dyn_setid():
-    if os.geteuid() != 0:
-        print("ptrace: SKIP dyn-setid: needs root to install a setuid-root "
-              "program and run it as another user")
-        return
-    user = 65534
-    d = tempfile.mkdtemp(prefix="ptrace-dynsuid-")
-    try:
-        os.chmod(d, 0o755)
-        prog = os.path.join(d, "suid-exec")
-        shutil.copy(A.suid_exec_static, prog)
-        os.chmod(prog, 0o4755)
-        pt = os.path.join(d, "proftrace")
-        shutil.copy(A.proftrace, pt)
-        env = dict(os.environ, HOME=d, TMPDIR=d)
-        if env.get("PROFTRACE_LIB"):
-            lib = os.path.join(d, "libproftrace.so")
-            shutil.copy(env["PROFTRACE_LIB"], lib)
-            os.chmod(lib, 0o755)
-            env["PROFTRACE_LIB"] = lib
-        work = os.path.join(d, "out")
-        os.mkdir(work)
-        os.chown(work, user, user)
-        pre = ["setpriv", "--reuid=%d" % user, "--regid=%d" % user,
-               "--clear-groups", "--"]
-        cmd = ["bash", "-c", prog + " 'id -u'; echo $?"]
-        plain = subprocess.run(pre + cmd, env=env, cwd=work,
-                               stdout=subprocess.PIPE, text=True)
-        rec = subprocess.run(pre + [pt, "record", "-q", "-o",
-                                    os.path.join(work, "c.ptcap"), "--"]
-                             + cmd, env=env, cwd=work,
-                             stdout=subprocess.PIPE, text=True)
-        check(plain.stdout == "0\n0\n", f"dyn-setid: untraced, id -u "
-              f"says {plain.stdout!r}")
-        check(rec.stdout == plain.stdout and rec.returncode == 0,
-              f"dyn-setid: under record, id -u says {rec.stdout!r} (rc "
-              f"{rec.returncode}), untraced {plain.stdout!r}")
-    finally:
-        shutil.rmtree(d, ignore_errors=True)
+    setid_run("dyn-setid", A.suid_exec_static,
+              lambda prog: ["bash", "-c", prog + " 'id -u'; echo $?"],
+              "0\n0\n")
 
 
 def case_dyn_opt_out():
