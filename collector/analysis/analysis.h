@@ -147,6 +147,22 @@ static inline const char *pt_strtab_str(const struct pt_strtab *t,
 }
 void pt_strtab_free(struct pt_strtab *t);
 
+/*
+ * Numbering among equals: the second and later of a key get " #2",
+ * " #3"... appended, in the order they come (executions in start order,
+ * so that the same step of two runs of a build gets the same key).
+ */
+struct pt_keynum {
+	struct pt_strtab seen;
+	uint32_t *count;        /* seen id -> how many so far */
+	size_t cap;
+};
+
+void pt_keynum_init(struct pt_keynum *k);
+/* Count key's text in sb, and append its number from the second on. */
+void pt_keynum_add(struct pt_keynum *k, struct pt_sb *key);
+void pt_keynum_free(struct pt_keynum *k);
+
 /* ---- per-execution numbers and whole-run profiles ---- */
 
 /* A stretch of time during which one execution was the only busy one. */

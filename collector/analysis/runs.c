@@ -45,34 +45,18 @@ static struct pt_run_val *row(struct pt_runs *r, uint32_t key)
 static uint32_t *key_ids(struct pt_runs *r, const struct pt_model *m)
 {
 	struct pt_sb key = PT_SB_INIT, lab = PT_SB_INIT;
-	struct pt_strtab seen;
+	struct pt_keynum num;
 	uint32_t *ids = pt_xcalloc(m->n ? m->n : 1, sizeof *ids);
-	uint32_t *count = NULL;
-	size_t i, capcount = 0;
+	size_t i;
 
-	pt_strtab_init(&seen);
+	pt_keynum_init(&num);
 	for (i = 0; i < m->n; i++) {
 		const struct pt_exec *e = m->execs[i];
-		uint32_t base;
 
 		pt_sb_reset(&key);
 		pt_group_key(&r->group, e, &key);
-		if (r->group.kind == PT_GROUP_COMMAND) {
-			base = pt_strtab_intern(&seen, key.buf, key.len, NULL);
-			if (base >= capcount) {
-				size_t old = capcount;
-
-				capcount = capcount ? 2 * capcount : 256;
-				while (capcount <= base)
-					capcount *= 2;
-				count = pt_xrealloc(count, capcount *
-						    sizeof *count);
-				memset(count + old, 0,
-				       (capcount - old) * sizeof *count);
-			}
-			if (++count[base] > 1)
-				pt_sb_addf(&key, " #%u", count[base]);
-		}
+		if (r->group.kind == PT_GROUP_COMMAND)
+			pt_keynum_add(&num, &key);
 		ids[i] = pt_strtab_intern(&r->keys, key.buf, key.len, NULL);
 		row(r, ids[i]);
 		if (r->label[ids[i]] == UINT32_MAX) {
@@ -86,8 +70,7 @@ static uint32_t *key_ids(struct pt_runs *r, const struct pt_model *m)
 							    NULL);
 		}
 	}
-	free(count);
-	pt_strtab_free(&seen);
+	pt_keynum_free(&num);
 	pt_sb_release(&key);
 	pt_sb_release(&lab);
 	return ids;

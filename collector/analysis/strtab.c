@@ -94,3 +94,33 @@ void pt_strtab_free(struct pt_strtab *t)
 	memset(t, 0, sizeof *t);
 	pt_sb_init(&t->data);
 }
+
+void pt_keynum_init(struct pt_keynum *k)
+{
+	pt_strtab_init(&k->seen);
+	k->count = NULL;
+	k->cap = 0;
+}
+
+void pt_keynum_add(struct pt_keynum *k, struct pt_sb *key)
+{
+	uint32_t id = pt_strtab_intern(&k->seen, key->buf, key->len, NULL);
+
+	if (id >= k->cap) {
+		size_t old = k->cap;
+
+		k->cap = k->cap ? 2 * k->cap : 256;
+		while (k->cap <= id)
+			k->cap *= 2;
+		k->count = pt_xrealloc(k->count, k->cap * sizeof *k->count);
+		memset(k->count + old, 0, (k->cap - old) * sizeof *k->count);
+	}
+	if (++k->count[id] > 1)
+		pt_sb_addf(key, " #%u", k->count[id]);
+}
+
+void pt_keynum_free(struct pt_keynum *k)
+{
+	free(k->count);
+	pt_strtab_free(&k->seen);
+}
