@@ -324,22 +324,35 @@ def case_go():
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def case_go_exit():
+GO_EXIT = ('package main\n\nimport (\n\t"os"\n\t"os/exec"\n)\n\n'
+           'func main() {\n'
+           '\texec.Command("/bin/true").Run()\n'
+           '\texec.Command("busybox", "sh", "-c", "exit 4").Run()\n'
+           '\texec.Command("busybox", "sh", "-c", "(exit 5)").Run()\n'
+           '\tos.Exit(7)\n}\n')
+
+
+def go_exit_prog(name):
+    """GO_EXIT built static (CGO_ENABLED=0) in a temporary directory:
+    (the directory, the program, its environment); None without go."""
     if not shutil.which("go"):
-        print("ptrace: SKIP go-exit: no go command")
-        return
-    tmp = tempfile.mkdtemp(prefix="ptrace-goexit-")
-    mod = go_module(tmp, 'package main\n\nimport (\n\t"os"\n\t"os/exec"\n)\n\n'
-                    'func main() {\n'
-                    '\texec.Command("/bin/true").Run()\n'
-                    '\texec.Command("busybox", "sh", "-c", "exit 4").Run()\n'
-                    '\texec.Command("busybox", "sh", "-c", "(exit 5)").Run()\n'
-                    '\tos.Exit(7)\n}\n')
+        print(f"ptrace: SKIP {name}: no go command")
+        return None
+    tmp = tempfile.mkdtemp(prefix="ptrace-" + name + "-")
+    mod = go_module(tmp, GO_EXIT)
     env = go_env(tmp)
     env["CGO_ENABLED"] = "0"
     subprocess.run(["go", "build", "-o", "prog", "."], cwd=mod, env=env,
                    check=True)
-    compare("go-exit", [os.path.join(mod, "prog")], env=env, rc=7)
+    return tmp, os.path.join(mod, "prog"), env
+
+
+def case_go_exit():
+    got = go_exit_prog("go-exit")
+    if not got:
+        return
+    tmp, prog, env = got
+    compare("go-exit", [prog], env=env, rc=7)
     shutil.rmtree(tmp, ignore_errors=True)
 
 
@@ -473,21 +486,11 @@ def case_dyn_killed_parent():
 
 
 def case_dyn_go_exit():
-    if not shutil.which("go"):
-        print("ptrace: SKIP dyn-go-exit: no go command")
+    got = go_exit_prog("dyn-go-exit")
+    if not got:
         return
-    tmp = tempfile.mkdtemp(prefix="ptrace-dyngoexit-")
-    mod = go_module(tmp, 'package main\n\nimport (\n\t"os"\n\t"os/exec"\n)\n\n'
-                    'func main() {\n'
-                    '\texec.Command("/bin/true").Run()\n'
-                    '\texec.Command("busybox", "sh", "-c", "exit 4").Run()\n'
-                    '\texec.Command("busybox", "sh", "-c", "(exit 5)").Run()\n'
-                    '\tos.Exit(7)\n}\n')
-    env = go_env(tmp)
-    env["CGO_ENABLED"] = "0"
-    subprocess.run(["go", "build", "-o", "prog", "."], cwd=mod, env=env,
-                   check=True)
-    cmd = ["bash", "-c", os.path.join(mod, "prog") + '; echo $?; exit 3']
+    tmp, prog, env = got
+    cmd = ["bash", "-c", prog + '; echo $?; exit 3']
     out, _, _ = compare("dyn-go-exit", cmd, env=env, rc=3)
     untraced_same("dyn-go-exit", cmd, out, env=env, rc=3)
     shutil.rmtree(tmp, ignore_errors=True)
