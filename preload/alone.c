@@ -84,15 +84,20 @@ int pt_alone_safe(int owner)
 	       __atomic_load_n(&__libc_single_threaded, __ATOMIC_RELAXED);
 }
 
+int pt_alone_call(int owner, int (*fn)(void *), void *arg)
+{
+	/* Whether we are the owner costs a system call: asked last. */
+	if (pt_alone_safe(owner < 0 ? 1 : owner) ||
+	    (owner < 0 && !pt_is_owner()))
+		return fn(arg);
+	return pt_alone_run(fn, arg);
+}
+
 ssize_t pt_alone_pread(const char *path, void *buf, size_t cap)
 {
 	struct pread_args p = { path, buf, cap, -1 };
 
-	/* Whether we are the owner costs a system call: asked last. */
-	if (pt_alone_safe(1) || !pt_is_owner())
-		pread_fn(&p);
-	else
-		pt_alone_run(pread_fn, &p);
+	pt_alone_call(-1, pread_fn, &p);
 	return p.got;
 }
 

@@ -526,6 +526,13 @@ PT_HIDDEN int pt_alone_safe(int owner);
 #define PT_ALONE_STACK 65536u
 PT_HIDDEN int pt_alone_run(int (*fn)(void *), void *arg);
 /*
+ * fn(arg) here where pt_alone_safe(owner) says a descriptor of ours is
+ * safe in this table, else through pt_alone_run.  owner -1: not known to
+ * the caller; whether we are the owner (a system call) is asked only in
+ * a process that may have threads.  fn's result.
+ */
+PT_HIDDEN int pt_alone_call(int owner, int (*fn)(void *), void *arg);
+/*
  * The first cap bytes of the file path into buf, read where no other
  * thread's close can reach the descriptor (on a thread of its own, where
  * pt_alone_safe says so).  Bytes read, or -1 if the file cannot be

@@ -133,10 +133,7 @@ int pt_seize_ask(int owner, int what)
 	    (what != PT_SEIZE_RELEASE && opted_out()))
 		return 0;
 	a.tid = (pid_t)PT_SC0(SYS_gettid);
-	if (pt_alone_safe(owner))
-		ask_fn(&a);
-	else
-		pt_alone_run(ask_fn, &a);
+	pt_alone_call(owner, ask_fn, &a);
 	pt_errno_restore(saved);
 	return a.traced;
 }

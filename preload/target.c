@@ -202,17 +202,13 @@ out:
  * LOADS, NOT, TRACE, SCRIPT (interp filled) or MISSING for path.  A
  * spawning parent, or a thread that execs, may have other threads: the
  * file is then opened where no other thread's close or open reaches its
- * descriptor (alone.c).  Whether we are the owner costs a system call:
- * asked last.
+ * descriptor (alone.c).
  */
 static int classify(const char *path, char *interp, size_t cap)
 {
 	struct classify_args a = { path, interp, cap, MISSING };
 
-	if (pt_alone_safe(1) || !pt_is_owner())
-		classify_fn(&a);
-	else
-		pt_alone_run(classify_fn, &a);
+	pt_alone_call(-1, classify_fn, &a);
 	return a.r;
 }
 
