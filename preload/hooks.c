@@ -500,7 +500,7 @@ static BIG int execveat_traced(int dirfd, const char *pathname,
 	return -1;
 }
 
-PT_EXPORT int execveat(int dirfd, const char *pathname, char *const argv[],
+static int do_execveat(int dirfd, const char *pathname, char *const argv[],
 		       char *const envp[], int flags)
 {
 	int saved = errno;
@@ -516,6 +516,86 @@ PT_EXPORT int execveat(int dirfd, const char *pathname, char *const argv[],
 		RETURN_PASSED(envp, pt_real.execveat(dirfd, pathname, argv,
 						     passed, flags));
 	return execveat_traced(dirfd, pathname, argv, envp, flags, saved);
+}
+
+PT_EXPORT int execveat(int dirfd, const char *pathname, char *const argv[],
+		       char *const envp[], int flags)
+{
+	return do_execveat(dirfd, pathname, argv, envp, flags);
+}
+
+/*
+ * syscall(SYS_execve, ...) and syscall(SYS_execveat, ...): the syscall
+ * hook (seccomp.c) runs these in place of the real syscall(), with its
+ * arguments as they came, so that such an exec is recorded and its image
+ * keeps the library as one through execve() does.  Both return only on
+ * failure, -1 with errno, as syscall() would.
+ */
+long pt_syscall_execve(long nr, const char *path, char *const argv[],
+		       char *const envp[])
+{
+	(void)nr;
+	return do_execve(PT_CALL_EXECVE, path, argv, envp);
+}
+
+long pt_syscall_execveat(long nr, long dirfd, const char *pathname,
+			 char *const argv[], char *const envp[], long flags)
+{
+	(void)nr;
+	return do_execveat((int)dirfd, pathname, argv, envp, (int)flags);
+}
+
+/* ---- chroot ---- */
+
+/* Can path (below root, root's length rl) be opened for reading? */
+static int readable_below(char *full, size_t rl, const char *path)
+{
+	size_t pl = pt_strlen(path);
+
+	if (!pl || rl + pl + 1 > PATH_MAX)
+		return 0;
+	pt_memcpy(full + rl, path, pl + 1);
+	return pt_sys_readable(full) == 0;
+}
+
+/*
+ * Would an image exec'd under the root `root` be lost: unable to load the
+ * library (its file, or the collector's /proc/PID/root, which the run
+ * log's /proc path stands for) or to reach the collector (the run log,
+ * else the socket)?
+ */
+static BIG int root_hides_us(const char *root)
+{
+	char full[PATH_MAX];
+	size_t rl = pt_strlen(root);
+	int log, reach, load;
+
+	if (!rl || rl + 1 > sizeof full)
+		return 0;
+	pt_memcpy(full, root, rl);
+	log = pt.log_path && readable_below(full, rl, PT_STR(log_path));
+	reach = log || (pt.socket_path &&
+			readable_below(full, rl, PT_STR(socket_path)));
+	load = log || (pt.lib_path && readable_below(full, rl, PT_STR(lib_path)));
+	return !(reach && load);
+}
+
+/*
+ * chroot(): under a root that hides both the library and the collector
+ * (no /proc, no socket, no copy of the library), what this process
+ * execs next would start unrecorded, and all it runs with it.  So,
+ * before the root changes, the collector is asked to trace this process
+ * from now on (seize.c, PT_SEIZE_HIDDEN), as it traces a static program.
+ */
+PT_EXPORT int chroot(const char *path)
+{
+	int saved = errno;
+
+	pt_resolve();
+	if (HOOK_ROOM() && opaque(path) && !pt.quiet && root_hides_us(path))
+		pt_seize_ask(-1, PT_SEIZE_HIDDEN);
+	pt_errno_restore(saved);
+	return PT_REAL_LAZY(chroot)(path);
 }
 
 /* ---- posix_spawn, system, popen ---- */
@@ -711,111 +791,114 @@ static void env_return(struct env_loan *l)
 }
 
 /*
- * Under seccomp: set result to call, made with environ lent as it would
- * be untraced (QUIET_ENV), on this stack frame; no allocation, since
- * malloc may make system calls of its own.
+ * Under seccomp: call(arg) with environ lent as it would be untraced
+ * (QUIET_ENV), on this stack frame; no allocation, since malloc may make
+ * system calls of its own.
  */
-#define LEND_QUIET(result, call)                                             \
-	do {                                                                 \
-		QUIET_ENV(quiet_env, environ);                               \
-		char **own_ = environ;                                       \
-		environ = (char **)quiet_env;                                \
-		result = call;                                               \
-		if (environ == (char **)quiet_env)                           \
-			environ = own_;                                      \
-	} while (0)
-
-static BIG int system_quiet(const char *command)
+static BIG void lend_quiet(void (*call)(void *), void *arg)
 {
-	int rc;
+	QUIET_ENV(quiet_env, environ);
+	char **own = environ;
 
-	LEND_QUIET(rc, PT_REAL_LAZY(system)(command));
-	return rc;
+	environ = (char **)quiet_env;
+	call(arg);
+	if (environ == (char **)quiet_env)
+		environ = own;
 }
 
-static BIG int system_traced(const char *command)
+static BIG void lend_traced(void (*call)(void *), void *arg)
 {
 	struct env_loan loan;
-	int rc, saved;
+	int saved;
 
 	env_lend(&loan);
-	rc = PT_REAL_LAZY(system)(command);
+	call(arg);
 	saved = errno;
 	env_return(&loan);
-	if (command && rc != -1)
-		send_reap(0, rc, NULL);
 	pt_errno_restore(saved);
-	return rc;
 }
 
 /* Room to lend a repaired environment and to record. */
 #define LEND_ROOM() (pt.ready && pt_stack_fits(PT_HOOK_STACK))
 
 /*
- * Without that room: set result to call, made with the initial array
- * whole standing in for environ while environ is as load left it (what
- * was taken out is before it: pt_env_passed), so that the shell stays
- * traced.  No copy; not in a vfork child, where environ is its parent's.
+ * call(arg), a function of glibc that starts /bin/sh with `environ`
+ * (system, popen, wordexp), with environ lent as the shell should get
+ * it: repaired where there is room; else, while environ is as load left
+ * it, the initial array whole (what was taken out is before it:
+ * pt_env_passed), no copy, so that the shell stays traced; not in a
+ * vfork child, where environ is its parent's.  1 if there was room to
+ * record too.
  */
-#define LEND_WHOLE(result, call)                                             \
-	do {                                                                 \
-		char **own_ = environ;                                       \
-		int lent_ = own_ && own_ == pt.env_view && pt_is_owner();    \
-		if (lent_)                                                   \
-			environ = pt.env_whole;                              \
-		result = call;                                               \
-		if (lent_ && environ == pt.env_whole)                        \
-			environ = own_;                                      \
-	} while (0)
+static int with_environ_lent(void (*call)(void *), void *arg)
+{
+	char **own;
+	int lent;
+
+	if (pt.quiet) {
+		lend_quiet(call, arg);
+		return 0;
+	}
+	if (LEND_ROOM()) {
+		lend_traced(call, arg);
+		return 1;
+	}
+	own = environ;
+	lent = own && own == pt.env_view && pt_is_owner();
+	if (lent)
+		environ = pt.env_whole;
+	call(arg);
+	if (lent && environ == pt.env_whole)
+		environ = own;
+	return 0;
+}
+
+struct system_call {
+	const char *command;
+	int rc;
+};
+
+static void system_fn(void *arg)
+{
+	struct system_call *c = arg;
+
+	c->rc = PT_REAL_LAZY(system)(c->command);
+}
 
 PT_EXPORT int system(const char *command)
 {
-	pt_resolve();
-	if (pt.quiet)
-		return system_quiet(command);
-	if (!LEND_ROOM()) {
-		int rc;
-
-		LEND_WHOLE(rc, PT_REAL_LAZY(system)(command));
-		return rc;
-	}
-	return system_traced(command);
-}
-
-static BIG FILE *popen_quiet(const char *command, const char *type)
-{
-	FILE *f;
-
-	LEND_QUIET(f, PT_REAL_LAZY(popen)(command, type));
-	return f;
-}
-
-static BIG FILE *popen_traced(const char *command, const char *type)
-{
-	struct env_loan loan;
-	FILE *f;
+	struct system_call c = { command, -1 };
 	int saved;
 
-	env_lend(&loan);
-	f = PT_REAL_LAZY(popen)(command, type);
-	saved = errno;
-	env_return(&loan);
-	pt_errno_restore(saved);
-	return f;
+	pt_resolve();
+	if (with_environ_lent(system_fn, &c) && command && c.rc != -1 &&
+	    HOOK_ROOM()) {
+		saved = errno;
+		send_reap(0, c.rc, NULL);
+		pt_errno_restore(saved);
+	}
+	return c.rc;
+}
+
+struct popen_call {
+	const char *command, *type;
+	FILE *f;
+};
+
+static void popen_fn(void *arg)
+{
+	struct popen_call *c = arg;
+
+	c->f = PT_REAL_LAZY(popen)(c->command, c->type);
 }
 
 PT_EXPORT FILE *popen(const char *command, const char *type)
 {
-	pt_resolve();
-	if (pt.quiet)
-		return popen_quiet(command, type);
-	if (!LEND_ROOM()) {
-		FILE *f;
+	struct popen_call c = { command, type, NULL };
 
-		LEND_WHOLE(f, PT_REAL_LAZY(popen)(command, type));
-		return f;
-	}
-	return popen_traced(command, type);
+	pt_resolve();
+	with_environ_lent(popen_fn, &c);
+	return c.f;
 }
 
 /*
@@ -834,6 +917,36 @@ PT_EXPORT int pclose(FILE *f)
 		send_reap(0, rc, NULL);
 	pt_errno_restore(saved);
 	return rc;
+}
+
+/*
+ * wordexp() runs a command substitution's /bin/sh through glibc's own
+ * posix_spawn, with `environ`, and waits for it itself: the shell and
+ * what it runs say HELLO themselves once environ keeps them traced.
+ */
+struct wordexp_call {
+	const char *words;
+	wordexp_t *we;
+	int flags, rc;
+};
+
+static void wordexp_fn(void *arg)
+{
+	struct wordexp_call *c = arg;
+
+	c->rc = PT_REAL_LAZY(wordexp)(c->words, c->we, c->flags);
+}
+
+PT_EXPORT int wordexp(const char *words, wordexp_t *we, int flags)
+{
+	struct wordexp_call c = { words, we, flags, WRDE_NOSPACE };
+
+	pt_resolve();
+	if (flags & WRDE_NOCMD)         /* no shell: nothing to lend */
+		wordexp_fn(&c);
+	else
+		with_environ_lent(wordexp_fn, &c);
+	return c.rc;
 }
 
 /* ---- fork ---- */

@@ -28,6 +28,7 @@
 #include <sys/resource.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <wordexp.h>
 
 #include "proftrace/wire.h"
 
@@ -631,5 +632,15 @@ PT_HIDDEN void pt_send_exit(int status, int how, pid_t self);
  * at fork_ns, and forget what the parent holds (the parent sends it).
  */
 PT_HIDDEN void pt_init_after_fork(uint64_t fork_ns);
+
+/*
+ * The exec hooks, for syscall(SYS_execve, ...) and syscall(SYS_execveat,
+ * ...), with syscall()'s arguments (hooks.c): -1 with errno, on failure.
+ */
+PT_HIDDEN long pt_syscall_execve(long nr, const char *path,
+				 char *const argv[], char *const envp[]);
+PT_HIDDEN long pt_syscall_execveat(long nr, long dirfd, const char *pathname,
+				   char *const argv[], char *const envp[],
+				   long flags);
 
 #endif

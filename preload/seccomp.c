@@ -11,6 +11,12 @@
  * A program exec'd or spawned from then on inherits the filter too: the
  * hooks pass it an environment that no longer loads the library (env.c,
  * pt_env_untraced), so that its start makes no system call of ours.
+ *
+ * The syscall() hook is here for that, and so also passes the execs made
+ * through it (syscall(SYS_execve), syscall(SYS_execveat)) to the exec
+ * hooks: the library's variables are out of environ's sight since load,
+ * and such an exec would otherwise start its image without the library,
+ * unrecorded, and all it runs with it.
  */
 #include <linux/seccomp.h>
 #include <stdarg.h>
@@ -50,9 +56,9 @@ PT_EXPORT int prctl(int option, ...)
 }
 
 /*
- * syscall(): called with the caller's arguments on entry; returns the real
- * syscall() to jump to, having gone quiet first if this one installs a
- * filter.
+ * syscall(): called with the caller's arguments on entry; returns the
+ * function to jump to with them: the exec hooks' for an exec, else the
+ * real syscall(), having gone quiet first if this one installs a filter.
  */
 PT_HIDDEN void *pt_syscall_enter(long nr, long op);
 
@@ -62,6 +68,12 @@ void *pt_syscall_enter(long nr, long op)
 	if (nr == SYS_seccomp &&
 	    (op == SECCOMP_SET_MODE_STRICT || op == SECCOMP_SET_MODE_FILTER))
 		go_quiet();
+#endif
+	if (nr == SYS_execve)
+		return (void *)pt_syscall_execve;
+#ifdef SYS_execveat
+	if (nr == SYS_execveat)
+		return (void *)pt_syscall_execveat;
 #endif
 	return (void *)PT_REAL_LAZY(syscall);
 }

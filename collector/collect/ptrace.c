@@ -44,6 +44,9 @@ enum {
 	T_SPAWN  = 1u << 8,             /* in a posix_spawn of a program its
 					 * library cannot enter: the child is
 					 * its SPAWN's */
+	T_HIDDEN = 1u << 9,             /* in a root that hides the library
+					 * and us (PT_SEIZE_HIDDEN), or made
+					 * there: traced whatever it runs */
 };
 
 struct tproc {
@@ -492,11 +495,13 @@ int pt_tracer_seize_asked(struct pt_tracer *t, pid_t tid, pid_t peer,
 	e = find(t, tid);
 	if (what == PT_SEIZE_RELEASE)
 		return e ? release(t, e) : -1;
-	if (what != PT_SEIZE_EXEC && what != PT_SEIZE_SPAWN)
+	if (what != PT_SEIZE_EXEC && what != PT_SEIZE_SPAWN &&
+	    what != PT_SEIZE_HIDDEN)
 		return -1;
 	if (e) {
 		/* Ours already (a Go program's cgo exec or spawn). */
-		e->flags |= what == PT_SEIZE_EXEC ? T_SAID : T_SPAWN;
+		e->flags |= what == PT_SEIZE_EXEC ? T_SAID :
+			    what == PT_SEIZE_SPAWN ? T_SPAWN : T_HIDDEN;
 		return 0;
 	}
 	if (ptrace(PTRACE_SEIZE, tid, 0, (void *)(long)OPTIONS) < 0)
@@ -506,7 +511,8 @@ int pt_tracer_seize_asked(struct pt_tracer *t, pid_t tid, pid_t peer,
 	e->tgid = peer;
 	e->parent = pp;
 	e->flags = T_KNOWN | T_ASKED |
-		   (what == PT_SEIZE_EXEC ? T_SAID : T_SPAWN);
+		   (what == PT_SEIZE_EXEC ? T_SAID :
+		    what == PT_SEIZE_SPAWN ? T_SPAWN : T_HIDDEN);
 	return 0;
 }
 
@@ -543,6 +549,7 @@ static void on_new(struct pt_tracer *t, struct tproc *pe, int event)
 	struct tproc *c;
 	pid_t tid, ptgid = pe->tgid;
 	int thread, spawned;
+	unsigned hidden;
 
 	if (ptrace(PTRACE_GETEVENTMSG, pe->tid, 0, &msg) < 0 || !msg)
 		return;
@@ -550,6 +557,7 @@ static void on_new(struct pt_tracer *t, struct tproc *pe, int event)
 	thread = event == PTRACE_EVENT_CLONE && is_thread(ptgid, tid);
 	/* A spawn's child: the library's SPAWN says it, and its exec. */
 	spawned = !thread && pe->flags & T_SPAWN;
+	hidden = pe->flags & T_HIDDEN;  /* pe may move below */
 	if (!thread && !spawned)
 		put_fork(t, ptgid, tid, event);
 	c = find(t, tid);
@@ -559,7 +567,8 @@ static void on_new(struct pt_tracer *t, struct tproc *pe, int event)
 		c = add(t, tid);
 	c->tgid = thread ? ptgid : tid;
 	c->parent = ptgid;
-	c->flags |= T_KNOWN | (thread ? T_THREAD : 0) | (spawned ? T_SAID : 0);
+	c->flags |= T_KNOWN | (thread ? T_THREAD : 0) | (spawned ? T_SAID : 0) |
+		    hidden;
 	if (c->flags & T_HELD) {
 		c->flags &= ~(unsigned)T_HELD;
 		if (t->detaching)
@@ -614,7 +623,8 @@ static void on_exec(struct pt_tracer *t, struct tproc *e)
 	    (!(e->flags & T_ROOT) || e->flags & T_EXECED))
 		put_exec(t, e);
 	e->flags = (e->flags | T_EXECED) & ~(unsigned)T_SAID;
-	if (speaks(t, e->tid))
+	/* Behind a root that hides us, no image can speak. */
+	if (!(e->flags & T_HIDDEN) && speaks(t, e->tid))
 		let_go(t, e, 0);
 	else
 		resume(e->tid, 0);
@@ -719,8 +729,9 @@ static void on_stop(struct pt_tracer *t, pid_t tid, int status)
 	case PTRACE_EVENT_FORK:
 	case PTRACE_EVENT_VFORK:
 	case PTRACE_EVENT_CLONE:
-		if (!(e->flags & T_SPAWN) && (e->flags & T_LOOSE ||
-		    (e->flags & T_ASKED && !(e->flags & T_EXECED)))) {
+		if (!(e->flags & (T_SPAWN | T_HIDDEN)) &&
+		    (e->flags & T_LOOSE ||
+		     (e->flags & T_ASKED && !(e->flags & T_EXECED)))) {
 			/* Its exec failed, or its spawn is done: it is the
 			 * program that asked, which speaks for itself and
 			 * what it starts. */
@@ -772,7 +783,7 @@ static int on_end(struct pt_tracer *t, pid_t tid, int status,
 	if (!e)
 		return 0;
 	if (!(e->flags & T_THREAD) && e->tgid == tid &&
-	    (!(e->flags & T_ASKED) || e->flags & T_EXECED)) {
+	    (!(e->flags & T_ASKED) || e->flags & (T_EXECED | T_HIDDEN))) {
 		put_reap(t, e->parent, tid, status, ru);
 		drop(t, e);
 		release_held(t);

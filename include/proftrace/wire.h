@@ -89,11 +89,15 @@ enum pt_rec_type {
  * go), PT_SEIZE_NO if it will not, or PT_SEIZE_PTRACER and its pid (4
  * bytes, little-endian) when the kernel refused it as no ancestor: the
  * sender names it with prctl(PR_SET_PTRACER) and sends SEIZE again.
+ * PT_SEIZE_HIDDEN: the thread is about to chroot into a root where no
+ * image can load the library or reach the collector: trace its process
+ * from now on, what it execs and all it starts, as a static program's.
  */
 enum pt_seize_what {
 	PT_SEIZE_EXEC = 0,
 	PT_SEIZE_SPAWN = 1,
 	PT_SEIZE_RELEASE = 2,
+	PT_SEIZE_HIDDEN = 3,
 };
 
 enum {

@@ -62,6 +62,14 @@ library), which asks the collector to trace them:
   dyn-exec-fail a Python, threaded and not, whose exec of a static
                 program fails (EACCES) goes on untraced: its TracerPid,
                 and what it prints, as untraced
+
+A dynamic program that chroots into a root where nothing can load the
+library or reach the collector, which it asks to trace it first:
+
+  chroot        (root only) `chroot DIR /bin/sh -c '...'`, DIR holding a
+                shell and its libraries but neither the library nor
+                /proc: as record's command, under sh, and under the
+                daemon; what the shell prints is what it prints untraced
 """
 
 import argparse
@@ -652,6 +660,44 @@ def case_dyn_exec_fail():
     shutil.rmtree(d)
 
 
+
+def chroot_root():
+    """A root with a dynamic shell, /bin/true and their libraries, and
+    neither the library nor /proc."""
+    root = tempfile.mkdtemp(prefix="ptrace-chroot-")
+    os.chmod(root, 0o755)
+    progs = ["/bin/sh", "/bin/true"]
+    libs = set()
+    for prog in progs:
+        out = subprocess.run(["ldd", prog], stdout=subprocess.PIPE,
+                             text=True, env={"PATH": "/usr/bin:/bin"}).stdout
+        libs.update(w for w in out.split() if w.startswith("/"))
+    for path in progs + sorted(libs):
+        os.makedirs(root + os.path.dirname(path), exist_ok=True)
+        shutil.copy(path, root + path)
+    return root
+
+
+def case_chroot():
+    """(root only) chroot into a root that hides the library and /proc:
+    the shell chroot execs, and what it runs, as strace sees them; the
+    library asks the collector to trace chroot's process before the
+    root changes."""
+    if os.geteuid() != 0:
+        print("ptrace: SKIP chroot: needs root")
+        sys.exit(77)
+    root = chroot_root()
+    inner = ["/bin/sh", "-c", '/bin/true; /bin/sh -c "exit 2"; exit 3']
+    out, _, _ = compare("chroot", ["chroot", root] + inner, rc=3)
+    untraced_same("chroot", ["chroot", root] + inner, out, rc=3)
+    cmd = ["sh", "-c", 'chroot "$0" /bin/sh -c \'/bin/true; (exit 4); '
+           '/bin/sh -c "exit 2"; exit 3\'; echo $?; exit 5', root]
+    out, _, _ = compare("chroot-under-sh", cmd, rc=5)
+    untraced_same("chroot-under-sh", cmd, out, rc=5)
+    compare("chroot-daemon", cmd, rc=5, view=daemon_view)
+    shutil.rmtree(root)
+
+
 CASES = {"busybox": case_busybox, "killed-parent": case_killed_parent,
          "stop": case_stop, "go": case_go, "go-exit": case_go_exit,
          "opt-out": case_opt_out, "strace-outside": case_strace_outside,
@@ -662,7 +708,7 @@ CASES = {"busybox": case_busybox, "killed-parent": case_killed_parent,
          "dyn-setid": case_dyn_setid, "dyn-opt-out": case_dyn_opt_out,
          "dyn-exec-fail": case_dyn_exec_fail, "dyn-stop": case_dyn_stop,
          "dyn-spawn-threads": case_dyn_spawn_threads,
-         "dyn-thread-exec": case_dyn_thread_exec}
+         "dyn-thread-exec": case_dyn_thread_exec, "chroot": case_chroot}
 
 
 def main():
