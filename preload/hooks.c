@@ -559,41 +559,44 @@ static int readable_below(char *full, size_t rl, const char *path)
 }
 
 /*
- * Would an image exec'd under the root `root` be lost: unable to load the
- * library (its file, or the collector's /proc/PID/root, which the run
- * log's /proc path stands for) or to reach the collector (the run log,
- * else the socket)?
+ * Before a chroot to root: would an image exec'd under it be lost,
+ * unable to load the library (its file, or the collector's
+ * /proc/PID/root, which the run log's /proc path stands for) or to reach
+ * the collector (the run log, else the socket)?  Then ask the collector
+ * to trace this process from now on.
  */
-static BIG int root_hides_us(const char *root)
+static BIG void chroot_traced(const char *root)
 {
 	char full[PATH_MAX];
 	size_t rl = pt_strlen(root);
 	int log, reach, load;
 
 	if (!rl || rl + 1 > sizeof full)
-		return 0;
+		return;
 	pt_memcpy(full, root, rl);
 	log = pt.log_path && readable_below(full, rl, PT_STR(log_path));
 	reach = log || (pt.socket_path &&
 			readable_below(full, rl, PT_STR(socket_path)));
 	load = log || (pt.lib_path && readable_below(full, rl, PT_STR(lib_path)));
-	return !(reach && load);
+	if (!(reach && load))
+		pt_seize_ask(-1, PT_SEIZE_HIDDEN);
 }
 
 /*
  * chroot(): under a root that hides both the library and the collector
  * (no /proc, no socket, no copy of the library), what this process
- * execs next would start unrecorded, and all it runs with it.  So,
- * before the root changes, the collector is asked to trace this process
- * from now on (seize.c, PT_SEIZE_HIDDEN), as it traces a static program.
+ * execs next would start unrecorded, and all it runs with it, and
+ * nothing the process sends after the chroot can arrive.  So the
+ * collector is asked first to trace it, as it traces a static program
+ * (seize.c, PT_SEIZE_HIDDEN).
  */
 PT_EXPORT int chroot(const char *path)
 {
 	int saved = errno;
 
 	pt_resolve();
-	if (HOOK_ROOM() && opaque(path) && !pt.quiet && root_hides_us(path))
-		pt_seize_ask(-1, PT_SEIZE_HIDDEN);
+	if (HOOK_ROOM() && opaque(path) && !pt.quiet)
+		chroot_traced(path);
 	pt_errno_restore(saved);
 	return PT_REAL_LAZY(chroot)(path);
 }
