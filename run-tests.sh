@@ -9,7 +9,7 @@ missing=$(tools/install-deps.sh --missing test) || exit 1
 tools/install-deps.sh test || exit 1
 if [ -n "$missing" ] && [ -f build/build.ninja ]; then
 	# A build set up before (./quickstart.sh) looks again for what is
-	# now installed: pandoc for the man pages, protoc, valgrind...
+	# now installed: protoc, valgrind...
 	log=$(meson setup --reconfigure build 2>&1) ||
 		{ printf '%s\n' "$log"; exit 1; }
 fi

@@ -27,20 +27,20 @@ fi
 
 # The build (meson.build): a C compiler, meson and ninja, zlib and libcurl
 # (the proftrace program's capture and OpenTelemetry export), python3 for
-# meson's scripts.  The man pages need pandoc, and are built when it is
-# there: the test set brings it.
+# meson's scripts, scdoc (a 50 KB program) for the man pages, so that
+# `meson install` after the quick start brings them.
 pkgs="gcc make libc6-dev meson ninja-build pkg-config zlib1g-dev
-libcurl4-openssl-dev python3"
+libcurl4-openssl-dev python3 scdoc"
 
 if [ "$set_" = test ]; then
 	# bubblewrap, nodejs, perl, golang-go and busybox-static run the
-	# tests; strace is their ground truth; pandoc builds the man pages;
-	# man-db renders them in the tests; build-essential (which
+	# tests; strace is their ground truth; man-db renders the man pages in
+	# the tests; build-essential (which
 	# dpkg-checkbuilddeps demands), debhelper, dpkg-dev and lintian build
 	# and check the Debian package; git and python3-yaml run doc/ci.md's
 	# recipes.
 	pkgs="$pkgs strace binutils bubblewrap nodejs perl golang-go
-busybox-static pandoc man-db build-essential debhelper dpkg-dev lintian git
+busybox-static man-db build-essential debhelper dpkg-dev lintian git
 python3-yaml curl"
 	# The tests of traces that programs write: clang -ftime-trace, dune
 	# --trace-file (which needs an OCaml compiler to start).

@@ -2,9 +2,11 @@
 # The README's two commands on a machine where nothing is installed, with
 # apt-get, dpkg-query, npm and meson replaced by stand-ins that note what
 # they are asked (a copy of the source tree; nothing is installed):
-# - ./quickstart.sh installs only what the build needs (debian/control's
+# - ./quickstart.sh installs what the build needs (debian/control's
 #   Build-Depends, as dpkg-checkbuilddeps reads them, and the compiler),
-#   none of the packages that only the tests use, and never runs npm;
+#   all of it (so that `meson install` after it brings what the package
+#   brings: the man pages too), none of the packages that only the tests
+#   use, and never runs npm;
 # - ./run-tests.sh installs everything dpkg-checkbuilddeps demands (for
 #   the install-deb test) and what the quick start installs.
 # usage: deps-split.sh SOURCE_DIR
@@ -26,9 +28,8 @@ sed -n 's/.*Unmet build dependencies: //p' "$tmp/unmet" |
 	tr ' ' '\n' | sed '/^$/d' | sort -u >"$tmp/builddeps"
 [ -s "$tmp/builddeps" ] || { cat "$tmp/unmet"; echo "FAIL: unread"; exit 1; }
 # The build itself: Build-Depends, with the compiler that build-essential
-# names (but not debhelper, which only packages, and pandoc, which only
-# the man pages need, built when it is there).
-{ grep -vx -e build-essential -e debhelper -e pandoc "$tmp/builddeps"
+# names (but not debhelper, which only packages).
+{ grep -vx -e build-essential -e debhelper "$tmp/builddeps"
   printf '%s\n' gcc make libc6-dev; } | sort -u >"$tmp/allowed"
 
 # What the two commands and their install step read.
@@ -72,6 +73,11 @@ echo "quick start installs: $(tr '\n' ' ' <"$tmp/quickstart.apt")"
 extra=$(comm -23 "$tmp/quickstart.apt" "$tmp/allowed" | tr '\n' ' ')
 if [ -n "$extra" ]; then
 	echo "FAIL: ./quickstart.sh installs what the build does not need: $extra"
+	fail=1
+fi
+lack=$(comm -13 "$tmp/quickstart.apt" "$tmp/allowed" | tr '\n' ' ')
+if [ -n "$lack" ]; then
+	echo "FAIL: ./quickstart.sh does not install what the build uses: $lack"
 	fail=1
 fi
 if [ -f "$tmp/quickstart.npm" ]; then

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """The man pages as a user meets them: each renders with man(1) at 80
-columns without a single groff warning and has a whatis entry; every
+columns, and with groff for the typesetter, without a single warning of
+any kind (`man --warnings=w`, `groff -ww`), and has a whatis entry; every
 command of `proftrace --help` has its page, every option of its --help is
 in that page, and the --help output names the page."""
 import argparse
@@ -27,7 +28,7 @@ def render(page, width):
     env = dict(os.environ, MANWIDTH=str(width), LC_ALL="C.UTF-8",
                MAN_KEEP_FORMATTING="")
     env.pop("MANPAGER", None)
-    p = subprocess.run(["man", "--warnings", "-l", page], env=env,
+    p = subprocess.run(["man", "--warnings=w", "-l", page], env=env,
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                        text=True)
     # Hyphens as the reader types them.
@@ -48,12 +49,19 @@ texts = {}
 for name in args.pages:
     path = os.path.join(args.man_dir, name)
     if not os.path.exists(path):
-        fail(f"{path} was not built (pandoc missing? tools/install-deps.sh "
-             "installs it)")
+        fail(f"{path} was not built (scdoc missing? tools/install-deps.sh "
+             "build installs it)")
         continue
     rc, text, err = render(path, 80)
     if rc != 0 or err.strip():
         fail(f"man -l {name} at 80 columns: exit {rc}, stderr:\n{err}")
+    # The typesetter's device, where tbl's tables and fonts are checked
+    # too; -k: the pages are UTF-8, as man's preconv reads them.
+    g = subprocess.run(["groff", "-k", "-t", "-man", "-ww", "-z", path],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True)
+    if g.returncode != 0 or g.stderr.strip():
+        fail(f"groff -ww {name}: exit {g.returncode}, stderr:\n{g.stderr}")
     if len(text.splitlines()) < 10:
         fail(f"man -l {name}: only {len(text.splitlines())} lines")
     w = subprocess.run(["lexgrog", path], stdout=subprocess.PIPE, text=True)

@@ -10,7 +10,7 @@ twice by two processes, a program that execs another (two executions of
 one pid), and a child that outlives a short parent.  The spans each option
 must give (which executions get one, their parents, statuses, and what is
 folded into each) are worked out here from that description and the rules
-of doc/proftrace-export.1.md, and compared with what OpenTelemetry's own
+of doc/man/proftrace-export.1.scd, and compared with what OpenTelemetry's own
 decoder (receiver.js, as otlp.py uses it) took from the export.  Several
 captures in one command must give one trace each.
 

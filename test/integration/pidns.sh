@@ -2,6 +2,8 @@
 # Two pid-namespace sandboxes side by side, and one made by unshare: inside
 # each the same pids (1, 2, 3), which the capture must keep apart and hang
 # under the sandbox that made them (ptcheck compares with strace -f).
+# Not as root, bwrap and unshare -r make a user namespace: ptcheck's
+# --userns-unless-root skips where the machine refuses one.
 set -u
 tree='sh -c "exit 11"; exit 5'
 bw() {

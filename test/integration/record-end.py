@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""When `record` ends the capture (doc/proftrace-record.1.md): not while a
+"""When `record` ends the capture (doc/man/proftrace-record.1.scd): not while a
 process it has been told about is still to be heard from.
 
 The command, a shell, starts /bin/true in the background and exits at

@@ -20,6 +20,10 @@ collector's reader and the library's writer (test/integration/logprobe.c):
 - an inherited descriptor reaches every one of those sandboxes, with or
   without a pid namespace, and writes there;
 - as root, a process that became another uid cannot open it.
+
+Run as an ordinary user where the machine refuses a user namespace (a
+chroot, Ubuntu's AppArmor: test/tools/userns.py), the bwrap cases are
+skipped with the reason.
 """
 
 import argparse
@@ -27,6 +31,10 @@ import os
 import shutil
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "tools"))
+import userns  # noqa: E402
 
 FAILS = []
 
@@ -72,16 +80,20 @@ def main():
               "%s: cannot open: %r" % (what, r))
 
     opened(serve(probe, []), "same uid")
+    in_userns = os.geteuid() != 0       # bwrap makes one for a user
+    why = userns.refused() if in_userns else None
     if not shutil.which("bwrap"):
         check(False, "bwrap is not installed (tools/install-deps.sh)")
+    elif why:
+        print("SKIP bwrap as uid %d: %s" % (os.geteuid(), why),
+              file=sys.stderr)
     else:
-        userns = os.geteuid() != 0      # bwrap makes one for a user
         bw = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev"]
         for name, opt, pidns in (
                 ("bwrap --proc /proc", ["--proc", "/proc"], False),
                 ("bwrap --unshare-pid (host /proc)", ["--unshare-pid"], True)):
             r = serve(probe, bw + opt)
-            if userns:
+            if in_userns:
                 refused(r, name + " (user namespace)", "Permission denied")
             else:
                 opened(r, name, small_pid=pidns)

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """proftrace top and record --progress against real runs
-(doc/proftrace-top.1.md).
+(doc/man/proftrace-top.1.scd).
 
 The builds are make -j2 over steps known by construction: `cat gate-X`
 blocks until the test opens the FIFO gate-X for writing, so which steps

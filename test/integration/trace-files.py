@@ -25,8 +25,9 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tools"))
 import browser_pipe  # noqa: E402
+import userns  # noqa: E402
 import viewlib  # noqa: E402
-from viewlib import Failed, check  # noqa: E402
+from viewlib import Failed, Skipped, check  # noqa: E402
 from importlib import import_module  # noqa: E402
 
 validate = import_module("validate-trace")
@@ -293,6 +294,14 @@ def check_html_zoom(cap):
         check(heads >= 1, "html: no Source event of heavy.h in clang one.c")
 
 
+def need_userns():
+    """bwrap run by an ordinary user makes a user namespace: skip where
+    the machine refuses one (a chroot, Ubuntu's AppArmor)."""
+    why = os.geteuid() != 0 and userns.refused()
+    if why:
+        raise Skipped("bwrap as uid %d: %s" % (os.geteuid(), why))
+
+
 def test_private_build():
     """clang in a sandbox with a private tmpfs for its build directory,
     which no other process can see: its file arrives all the same.  And a
@@ -300,6 +309,7 @@ def test_private_build():
     have written its own, is not taken for this run's."""
     if not shutil.which("clang") or not shutil.which("bwrap"):
         raise Failed("clang or bwrap is not installed (tools/install-deps.sh)")
+    need_userns()
     d = c_project()
     stale = os.path.join(d, "bad.json")
     with open(stale, "w") as f:
@@ -548,6 +558,7 @@ def test_sandbox():
     all the same, and nothing is left behind in the work directory."""
     if not shutil.which("bwrap"):
         raise Failed("bwrap is not installed (tools/install-deps.sh)")
+    need_userns()
     # The second makes the relay in a shell that then execs the writer:
     # the same process's last image removes it.
     # The third keeps the writer off the run log (a name that is not

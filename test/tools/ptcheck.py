@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Run a command under proftrace and strace at once; compare what each saw.
 
-    ptcheck.py --proftrace BIN [--expect-rc N] [--keep DIR] [--rounds N] -- COMMAND...
+    ptcheck.py --proftrace BIN [--expect-rc N] [--keep DIR] [--rounds N]
+               [--userns-unless-root] -- COMMAND...
 
 The command runs as `proftrace record -- strace -f ... -- COMMAND`, so both
 observers see the very same processes, with the same pids.  strace's view is
@@ -16,6 +17,10 @@ collector (`proftrace record -- ...`, or after `eval "$(proftrace daemon
 and the outer one must hold the inner `proftrace record` with the
 command's exit status, and nothing of what ran below it but the program
 it started (doc/manual.md, "Two collectors").
+
+With --userns-unless-root, the command makes a user namespace when not
+run as root (bwrap, unshare -r): where the machine refuses one (a chroot,
+Ubuntu's AppArmor: userns.py), the check is skipped (exit 77).
 
 Processes that run inside a program proftrace cannot enter (a static
 executable) are excused exactly as the README says: their fork-only
@@ -233,8 +238,17 @@ def main():
     ap.add_argument("--outer", choices=("record", "daemon"))
     ap.add_argument("--rounds", type=int, default=1,
                     help="run and check the command this many times")
+    ap.add_argument("--userns-unless-root", action="store_true")
     ap.add_argument("command", nargs="+")
     a = ap.parse_args()
+    if a.userns_unless_root and os.geteuid() != 0:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import userns
+        why = userns.refused()
+        if why:
+            print("SKIP: %s needs a user namespace as uid %d: %s"
+                  % (" ".join(a.command), os.geteuid(), why))
+            sys.exit(77)
     for _ in range(a.rounds):
         check_once(a)
 

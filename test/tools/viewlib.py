@@ -30,6 +30,11 @@ class Failed(Exception):
     pass
 
 
+class Skipped(Exception):
+    """What the machine does not allow (a user namespace): the test is
+    listed as skipped, with the reason, and does not fail."""
+
+
 def check(cond, msg):
     if not cond:
         raise Failed(msg)
@@ -200,6 +205,8 @@ def main(g, add_args=None, expected=()):
                 fn()
                 passed += 1
                 print(f"ok   {name}")
+            except Skipped as e:
+                print(f"SKIP {name}: {e}")
             except Exception as e:
                 failed += 1
                 print(f"FAIL {name}: {e}")
