@@ -34,6 +34,10 @@ struct pt_eta_guess {
 	int64_t left_ns;                /* mean of the runs' guesses */
 	int64_t spread_ns;              /* half their range */
 	size_t nruns;
+	/* The earlier runs' work is all done or under way, and this run
+	 * goes on past the end they foretold, by overdue_ns. */
+	int overdue;
+	int64_t overdue_ns;
 };
 
 /* The most earlier runs read: the newest. */

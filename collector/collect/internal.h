@@ -85,6 +85,8 @@ struct conn {
 	int failed;                     /* its EXIT said a nonzero status */
 	int pkg;                        /* its opam package (status.c's
 					 * table), -1: none */
+	uint64_t cpu_base_ns;           /* the process's CPU when the image
+					 * started (HELLO's CPU_BEFORE) */
 };
 
 struct user_watch {

@@ -1,6 +1,7 @@
 /* The live view of a run; see top.h and doc/views.md ("top"). */
 #include "views/top.h"
 
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,6 +32,39 @@ void pt_top_duration(struct pt_sb *out, int64_t ns)
 		pt_sb_addf(out, "%lld h %02lld min",
 			   (long long)(ns / (3600 * S)),
 			   (long long)(ns / (60 * S) % 60));
+}
+
+void pt_top_cpu(const struct pt_status_snap *s, int ncpu, struct pt_sb *out)
+{
+	if (!s->cpu_interval_ns) {
+		pt_sb_addstr(out, "CPU: not measured yet");
+		return;
+	}
+	pt_sb_addf(out, "CPU %.1f", (double)s->cpu_busy_ns /
+		   (double)s->cpu_interval_ns);
+	if (ncpu > 0)
+		pt_sb_addf(out, " of %d", ncpu);
+	pt_sb_addstr(out, " in use, ");
+	pt_top_duration(out, (int64_t)s->cpu_total_ns);
+	pt_sb_addstr(out, " used so far");
+}
+
+void pt_top_end(const struct pt_status_snap *s, struct pt_sb *out)
+{
+	pt_sb_addstr(out, "the run ended");
+	if (s->end_signal > 0) {
+		const char *name = sigabbrev_np(s->end_signal);
+
+		pt_sb_addf(out, ": killed by signal %d", s->end_signal);
+		if (name)
+			pt_sb_addf(out, " (SIG%s)", name);
+	} else if (s->exit_code >= 0) {
+		pt_sb_addf(out, ": exit status %d", s->exit_code);
+	} else if (!strcmp(s->kind, "daemon")) {
+		pt_sb_addstr(out, ": the daemon stopped");
+	} else {
+		pt_sb_addstr(out, ": its exit status is not known");
+	}
 }
 
 /* The line in sb from byte `from` cut to width columns (UTF-8 aware),
@@ -162,24 +196,18 @@ void pt_top_draw(const struct pt_status_snap *s, const struct pt_top_view *v,
 		   (unsigned long long)s->failed);
 	end_line(out, from, width);
 	from = out->len;
-	if (v->cpu >= 0)
-		pt_sb_addf(out, "CPU %.1f of %d   ", v->cpu, v->ncpu);
+	pt_top_cpu(s, v->ncpu, out);
+	end_line(out, from, width);
+	from = out->len;
 	if (s->ended) {
-		pt_sb_addstr(out, "the run ended");
-		if (s->exit_code >= 0)
-			pt_sb_addf(out, " (exit status %d)", s->exit_code);
+		pt_top_end(s, out);
 	} else if (v->eta && v->eta->have) {
-		pt_sb_addstr(out, "about ");
-		pt_top_duration(out, v->eta->left_ns);
-		pt_sb_addstr(out, " left (+/- ");
-		pt_top_duration(out, v->eta->spread_ns);
-		pt_sb_addf(out, ", from %zu earlier run%s)", v->eta->nruns,
-			   v->eta->nruns == 1 ? "" : "s");
+		pt_top_estimate(v->eta, 1, out);
 	} else {
 		pt_sb_addstr(out, "no estimate: no earlier run of it kept");
 	}
 	end_line(out, from, width);
-	lines = 3;
+	lines = 4;
 	if (s->pkg_done || s->pkg_running) {
 		from = out->len;
 		pt_sb_addf(out, "opam packages: %llu done, %llu running",
@@ -276,10 +304,59 @@ void pt_top_draw(const struct pt_status_snap *s, const struct pt_top_view *v,
 	free(r.depth);
 }
 
+void pt_top_estimate(const struct pt_eta_guess *g, int long_form,
+		     struct pt_sb *out)
+{
+	if (g->overdue) {
+		pt_sb_addstr(out, "overdue by ");
+		pt_top_duration(out, g->overdue_ns);
+	} else {
+		pt_sb_addstr(out, "about ");
+		pt_top_duration(out, g->left_ns);
+		pt_sb_addstr(out, " left");
+	}
+	if (g->nruns == 1) {
+		pt_sb_addstr(out, long_form ? " (one earlier run: no spread)"
+					    : " (one earlier run)");
+		return;
+	}
+	if (!g->overdue) {
+		pt_sb_addstr(out, " (+/- ");
+		pt_top_duration(out, g->spread_ns);
+		pt_sb_addstr(out, long_form ? ", " : ")");
+	} else {
+		pt_sb_addstr(out, long_form ? " (" : "");
+	}
+	if (long_form)
+		pt_sb_addf(out, "from %zu earlier runs)", g->nruns);
+}
+
+/* The longest-running step: s->run is in start order, and the first
+ * that waits for no other is the longest-running step (not the build
+ * tool). */
+static const struct pt_status_exec *longest(const struct pt_status_snap *s)
+{
+	size_t i, j;
+
+	if (!s->nrun)
+		return NULL;
+	for (i = 0; i + 1 < s->nrun; i++) {
+		for (j = 0; j < s->nrun; j++)
+			if (s->run[j].ppid == s->run[i].pid)
+				break;
+		if (j == s->nrun)
+			break;
+	}
+	return &s->run[i];
+}
+
 void pt_top_progress(const struct pt_status_snap *s, uint64_t now_mono,
 		     const struct pt_eta_guess *eta, struct pt_sb *out)
 {
 	int64_t now = now_of(s, now_mono);
+	const struct pt_status_exec *l = longest(s);
+	struct pt_sb tail = PT_SB_INIT, dur = PT_SB_INIT;
+	size_t room;
 
 	pt_sb_addstr(out, "proftrace: ");
 	pt_top_duration(out, now - (int64_t)s->start_mono_ns);
@@ -289,36 +366,46 @@ void pt_top_progress(const struct pt_status_snap *s, uint64_t now_mono,
 	if (s->failed)
 		pt_sb_addf(out, ", %llu failed",
 			   (unsigned long long)s->failed);
+	if (s->cpu_interval_ns)
+		pt_sb_addf(out, ", CPU %.1f", (double)s->cpu_busy_ns /
+			   (double)s->cpu_interval_ns);
 	if (s->pkg_done || s->pkg_running)
 		pt_sb_addf(out, ", opam packages %llu done, %llu running",
 			   (unsigned long long)s->pkg_done,
 			   (unsigned long long)s->pkg_running);
-	if (s->nrun) {
-		/* s->run is in start order: the first that waits for no
-		 * other is the longest-running step (not the build tool). */
-		size_t i, j, len;
-
-		for (i = 0; i + 1 < s->nrun; i++) {
-			for (j = 0; j < s->nrun; j++)
-				if (s->run[j].ppid == s->run[i].pid)
-					break;
-			if (j == s->nrun)
-				break;
-		}
-		len = strlen(s->run[i].cmd);
-		pt_sb_addstr(out, "; longest: ");
-		pt_sb_add(out, s->run[i].cmd, len > 60 ? 60 : len);
-		if (len > 60)
-			pt_sb_addstr(out, "...");
-		pt_sb_addstr(out, " (");
-		pt_top_duration(out, elapsed_of(&s->run[i], now));
-		pt_sb_addch(out, ')');
-	}
 	if (eta && eta->have) {
-		pt_sb_addstr(out, "; about ");
-		pt_top_duration(out, eta->left_ns);
-		pt_sb_addstr(out, " left (+/- ");
-		pt_top_duration(out, eta->spread_ns);
-		pt_sb_addch(out, ')');
+		pt_sb_addstr(&tail, "; ");
+		pt_top_estimate(eta, 0, &tail);
 	}
+	/* The step in what room is left of PT_TOP_PROGRESS_MAX: a log's
+	 * line is read whole, and a long one wraps. */
+	if (l) {
+		const char *what = l->label ? l->label : l->cmd;
+		size_t len = strlen(what), fixed;
+
+		pt_top_duration(&dur, elapsed_of(l, now));
+		fixed = out->len + tail.len + strlen("; longest:  ()") +
+			dur.len;
+		room = fixed < PT_TOP_PROGRESS_MAX ?
+		       PT_TOP_PROGRESS_MAX - fixed : 0;
+		if (room >= 12) {
+			pt_sb_addstr(out, "; longest: ");
+			if (len > room) {
+				size_t n = room - 3;
+
+				/* Not in the middle of a UTF-8 sequence. */
+				while (n && ((unsigned char)what[n] & 0xc0) ==
+					    0x80)
+					n--;
+				pt_sb_add(out, what, n);
+				pt_sb_addstr(out, "...");
+			} else {
+				pt_sb_add(out, what, len);
+			}
+			pt_sb_addf(out, " (%s)", dur.buf);
+		}
+	}
+	pt_sb_add(out, tail.buf, tail.len);
+	pt_sb_release(&tail);
+	pt_sb_release(&dur);
 }
