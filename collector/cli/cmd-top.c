@@ -595,10 +595,17 @@ static int run(int argc, char **argv)
 	v.ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
 	if (o.once) {
 		estimate(&w, &snap, 1);
+		/* The estimate reads whole captures, which takes a while:
+		 * the counts as they are now, to go with it. */
+		if (w.have_hist && pt_status_read(path, &next) == 0) {
+			pt_status_snap_free(&snap);
+			snap = next;
+		}
 		v.eta = &w.guess;
 		v.width = pt_term_width();
 		v.keys = 0;
 		v.now_mono = pt_mono_ns();
+		v.now_real = (int64_t)pt_real_ns();
 		if (!snap.ended && !alive(snap.pid))
 			v.note = "the collector is gone: the run did not end "
 				 "cleanly";
@@ -661,6 +668,7 @@ static int run(int argc, char **argv)
 		v.width = t.cols;
 		v.height = t.full ? t.rows : 0;
 		v.now_mono = v.paused ? v.now_mono : pt_mono_ns();
+		v.now_real = v.paused ? v.now_real : (int64_t)pt_real_ns();
 		v.eta = &w.guess;
 		pt_sb_reset(&frame);
 		pt_top_draw(&snap, &v, &frame);

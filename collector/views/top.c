@@ -202,7 +202,7 @@ void pt_top_draw(const struct pt_status_snap *s, const struct pt_top_view *v,
 	if (s->ended) {
 		pt_top_end(s, out);
 	} else if (v->eta && v->eta->have) {
-		pt_top_estimate(v->eta, 1, out);
+		pt_top_estimate(v->eta, v->now_real, 1, out);
 	} else {
 		pt_sb_addstr(out, "no estimate: no earlier run of it kept");
 	}
@@ -304,31 +304,45 @@ void pt_top_draw(const struct pt_status_snap *s, const struct pt_top_view *v,
 	free(r.depth);
 }
 
-void pt_top_estimate(const struct pt_eta_guess *g, int long_form,
-		     struct pt_sb *out)
+void pt_top_estimate(const struct pt_eta_guess *g, int64_t now_real,
+		     int long_form, struct pt_sb *out)
 {
-	if (g->overdue) {
+	int64_t since = now_real > g->at_real ? now_real - g->at_real : 0;
+	int overdue = g->overdue || since >= g->left_ns;
+
+	/* Made a few seconds ago (top makes one every five): what has
+	 * passed since is gone from what is left. */
+	if (overdue) {
 		pt_sb_addstr(out, "overdue by ");
-		pt_top_duration(out, g->overdue_ns);
+		pt_top_duration(out, g->overdue ? g->overdue_ns + since
+						: since - g->left_ns);
 	} else {
-		pt_sb_addstr(out, "about ");
-		pt_top_duration(out, g->left_ns);
+		if (long_form)
+			pt_sb_addstr(out, "about ");
+		pt_top_duration(out, g->left_ns - since);
 		pt_sb_addstr(out, " left");
 	}
-	if (g->nruns == 1) {
-		pt_sb_addstr(out, long_form ? " (one earlier run: no spread)"
-					    : " (one earlier run)");
+	/* --progress's line is short: "+/- 2.4 s", "(1 run)". */
+	if (!long_form) {
+		if (g->nruns == 1) {
+			pt_sb_addstr(out, " (1 run)");
+		} else if (!overdue) {
+			pt_sb_addstr(out, " +/- ");
+			pt_top_duration(out, g->spread_ns);
+		}
 		return;
 	}
-	if (!g->overdue) {
-		pt_sb_addstr(out, " (+/- ");
-		pt_top_duration(out, g->spread_ns);
-		pt_sb_addstr(out, long_form ? ", " : ")");
-	} else {
-		pt_sb_addstr(out, long_form ? " (" : "");
+	if (g->nruns == 1) {
+		pt_sb_addstr(out, " (one earlier run: no spread)");
+		return;
 	}
-	if (long_form)
-		pt_sb_addf(out, "from %zu earlier runs)", g->nruns);
+	pt_sb_addstr(out, " (");
+	if (!overdue) {
+		pt_sb_addstr(out, "+/- ");
+		pt_top_duration(out, g->spread_ns);
+		pt_sb_addstr(out, ", ");
+	}
+	pt_sb_addf(out, "from %zu earlier runs)", g->nruns);
 }
 
 /* The longest-running step: s->run is in start order, and the first
@@ -355,7 +369,7 @@ void pt_top_progress(const struct pt_status_snap *s, uint64_t now_mono,
 {
 	int64_t now = now_of(s, now_mono);
 	const struct pt_status_exec *l = longest(s);
-	struct pt_sb tail = PT_SB_INIT, dur = PT_SB_INIT;
+	struct pt_sb dur = PT_SB_INIT;
 	size_t room;
 
 	pt_sb_addstr(out, "proftrace: ");
@@ -374,8 +388,8 @@ void pt_top_progress(const struct pt_status_snap *s, uint64_t now_mono,
 			   (unsigned long long)s->pkg_done,
 			   (unsigned long long)s->pkg_running);
 	if (eta && eta->have) {
-		pt_sb_addstr(&tail, "; ");
-		pt_top_estimate(eta, 0, &tail);
+		pt_sb_addstr(out, "; ");
+		pt_top_estimate(eta, eta->at_real, 0, out);
 	}
 	/* The step in what room is left of PT_TOP_PROGRESS_MAX: a log's
 	 * line is read whole, and a long one wraps. */
@@ -384,11 +398,10 @@ void pt_top_progress(const struct pt_status_snap *s, uint64_t now_mono,
 		size_t len = strlen(what), fixed;
 
 		pt_top_duration(&dur, elapsed_of(l, now));
-		fixed = out->len + tail.len + strlen("; longest:  ()") +
-			dur.len;
+		fixed = out->len + strlen("; longest:  ()") + dur.len;
 		room = fixed < PT_TOP_PROGRESS_MAX ?
 		       PT_TOP_PROGRESS_MAX - fixed : 0;
-		if (room >= 12) {
+		if (room >= 8) {
 			pt_sb_addstr(out, "; longest: ");
 			if (len > room) {
 				size_t n = room - 3;
@@ -405,7 +418,5 @@ void pt_top_progress(const struct pt_status_snap *s, uint64_t now_mono,
 			pt_sb_addf(out, " (%s)", dur.buf);
 		}
 	}
-	pt_sb_add(out, tail.buf, tail.len);
-	pt_sb_release(&tail);
 	pt_sb_release(&dur);
 }

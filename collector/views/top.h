@@ -19,6 +19,7 @@ struct pt_top_view {
 	int width;                      /* columns */
 	int height;                     /* lines; 0: as many as needed */
 	uint64_t now_mono;              /* the viewer's CLOCK_MONOTONIC */
+	int64_t now_real;               /* and CLOCK_REALTIME */
 	enum pt_top_sort sort;
 	int tree;                       /* running ones under their parents */
 	int collapse;                   /* tree: only the top two levels */
@@ -55,9 +56,11 @@ void pt_top_cpu(const struct pt_status_snap *s, int ncpu, struct pt_sb *out);
 void pt_top_end(const struct pt_status_snap *s, struct pt_sb *out);
 
 /* The estimate: "about 3.1 s left (+/- 0.4 s, from 2 earlier runs)",
- * "overdue by 1.2 s (...)"; long 0: the shorter form of --progress. */
-void pt_top_estimate(const struct pt_eta_guess *g, int long_form,
-		     struct pt_sb *out);
+ * "overdue by 1.2 s (...)", as of now_real (CLOCK_REALTIME ns: the time
+ * since the guess was made counts down); long 0: --progress's shorter
+ * "3.1 s left +/- 0.4 s". */
+void pt_top_estimate(const struct pt_eta_guess *g, int64_t now_real,
+		     int long_form, struct pt_sb *out);
 
 /* A duration for people: "850 ms", "12.3 s", "4 min 05 s", "2 h 03 min". */
 void pt_top_duration(struct pt_sb *out, int64_t ns);

@@ -16,8 +16,13 @@ back with convert -f csv.
                summary
   -k estimate  two kept runs; a third, half-way, shows an estimate within
                30 % of the time it really had left; none without history
-  -k progress  record --progress=1 in a pipe: lines on stderr, stdout
-               byte-identical to the untraced command's
+  -k pace      the estimate follows this run's pace: two kept runs at
+               speeds 1 and 1.25, a third slowed by 1.6 (sleeps of lengths
+               known by construction): within 15 % of the time really
+               left at half of the run, within 10 % at three quarters
+  -k progress  record --progress=1 in a pipe: lines on stderr, within 100
+               characters, stdout byte-identical to the untraced
+               command's
   -k opam      packages (opam's OPAM_PACKAGE_NAME and _VERSION) done and
                running, in top --once and in --progress's lines
   -k static    static programs, which record traces from outside
@@ -416,43 +421,156 @@ def test_estimate(d):
         p = record(d, cap, ["--keep", keep, "--progress=1"])
         t0 = time.monotonic()
         time.sleep(3.5)
-        real_now = time.time()
         once = subprocess.run([PT, "top", "--once", cap],
                               capture_output=True, text=True)
+        # The estimate is as of its drawing, the last thing top does.
+        real_now = time.time()
         if p.wait() != 0:
             fail("record: %s" % p.stderr.read())
         lines = [x for x in p.stderr.read().splitlines()
                  if x.startswith("proftrace: ") and "running" in x]
         # --progress's lines carry the same estimate once there is
         # history, and none before.
-        if not lines or any(("left" in x) != (i > 0) for x in lines):
+        if not lines or any(("left" in x or "overdue" in x) != (i > 0)
+                            for x in lines):
             fail("run %d: progress lines %r" % (i, lines))
         out = once.stdout
-        m = re.search(r"about ([\d.]+) (ms|s) left \((?:\+/- [\d.]+ (?:ms|s), "
-                      r"from (\d+) earlier runs|(one) earlier run: no "
-                      r"spread)\)", out)
+        m = re.search(r"(about|overdue by) ([\d.]+) (ms|s)(?: left)? \("
+                      r"(?:(?:\+/- [\d.]+ (?:ms|s), )?from (\d+) earlier "
+                      r"runs|(one) earlier run(?:: no spread)?)\)", out)
         if i == 0:
             if m or "no estimate" not in out:
                 fail("an estimate without history:\n" + out)
             continue
         if not m:
             fail("run %d: no estimate:\n%s%s" % (i, out, once.stderr))
-        est = float(m.group(1)) / (1000 if m.group(2) == "ms" else 1)
+        # Overdue (top may look late on a loaded machine): by so much.
+        est = float(m.group(2)) / (1000 if m.group(3) == "ms" else 1) * \
+            (1 if m.group(1) == "about" else -1)
         # The real end: the last execution's end in the capture.
         rows = csv_rows(cap)
         end = max(float(r["start"]) + float(r["duration"]) for r in rows)
         left = end - real_now
-        if (1 if m.group(4) else int(m.group(3))) != i:
-            fail("run %d: estimate from %s runs" % (i, m.group(3)))
-        if abs(est - left) > 0.3 * left:
+        if (1 if m.group(5) else int(m.group(4))) != i:
+            fail("run %d: estimate from %s runs" % (i, m.group(4)))
+        if abs(est - left) > max(0.3 * left, 0.3):
             fail("run %d: estimate %.2f s, really %.2f s left" % (i, est,
                                                                  left))
         print("estimate: run %d at %.1f s: %.2f s left estimated, %.2f s "
               "really" % (i, time.monotonic() - t0 - 0, est, left))
 
 
+def duration_of(m):
+    return float(m.group(1)) / (1000 if m.group(2) == "ms" else 1)
+
+
+def test_pace(d):
+    # Two chains of steps side by side; a step sleeps its length in ms
+    # times SLOW_PCT / 100, so that its command line, which the runs are
+    # matched by, is the same at any speed.
+    with open(os.path.join(d, "step"), "w") as f:
+        f.write('ms=$(($1 * ${SLOW_PCT:-100} / 100))\n'
+                'f=$((ms % 1000 + 1000))\n'
+                'sleep $((ms / 1000)).${f#1}\n')
+    a = [1500, 2000, 2500, 1500]
+    b = [2000, 3000, 2500]
+    with open(os.path.join(d, "Makefile"), "w") as f:
+        f.write("all: a%d b%d\n" % (len(a), len(b)))
+        for name, chain in (("a", a), ("b", b)):
+            for i, ms in enumerate(chain, 1):
+                f.write("%s%d:%s\n\tsh ./step %d\n" % (
+                    name, i, " %s%d" % (name, i - 1) if i > 1 else "",
+                    ms))
+    base = max(sum(a), sum(b)) / 1000.0
+    keep = os.path.join(d, "keep")
+    for i, pct in enumerate((100, 125)):
+        env = untraced_env()
+        env["SLOW_PCT"] = str(pct)
+        p = record(d, os.path.join(d, "run%d.ptcap" % i), ["--keep", keep],
+                   env=env)
+        if p.wait() != 0:
+            fail("record: %s" % p.stderr.read())
+    # The run watched, slower than both by construction.
+    env = untraced_env()
+    env["SLOW_PCT"] = "160"
+    cap = os.path.join(d, "live.ptcap")
+    t0 = time.time()
+    p = record(d, cap, ["--keep", keep], env=env)
+    looks = []
+    # Half and three quarters of the way: the steps' time, and a little
+    # for record's own start.
+    for share in (0.5, 0.75):
+        time.sleep(max(0, t0 + 0.4 + share * 1.6 * base - time.time()))
+        r = subprocess.run([PT, "top", "--once", cap], capture_output=True,
+                           text=True)
+        # The estimate is as of its drawing, the last thing top does.
+        at = time.time()
+        m = re.search(r"about ([\d.]+) (ms|s) left \(\+/- ([\d.]+) (ms|s), "
+                      r"from 2 earlier runs\)", r.stdout)
+        if not m:
+            fail("no estimate from 2 earlier runs at %d %%:\n%s%s" % (
+                share * 100, r.stdout, r.stderr))
+        looks.append((share, at, duration_of(m), r.stdout))
+    if p.wait() != 0:
+        fail("record: %s" % p.stderr.read())
+    rows = csv_rows(cap)
+    end = max(float(r["start"]) + float(r["duration"]) for r in rows)
+    start = min(float(r["start"]) for r in rows)
+    for share, at, est, out in looks:
+        left = end - at
+        err = (est - left) / left
+        print("pace: at %.0f %% of the run (%.1f s of %.1f s): %.2f s left "
+              "estimated, %.2f s really (%+.0f %%)" % (
+                  100 * (at - start) / (end - start), at - start,
+                  end - start, est, left, 100 * err))
+        if abs(err) > (0.15 if share == 0.5 else 0.10):
+            fail("the estimate is off by %+.0f %% at %d %% of the run:\n%s"
+                 % (100 * err, 100 * share, out))
+
+
+def test_overdue(d):
+    # The last step waits for its gate: let go at once in the earlier
+    # run, held in the watched one, which goes past the earlier run's end.
+    gated_build(d, ["z"])
+    with open(os.path.join(d, "Makefile"), "w") as f:
+        f.write("all: z\na:\n\tsleep 1\nz: a\n\tcat gate-z\n")
+    keep = os.path.join(d, "keep")
+    p = record(d, os.path.join(d, "run0.ptcap"), ["--keep", keep])
+    open_gate(d, "z")
+    if p.wait() != 0:
+        fail("record: %s" % p.stderr.read())
+    cap = os.path.join(d, "live.ptcap")
+    p = record(d, cap, ["--keep", keep])
+    try:
+        wait_for_run(cap)
+        seen, late = [], []
+        end = time.monotonic() + 60
+        while len(late) < 3 and time.monotonic() < end:
+            out = subprocess.run([PT, "top", "--once", cap],
+                                 capture_output=True, text=True).stdout
+            m = re.search(r"(about|overdue by) ([\d.]+) (ms|s)(?: left)? "
+                          r"\(one earlier run(?:: no spread)?\)", out)
+            if "cat gate-z" in out:
+                if not m:
+                    fail("no estimate from one earlier run:\n" + out)
+                seen.append(m.group(0))
+                if m.group(1) == "about" and float(m.group(2)) == 0:
+                    fail("0 left while the step still runs:\n" + out)
+                if m.group(1) == "overdue by":
+                    late.append(float(m.group(2)) /
+                                (1000 if m.group(3) == "ms" else 1))
+            time.sleep(0.5)
+        if len(late) < 3 or late != sorted(late):
+            fail("not overdue, or not more and more so: %r" % seen)
+    finally:
+        open_gate(d, "z", 10)
+        release_all()
+    print("overdue: %s" % "; ".join(seen))
+
+
 def test_progress(d):
-    script = "sleep 2.5; seq 1 20000"
+    # A step of a long command line (GNU sleep sums its arguments).
+    script = "sleep 2.5" + " 0" * 80 + "; seq 1 20000"
     plain = subprocess.run(["sh", "-c", script], capture_output=True,
                            check=True).stdout
     r = subprocess.run([PT, "record", "--progress=1", "-o",
@@ -467,8 +585,11 @@ def test_progress(d):
                          r"\d+ finished", x)]
     if len(lines) < 2:
         fail("progress lines: %r" % r.stderr.decode())
-    if not any("longest: sleep 2.5" in x for x in lines):
+    if not any("longest: sleep 2.5 0 0" in x for x in lines):
         fail("the longest-running step is not named: %r" % lines)
+    # A log's line is read whole: none wraps a 100-column view.
+    if any(len(x) > 100 for x in lines):
+        fail("a progress line longer than 100 characters: %r" % lines)
     if "\r" in r.stderr.decode() or "\033" in r.stderr.decode():
         fail("terminal sequences in a pipe: %r" % r.stderr.decode())
     print("progress: %d lines on stderr, stdout byte-identical (%d bytes)"
@@ -884,7 +1005,8 @@ def main():
     ap.add_argument("-k", required=True,
                     choices=["screen", "ended", "estimate", "progress",
                              "opam", "static", "static-dyn", "daemon",
-                             "refuse", "cpu", "exit", "first", "runs"])
+                             "refuse", "cpu", "exit", "first", "runs",
+                             "pace", "overdue"])
     a = ap.parse_args()
     PT = os.path.abspath(a.proftrace)
     if a.k in ("screen", "ended", "cpu", "exit", "runs") and \
