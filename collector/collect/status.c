@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "analysis/analysis.h"
 #include "collect/internal.h"
 #include "base/strbuf.h"
 #include "base/util.h"
@@ -259,6 +260,17 @@ static char *join_argv(const struct pt_record *rec)
 	return pt_sb_detach(&sb, NULL);
 }
 
+/* What the report will call it (analysis/labels.c): the program and
+ * its work, a compiler's source file, where a cut command line would
+ * lose it. */
+static char *label_of(const struct pt_record *rec)
+{
+	struct pt_sb sb = PT_SB_INIT;
+
+	pt_argv_label(rec->argv, rec->argc, rec->exe, &sb);
+	return pt_sb_detach(&sb, NULL);
+}
+
 /* A forked child runs its parent's program: its parent's line, and its
  * package. */
 static char *fork_cmd(struct pt_server *s, struct conn *c, uint32_t ppid)
@@ -291,6 +303,7 @@ static struct pt_status_exec *seen_find(struct pt_status_state *t, uint32_t pid)
 static void seen_drop(struct pt_status_state *t, struct pt_status_exec *e)
 {
 	free(e->cmd);
+	free(e->label);
 	*e = t->seen[--t->nseen];
 	t->dirty = 1;
 }
@@ -307,13 +320,14 @@ static struct conn *heard(struct pt_server *s, uint32_t pid)
 }
 
 static void seen_start(struct pt_server *s, uint32_t pid, uint32_t ppid,
-		       uint64_t start, char *cmd)
+		       uint64_t start, char *cmd, char *label)
 {
 	struct pt_status_state *t = s->status;
 	struct pt_status_exec *e = seen_find(t, pid);
 
 	if (heard(s, pid)) {
 		free(cmd);
+		free(label);
 		return;
 	}
 	if (!e) {
@@ -326,7 +340,9 @@ static void seen_start(struct pt_server *s, uint32_t pid, uint32_t ppid,
 		cpu_start(t, pid, ppid, 0);
 	}
 	free(e->cmd);
+	free(e->label);
 	e->cmd = cmd;
+	e->label = label;
 	t->dirty = 1;
 }
 
@@ -375,7 +391,7 @@ void pt_status_synth(struct pt_server *s, const void *frame, size_t len)
 	case PT_REC_SPAWN:              /* the /proc watcher's */
 		if (rec.u.spawn.child_pid)
 			seen_start(s, rec.u.spawn.child_pid, h.pid, h.time_ns,
-				   join_argv(&rec));
+				   join_argv(&rec), label_of(&rec));
 		break;
 	case PT_REC_FORK:               /* ptrace's */
 		e = seen_find(t, h.pid);
@@ -383,12 +399,14 @@ void pt_status_synth(struct pt_server *s, const void *frame, size_t len)
 		from = e ? e->cmd : p ? p->cmd : "?";
 		cmd = pt_xmalloc(strlen(from) + sizeof "(fork) ");
 		sprintf(cmd, "(fork) %s", from);
-		seen_start(s, rec.u.fork.child_pid, h.pid, h.time_ns, cmd);
+		seen_start(s, rec.u.fork.child_pid, h.pid, h.time_ns, cmd,
+			   NULL);
 		break;
 	case PT_REC_EXEC:
 		e = seen_find(t, h.pid);
 		seen_start(s, h.pid, e ? e->ppid : rec.u.exec.ppid,
-			   e ? e->start_ns : h.time_ns, join_argv(&rec));
+			   e ? e->start_ns : h.time_ns, join_argv(&rec),
+			   label_of(&rec));
 		break;
 	case PT_REC_REAP:
 		seen_reaped(t, &rec);
@@ -411,7 +429,8 @@ static void traced_start(struct pt_server *s, uint32_t pid, uint32_t ppid,
 	if (!pid || !pt_tracer_has(s->tracer, (pid_t)pid) || heard(s, pid) ||
 	    pt_record_parse(h, payload, &full, &why) < 0)
 		return;
-	seen_start(s, pid, ppid, h->time_ns, join_argv(&full));
+	seen_start(s, pid, ppid, h->time_ns, join_argv(&full),
+		   label_of(&full));
 	pt_record_free(&full);
 }
 
@@ -454,6 +473,7 @@ void pt_status_frame(struct pt_server *s, struct conn *c,
 					c->cpu_base_ns = us_pair(ut, st);
 			}
 			c->cmd = join_argv(&full);
+			c->label = label_of(&full);
 			if ((pkg = package_of(&full)) != NULL)
 				c->pkg = package_index(t, pkg);
 			pt_record_free(&full);
@@ -523,14 +543,16 @@ void pt_status_conn_end(struct pt_server *s, struct conn *c, uint64_t now)
 	e.start_ns = c->start_ns;
 	e.dur_ns = now - c->start_ns;
 	e.cmd = c->cmd;
-	e.label = NULL;
+	e.label = c->label;
 	/* The slowest few, slowest first. */
 	for (i = t->nslow; i > 0 && t->slow[i - 1].dur_ns < e.dur_ns; i--)
 		;
 	if (i >= PT_STATUS_SLOWEST)
 		return;
-	if (t->nslow == PT_STATUS_SLOWEST)
+	if (t->nslow == PT_STATUS_SLOWEST) {
 		free(t->slow[--t->nslow].cmd);
+		free(t->slow[t->nslow].label);
+	}
 	memmove(&t->slow[i + 1], &t->slow[i], (t->nslow - i) * sizeof e);
 	exec_copy(&t->slow[i], &e);
 	t->nslow++;
@@ -587,6 +609,7 @@ int pt_server_snapshot(struct pt_server *s, struct pt_status_snap *o)
 			e->ppid = c->ppid;
 			e->start_ns = c->start_ns;
 			e->cmd = pt_xstrdup(c->cmd);
+			e->label = c->label ? pt_xstrdup(c->label) : NULL;
 		}
 	qsort(o->run, o->nrun, sizeof *o->run, by_start);
 	for (i = 0; i < t->nslow; i++)
@@ -603,6 +626,23 @@ int pt_server_snapshot(struct pt_server *s, struct pt_status_snap *o)
 			o->pkg[o->npkg++] = pt_xstrdup(t->pkg[i].name);
 	}
 	return 0;
+}
+
+/* The label of the run or slow line before it, when it says more than
+ * the start of the command line. */
+static void add_label(struct pt_sb *sb, const struct pt_status_exec *e)
+{
+	size_t n;
+
+	if (!e->label || !*e->label)
+		return;
+	n = strlen(e->label);
+	if (!strncmp(e->cmd, e->label, n) &&
+	    (e->cmd[n] == ' ' || !e->cmd[n]))
+		return;
+	pt_sb_addstr(sb, "label ");
+	add_clean(sb, e->label, 200);
+	pt_sb_addch(sb, '\n');
 }
 
 /* The snapshot's text (doc/format.md, "The status snapshot"). */
@@ -632,17 +672,21 @@ static void format(const struct pt_status_snap *o, struct pt_sb *sb)
 			   (unsigned long long)o->cpu_interval_ns,
 			   (unsigned long long)o->cpu_busy_ns,
 			   (unsigned long long)o->cpu_total_ns);
-	for (i = 0; i < o->nrun && i < PT_STATUS_RUNNING; i++)
+	for (i = 0; i < o->nrun && i < PT_STATUS_RUNNING; i++) {
 		pt_sb_addf(sb, "run %u %u %llu %s\n", o->run[i].pid,
 			   o->run[i].ppid,
 			   (unsigned long long)o->run[i].start_ns,
 			   o->run[i].cmd);
-	for (i = 0; i < o->nslow; i++)
+		add_label(sb, &o->run[i]);
+	}
+	for (i = 0; i < o->nslow; i++) {
 		pt_sb_addf(sb, "slow %u %u %llu %llu %s\n", o->slow[i].pid,
 			   o->slow[i].ppid,
 			   (unsigned long long)o->slow[i].start_ns,
 			   (unsigned long long)o->slow[i].dur_ns,
 			   o->slow[i].cmd);
+		add_label(sb, &o->slow[i]);
+	}
 	if (o->pkg_done || o->pkg_running) {
 		pt_sb_addf(sb, "packages %llu %llu",
 			   (unsigned long long)o->pkg_done,
@@ -756,13 +800,17 @@ void pt_status_free(struct pt_server *s)
 		return;
 	if (t->path)
 		unlink(t->path);
-	for (i = 0; i < t->nslow; i++)
+	for (i = 0; i < t->nslow; i++) {
 		free(t->slow[i].cmd);
+		free(t->slow[i].label);
+	}
 	for (i = 0; i < t->npkg; i++)
 		free(t->pkg[i].name);
 	free(t->pkg);
-	for (i = 0; i < t->nseen; i++)
+	for (i = 0; i < t->nseen; i++) {
 		free(t->seen[i].cmd);
+		free(t->seen[i].label);
+	}
 	free(t->seen);
 	free(t->cpu);
 	free(t->path);
@@ -828,6 +876,7 @@ int pt_status_read(const char *path, struct pt_status_snap *o)
 	size_t cap = 0, runcap = 0;
 	ssize_t len;
 	int first = 1, whole = 0;
+	struct pt_status_exec *last = NULL;     /* a label's line */
 
 	memset(o, 0, sizeof *o);
 	o->exit_code = -1;
@@ -877,12 +926,17 @@ int pt_status_read(const char *path, struct pt_status_snap *o)
 				o->run = pt_xrealloc(o->run,
 						     runcap * sizeof *o->run);
 			}
+			last = NULL;
 			if (parse_exec(v, 0, &o->run[o->nrun]) == 0)
-				o->nrun++;
+				last = &o->run[o->nrun++];
 		} else if (!strncmp(line, "slow ", 5)) {
+			last = NULL;
 			if (o->nslow < PT_STATUS_SLOWEST &&
 			    parse_exec(v, 1, &o->slow[o->nslow]) == 0)
-				o->nslow++;
+				last = &o->slow[o->nslow++];
+		} else if (!strncmp(line, "label ", 6)) {
+			if (last && !last->label)
+				last->label = pt_xstrdup(v);
 		} else if (sscanf(line, "packages %llu %llu%n", &a, &b, &x) == 2) {
 			char *tok, *save = NULL;
 

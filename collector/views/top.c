@@ -138,18 +138,34 @@ static int is_running(const struct pt_status_snap *s, uint32_t pid)
 	return 0;
 }
 
-/* Depth-first: e's running children, sorted, under it. */
+static int has_children(const struct pt_status_exec **sorted, size_t n,
+			const struct pt_status_exec *e)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (sorted[i]->ppid == e->pid && sorted[i] != e)
+			return 1;
+	return 0;
+}
+
+/*
+ * Depth-first: e's running children, sorted, under it.  Collapsed, the
+ * top two levels (a shell, the build tool) and the leaves, the jobs
+ * doing the work (a compiler), one level under them: the shells and
+ * drivers between are hidden and counted.
+ */
 static void add_tree(struct rows *r, const struct pt_status_exec **sorted,
 		     size_t n, const struct pt_status_exec *e, int depth,
 		     const struct pt_top_view *v, size_t *hidden)
 {
 	size_t i;
 
-	if (v->collapse && depth > 1) {
+	if (v->collapse && depth > 1 && has_children(sorted, n, e)) {
 		(*hidden)++;
 	} else {
 		r->e[r->n] = e;
-		r->depth[r->n++] = depth;
+		r->depth[r->n++] = v->collapse && depth > 2 ? 2 : depth;
 	}
 	for (i = 0; i < n; i++)
 		if (sorted[i]->ppid == e->pid && sorted[i] != e &&
@@ -169,6 +185,11 @@ static void exec_line(struct pt_sb *out, const struct pt_status_exec *e,
 	pt_sb_release(&d);
 	for (i = 0; i < depth && i < 12; i++)
 		pt_sb_addstr(out, "  ");
+	/* A command line cut at the edge may lose what it works on (a
+	 * compiler's source file comes last): the report's label first,
+	 * then as much of the line as fits. */
+	if (e->label && (int)(out->len - from + strlen(e->cmd)) > width)
+		pt_sb_addf(out, "%s | ", e->label);
 	pt_sb_addstr(out, e->cmd);
 	end_line(out, from, width);
 }

@@ -22,7 +22,8 @@ struct pt_top_view {
 	int64_t now_real;               /* and CLOCK_REALTIME */
 	enum pt_top_sort sort;
 	int tree;                       /* running ones under their parents */
-	int collapse;                   /* tree: only the top two levels */
+	int collapse;                   /* tree: the top two levels and
+					 * the leaves (the jobs) */
 	int paused;
 	int keys;                       /* show the keys line */
 	int ncpu;                       /* the machine's CPUs */
