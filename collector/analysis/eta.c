@@ -2,12 +2,15 @@
 #include "analysis/eta.h"
 
 #include <dirent.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/strbuf.h"
 #include "base/util.h"
 #include "model/load.h"
+
+#define PT_ETA_S 1000000000ll
 
 static int cmp_str(const void *x, const void *y)
 {
@@ -139,21 +142,28 @@ static struct guess guess_one(const struct pt_eta_run *r,
 			      int64_t now_real)
 {
 	struct guess g = { 0, 0 };
-	double live = 0, then = 0, pace;
+	double live = 0, then = 0, pace, tau;
 	int64_t at = 0, over = 0, elapsed;
 	size_t i;
 
 	if (!m->n)
 		return g;
 	elapsed = now_real - m->execs[0]->start_ns;
+	/* The machine's load changes as the run goes: the executions that
+	 * ended lately weigh most, those of a third of the run ago about a
+	 * third as much. */
+	tau = (double)(elapsed > 15 * PT_ETA_S ? elapsed : 15 * PT_ETA_S) / 3;
 	for (i = 0; i < m->n; i++) {
 		const struct pt_exec *e = m->execs[i];
+		double w;
 
 		if (hk[i] >= r->nkeys || r->start[hk[i]] < 0 ||
 		    (e->flags & PT_EXF_END_UNKNOWN))
 			continue;
-		live += (double)(e->end_ns - e->start_ns);
-		then += (double)(r->end[hk[i]] - r->start[hk[i]]);
+		w = exp(-(double)(now_real > e->end_ns ? now_real - e->end_ns
+						       : 0) / tau);
+		live += w * (double)(e->end_ns - e->start_ns);
+		then += w * (double)(r->end[hk[i]] - r->start[hk[i]]);
 	}
 	/* Until a few steps have finished, the pace leans on the earlier
 	 * run's own (1): a hundredth of its time. */

@@ -5,7 +5,8 @@
  * and the point an earlier run had reached when it had done what the
  * live run has done is where the live run stands in it; what that run
  * still took from there, at the live run's pace (its finished
- * executions' durations over the same executions' in that run), is one
+ * executions' durations over the same executions' in that run, the
+ * latest weighing most), is one
  * guess, and the guesses of all the runs give the estimate and its
  * spread.  A live run past every earlier run's end is overdue.
  */
