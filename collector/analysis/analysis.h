@@ -36,6 +36,12 @@
  */
 void pt_exec_label(const struct pt_exec *e, struct pt_sb *sb);
 
+/* The same label from a command line (argv[0..argc), exe the program's
+ * path or NULL) as a record carries it: a live view names what runs as
+ * the report will. */
+void pt_argv_label(const char *const *argv, size_t argc, const char *exe,
+		   struct pt_sb *sb);
+
 /*
  * Append the title of capture c in the traces: "HOST: COMMAND" (the
  * command cut to 120 bytes, at a character boundary), "HOST #N: ..."

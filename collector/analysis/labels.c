@@ -196,6 +196,14 @@ const char *pt_exec_prog(const struct pt_exec *e)
 	return pt_prog_name(e->argc > 0 ? pt_exec_arg(e, 0) : NULL, e->exe);
 }
 
+/* A command line, as the model or a record holds it. */
+struct argv {
+	const char *const *v;
+	size_t argc;
+};
+
+#define ARG(e, i) ((e)->v[i])
+
 static int is_dep_file(const char *arg)
 {
 	size_t n = strlen(arg);
@@ -204,16 +212,16 @@ static int is_dep_file(const char *arg)
 }
 
 /* The argument of a compiler's command line that names its work. */
-static const char *compiler_work(const struct pt_exec *e)
+static const char *compiler_work(const struct argv *e)
 {
 	const char *out = NULL, *tmp_src = NULL;
 	size_t i;
 
 	for (i = 1; i < e->argc; i++) {
-		const char *a = pt_exec_arg(e, i);
+		const char *a = ARG(e, i);
 
 		if (!strcmp(a, "-o") && i + 1 < e->argc) {
-			out = pt_exec_arg(e, ++i);
+			out = ARG(e, ++i);
 			continue;
 		}
 		if (!strncmp(a, "-o", 2) && a[2] && a[1] == 'o') {
@@ -226,7 +234,7 @@ static const char *compiler_work(const struct pt_exec *e)
 		if (i + 1 < e->argc &&
 		    (!strcmp(a, "-MF") || !strcmp(a, "-MT") || !strcmp(a, "-MQ") ||
 		     ((!strcmp(a, "-MD") || !strcmp(a, "-MMD")) &&
-		      is_dep_file(pt_exec_arg(e, i + 1))))) {
+		      is_dep_file(ARG(e, i + 1))))) {
 			i++;
 			continue;
 		}
@@ -244,24 +252,24 @@ static const char *compiler_work(const struct pt_exec *e)
 	return tmp_src ? tmp_src : out;
 }
 
-static const char *first_operand(const struct pt_exec *e, const char *prog)
+static const char *first_operand(const struct argv *e, const char *prog)
 {
 	size_t i;
 
 	/* ar's first word is its operation ("rcs"): the archive follows. */
 	if (!strcmp(prog, "ar") && e->argc > 2)
-		return pt_exec_arg(e, 2);
+		return ARG(e, 2);
 
 	for (i = 1; i < e->argc; i++) {
-		const char *a = pt_exec_arg(e, i);
+		const char *a = ARG(e, i);
 
 		if (a[0] == '-' && a[1]) {
 			if (!strcmp(a, "--"))
-				return i + 1 < e->argc ? pt_exec_arg(e, i + 1) : NULL;
+				return i + 1 < e->argc ? ARG(e, i + 1) : NULL;
 			if (takes_value(prog, a) && i + 1 < e->argc &&
 			    (!strchr("jl", a[1]) || a[2] ||
-			     strspn(pt_exec_arg(e, i + 1), "0123456789.") ==
-			     strlen(pt_exec_arg(e, i + 1))))
+			     strspn(ARG(e, i + 1), "0123456789.") ==
+			     strlen(ARG(e, i + 1))))
 				i++;
 			continue;
 		}
@@ -282,27 +290,25 @@ static int is_path_arg(const char *arg)
 }
 
 /* The index of argument a (a pointer into e's arguments), or argc. */
-static size_t arg_index(const struct pt_exec *e, const char *a)
+static size_t arg_index(const struct argv *e, const char *a)
 {
 	size_t i;
 
 	for (i = 1; i < e->argc; i++)
-		if (pt_exec_arg(e, i) == a)
+		if (ARG(e, i) == a)
 			return i;
 	return e->argc;
 }
 
-void pt_exec_label(const struct pt_exec *e, struct pt_sb *sb)
+void pt_argv_label(const char *const *argv, size_t argc, const char *exe,
+		   struct pt_sb *sb)
 {
-	const char *prog = pt_exec_prog(e), *work = NULL, *arg;
+	const struct argv view = { argv, argc }, *e = &view;
+	const char *prog = pt_prog_name(argc > 0 ? argv[0] : NULL, exe);
+	const char *work = NULL, *arg;
 	size_t from = sb->len, room, n, i;
 
 	pt_label_add_clean(sb, prog, strlen(prog));
-	if (e->type == PT_EXEC_FORK) {
-		pt_sb_addstr(sb, " (fork)");
-		cut_label(sb, from, PT_LABEL_MAX);
-		return;
-	}
 	work = is_compiler(prog) ? compiler_work(e) : NULL;
 	if (!work)
 		work = first_operand(e, prog);
@@ -332,7 +338,7 @@ void pt_exec_label(const struct pt_exec *e, struct pt_sb *sb)
 	 * says what kind of work it is ("sh -c", "python3 -c"). */
 	i = arg_index(e, arg);
 	if (i > 1 && i < e->argc) {
-		const char *opt = pt_exec_arg(e, i - 1);
+		const char *opt = ARG(e, i - 1);
 
 		n = strlen(opt);
 		if (opt[0] == '-' && n <= room && is_path_arg(opt)) {
@@ -340,6 +346,30 @@ void pt_exec_label(const struct pt_exec *e, struct pt_sb *sb)
 			pt_sb_add(sb, opt, n);
 		}
 	}
+}
+
+void pt_exec_label(const struct pt_exec *e, struct pt_sb *sb)
+{
+	const char *stack[64], **v = stack;
+	size_t i, from = sb->len;
+
+	if (e->type == PT_EXEC_FORK) {
+		const char *prog = pt_exec_prog(e);
+
+		pt_label_add_clean(sb, prog, strlen(prog));
+		pt_sb_addstr(sb, " (fork)");
+		cut_label(sb, from, PT_LABEL_MAX);
+		return;
+	}
+	/* The arguments of one command line stay valid together
+	 * (pt_exec_arg). */
+	if (e->argc > 64)
+		v = pt_xmalloc(e->argc * sizeof *v);
+	for (i = 0; i < e->argc; i++)
+		v[i] = pt_exec_arg(e, i);
+	pt_argv_label(e->argc ? v : NULL, e->argc, e->exe, sb);
+	if (v != stack)
+		free(v);
 }
 
 void pt_exec_package(const struct pt_exec *e, struct pt_sb *sb)

@@ -686,7 +686,7 @@ static int run(int argc, char **argv)
 		ok = 0;
 	u.w = NULL;
 	/* The capture is whole: watchers may read it now. */
-	pt_server_status_end(u.s, r.child_done ? exit_code(r.wait_status) : -1);
+	pt_server_status_end(u.s, r.child_done ? r.wait_status : -1);
 	if (!r.child_done) {
 		/* A STOP frame (or a loop failure) ended the capture before
 		 * COMMAND: let a waiting 'proftrace stop' return, then let

@@ -40,8 +40,8 @@ static const char help_text[] =
 	"refreshed every second: counts, the running executions under their\n"
 	"parents with their elapsed times, the slowest finished, and an\n"
 	"estimate of the time left from earlier runs kept with --keep.  RUN\n"
-	"names its capture, its run directory or its socket; without it, the\n"
-	"most recently started run.\n\n"
+	"names its capture, its run directory or its socket; without it, your\n"
+	"run, or, when several are going, a list to choose from (1-9).\n\n"
 	"  --once                print one snapshot as plain text and exit\n"
 	"  --history DIR         earlier runs of the same build (captures in\n"
 	"                        DIR) for the estimate (default: the run's\n"
@@ -148,11 +148,73 @@ static void cand_free(struct cand *c)
 	free(c->path);
 }
 
+/* The live runs of ours, newest first, when RUN is not named. */
+struct runs {
+	char **path;
+	struct pt_status_snap *snap;
+	size_t n;
+};
+
+static void runs_free(struct runs *r)
+{
+	for (size_t i = 0; i < r->n; i++) {
+		free(r->path[i]);
+		pt_status_snap_free(&r->snap[i]);
+	}
+	free(r->path);
+	free(r->snap);
+	memset(r, 0, sizeof *r);
+}
+
+static void runs_add(struct runs *r, const char *path,
+		     const struct pt_status_snap *s)
+{
+	size_t i;
+
+	r->path = pt_xrealloc(r->path, (r->n + 1) * sizeof *r->path);
+	r->snap = pt_xrealloc(r->snap, (r->n + 1) * sizeof *r->snap);
+	for (i = r->n; i > 0 && r->snap[i - 1].start_real_ns <
+			       s->start_real_ns; i--) {
+		r->path[i] = r->path[i - 1];
+		r->snap[i] = r->snap[i - 1];
+	}
+	r->path[i] = pt_xstrdup(path);
+	r->snap[i] = *s;
+	r->n++;
+}
+
+/* One line for a run in the list to choose from. */
+static void run_line(const struct pt_status_snap *s, size_t k,
+		     struct pt_sb *out)
+{
+	uint64_t now = pt_mono_ns();
+
+	pt_sb_addf(out, "%2zu  ", k);
+	pt_top_duration(out, now > s->start_mono_ns ?
+			(int64_t)(now - s->start_mono_ns) : 0);
+	pt_sb_addf(out, "  %s  %s  %s\n", s->kind,
+		   *s->command ? s->command : "-",
+		   *s->capture ? s->capture : "");
+}
+
+static void runs_list(const struct runs *r, int keys, struct pt_sb *out)
+{
+	pt_sb_addf(out, "proftrace top: %zu runs of yours, the newest first"
+		   "%s\n\n     ELAPSED  KIND  COMMAND  CAPTURE\n", r->n,
+		   keys ? "" : " (proftrace top CAPTURE watches one)");
+	for (size_t i = 0; i < r->n; i++)
+		run_line(&r->snap[i], i + 1, out);
+	if (keys)
+		pt_sb_addf(out, "\n1-%zu watch that run  q quit\n",
+			   r->n < 9 ? r->n : 9);
+}
+
 /*
  * The snapshot to watch: RUN's, or the newest live one.  Returns its
- * path (malloc'd), or NULL with the reason said.
+ * path (malloc'd), or NULL with the reason said.  Without RUN, *all
+ * gets every live run when there are several.
  */
-static char *find_run(const char *run)
+static char *find_run(const char *run, struct runs *all)
 {
 	struct cand c = { 0 };
 	struct pt_status_snap s;
@@ -203,7 +265,10 @@ static char *find_run(const char *run)
 			best = pt_xstrdup(c.path[i]);
 			best_start = s.start_real_ns;
 		}
-		pt_status_snap_free(&s);
+		if (!run && all && (s.ended || alive(s.pid)))
+			runs_add(all, c.path[i], &s);
+		else
+			pt_status_snap_free(&s);
 	}
 	cand_free(&c);
 	if (!best) {
@@ -216,69 +281,9 @@ static char *find_run(const char *run)
 				(unsigned)getuid());
 	}
 	free(want);
+	if (all && all->n < 2)
+		runs_free(all);
 	return best;
-}
-
-/* ---- CPU use: the running executions' ticks between two looks ---- */
-
-struct cpu {
-	uint32_t *pid;
-	unsigned long long *ticks;
-	size_t n;
-	uint64_t at;
-	double busy;                    /* -1 until two looks */
-};
-
-static unsigned long long proc_ticks(uint32_t pid)
-{
-	char path[40], buf[1024], *p;
-	unsigned long long ut = 0, stm = 0;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof path, "/proc/%u/stat", pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return 0;
-	n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	/* After the command's closing parenthesis: state is field 3,
-	 * utime and stime 14 and 15. */
-	if (!(p = strrchr(buf, ')')) ||
-	    sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu "
-		   "%llu", &ut, &stm) != 2)
-		return 0;
-	return ut + stm;
-}
-
-static void cpu_look(struct cpu *c, const struct pt_status_snap *s)
-{
-	uint64_t now = pt_mono_ns();
-	unsigned long long *t = pt_xcalloc(s->nrun + 1, sizeof *t), used = 0;
-	uint32_t *pid = pt_xcalloc(s->nrun + 1, sizeof *pid);
-	size_t i, j;
-	long hz = sysconf(_SC_CLK_TCK);
-
-	for (i = 0; i < s->nrun; i++) {
-		pid[i] = s->run[i].pid;
-		t[i] = proc_ticks(pid[i]);
-		for (j = 0; j < c->n; j++)
-			if (c->pid[j] == pid[i] && t[i] >= c->ticks[j]) {
-				used += t[i] - c->ticks[j];
-				break;
-			}
-	}
-	if (c->at && now > c->at && hz > 0)
-		c->busy = (double)used / (double)hz /
-			  ((double)(now - c->at) / 1e9);
-	free(c->pid);
-	free(c->ticks);
-	c->pid = pid;
-	c->ticks = t;
-	c->n = s->nrun;
-	c->at = now;
 }
 
 /* ---- the terminal ---- */
@@ -354,23 +359,101 @@ static void term_draw(struct term *t, const struct pt_sb *frame)
 	fflush(stdout);
 }
 
+/*
+ * Several runs and none named: the list, and a key picks one.  Returns
+ * the path of the one chosen (malloc'd), or NULL to quit.
+ */
+static char *choose(struct runs *r)
+{
+	struct term t = { 0 };
+	struct pt_sb frame = PT_SB_INIT;
+	char *path = NULL;
+	int quit = 0;
+
+	term_open(&t);
+	if (!t.raw) {
+		/* No keys to read: the newest, as with one run. */
+		term_close(&t);
+		return pt_xstrdup(r->path[0]);
+	}
+	while (!path && !quit && !got_quit) {
+		struct pollfd pfd = { .fd = STDIN_FILENO, .events = POLLIN };
+		char keys[16];
+		ssize_t n, i;
+
+		pt_sb_reset(&frame);
+		runs_list(r, 1, &frame);
+		term_draw(&t, &frame);
+		if (poll(&pfd, 1, 1000) <= 0)
+			continue;
+		n = read(STDIN_FILENO, keys, sizeof keys);
+		for (i = 0; i < n && !path && !quit; i++) {
+			int k = keys[i] - '0';
+
+			if (k >= 1 && k <= 9 && (size_t)k <= r->n)
+				path = pt_xstrdup(r->path[k - 1]);
+			else if (keys[i] == 'q' || keys[i] == 'Q' ||
+				 keys[i] == 3)
+				quit = 1;
+		}
+	}
+	term_close(&t);
+	pt_sb_release(&frame);
+	return path;
+}
+
 /* ---- the end of a run ---- */
 
-static void print_summary(const struct pt_status_snap *s, int gone)
+/*
+ * The command's end as the capture has it: its first root's process,
+ * whose last image ended as the command did.  For a run whose last
+ * snapshot, the one that says so, was gone before it was read (the
+ * collector removes it as it exits).
+ */
+static void end_from_capture(const struct pt_model *m,
+			     struct pt_status_snap *s)
+{
+	const struct pt_exec *root = NULL, *last = NULL;
+	size_t i;
+
+	for (i = 0; i < m->n && !root; i++)
+		if (!m->execs[i]->parent)
+			root = m->execs[i];
+	for (i = 0; root && i < m->n; i++)
+		if (m->execs[i]->pid == root->pid &&
+		    m->execs[i]->type == PT_EXEC_EXEC)
+			last = m->execs[i];
+	if (!last)
+		return;
+	if (last->signal > 0) {
+		s->end_signal = last->signal;
+		s->exit_code = 128 + last->signal;
+	} else if (last->exit_code >= 0) {
+		s->exit_code = last->exit_code;
+	}
+}
+
+static void print_summary(struct pt_status_snap *s, int gone)
 {
 	char *paths[] = { s->capture };
+	struct pt_sb line = PT_SB_INIT;
 	struct pt_model m;
+	int loaded = *s->capture && pt_model_load(&m, paths, 1, NULL) >= 0;
 
-	if (gone)
+	if (gone) {
 		printf("proftrace top: the collector (pid %u) is gone; the run "
 		       "did not finish its capture\n", s->pid);
-	else if (s->exit_code >= 0)
-		printf("proftrace top: the run ended: %s exited with status "
-		       "%d\n", *s->command ? s->command : s->kind,
-		       s->exit_code);
-	else
-		printf("proftrace top: the run ended\n");
-	if (!*s->capture || pt_model_load(&m, paths, 1, NULL) < 0)
+	} else {
+		if (!s->ended && loaded && !strcmp(s->kind, "record"))
+			end_from_capture(&m, s);
+		pt_top_end(s, &line);
+		printf("proftrace top: %s", line.buf);
+		if (*s->command)
+			printf(" (%s)", s->command);
+		printf("\n");
+		pt_sb_release(&line);
+	}
+	if (!loaded)
 		return;
 	printf("capture: %s\n", s->capture);
 	pt_summary_print(&m, stdout);
@@ -464,19 +547,39 @@ static int run(int argc, char **argv)
 	struct top_opts o = { 0 };
 	struct watcher w = { 0 };
 	struct pt_status_snap snap, next;
-	struct pt_top_view v = { .tree = 1, .keys = 1, .cpu = -1 };
-	struct cpu cpu = { .busy = -1 };
+	struct pt_top_view v = { .tree = 1, .keys = 1 };
 	struct term t = { 0 };
 	struct pt_sb frame = PT_SB_INIT;
 	struct sigaction sa;
+	struct runs all = { 0 };
 	char *path;
 	int gone = 0, ended = 0, quit = 0;
 	uint64_t next_look = 0;
 
 	if (parse(argc, argv, &o) < 0)
 		return pt_cmd_usage(&pt_cmd_top);
-	if (!(path = find_run(o.run)))
+	if (!(path = find_run(o.run, &all)))
 		return 1;
+	if (all.n && o.once) {
+		/* The list, then the newest as with one run. */
+		pt_sb_reset(&frame);
+		runs_list(&all, 0, &frame);
+		fwrite(frame.buf, 1, frame.len, stdout);
+		fputs("\n", stdout);
+	} else if (all.n) {
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = on_sig;
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGTERM, &sa, NULL);
+		sigaction(SIGHUP, &sa, NULL);
+		free(path);
+		path = choose(&all);
+		if (!path) {
+			runs_free(&all);
+			return 0;
+		}
+	}
+	runs_free(&all);
 	if (pt_status_read(path, &snap) < 0) {
 		pt_warn("cannot read the run's status (%s): %s", path,
 			strerror(errno));
@@ -492,10 +595,17 @@ static int run(int argc, char **argv)
 	v.ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
 	if (o.once) {
 		estimate(&w, &snap, 1);
+		/* The estimate reads whole captures, which takes a while:
+		 * the counts as they are now, to go with it. */
+		if (w.have_hist && pt_status_read(path, &next) == 0) {
+			pt_status_snap_free(&snap);
+			snap = next;
+		}
 		v.eta = &w.guess;
 		v.width = pt_term_width();
 		v.keys = 0;
 		v.now_mono = pt_mono_ns();
+		v.now_real = (int64_t)pt_real_ns();
 		if (!snap.ended && !alive(snap.pid))
 			v.note = "the collector is gone: the run did not end "
 				 "cleanly";
@@ -547,7 +657,6 @@ static int run(int argc, char **argv)
 					ended = 1;
 				if (ended)
 					break;
-				cpu_look(&cpu, &snap);
 				estimate(&w, &snap, 0);
 			}
 			next_look = now + (uint64_t)(o.delay * 1e9);
@@ -559,7 +668,7 @@ static int run(int argc, char **argv)
 		v.width = t.cols;
 		v.height = t.full ? t.rows : 0;
 		v.now_mono = v.paused ? v.now_mono : pt_mono_ns();
-		v.cpu = cpu.busy;
+		v.now_real = v.paused ? v.now_real : (int64_t)pt_real_ns();
 		v.eta = &w.guess;
 		pt_sb_reset(&frame);
 		pt_top_draw(&snap, &v, &frame);
@@ -582,8 +691,6 @@ static int run(int argc, char **argv)
 		print_summary(&snap, gone);
 	pt_sb_release(&frame);
 	pt_status_snap_free(&snap);
-	free(cpu.pid);
-	free(cpu.ticks);
 	if (w.have_hist)
 		pt_eta_free(&w.hist);
 	free(path);

@@ -57,6 +57,7 @@ void pt_server_free_gone(struct pt_server *s)
 	while ((c = s->gone)) {
 		s->gone = c->next_gone;
 		free(c->cmd);
+		free(c->label);
 		free(c->pend);
 		free(c);
 	}

@@ -82,9 +82,12 @@ struct conn {
 	uint32_t ppid;
 	uint64_t start_ns;              /* the HELLO's: the image's start */
 	char *cmd;                      /* its command line, short */
+	char *label;                    /* as the report names it, or NULL */
 	int failed;                     /* its EXIT said a nonzero status */
 	int pkg;                        /* its opam package (status.c's
 					 * table), -1: none */
+	uint64_t cpu_base_ns;           /* the process's CPU when the image
+					 * started (HELLO's CPU_BEFORE) */
 };
 
 struct user_watch {

@@ -560,6 +560,7 @@ void pt_server_free(struct pt_server *s)
 		if (c->pw.fd >= 0)
 			close(c->pw.fd);
 		free(c->cmd);
+		free(c->label);
 		free(c->pend);
 		free(c);
 	}

@@ -151,9 +151,10 @@ void pt_server_status(struct pt_server *s, const char *path, const char *kind,
 		      const char *command, const char *capture,
 		      const char *keep);
 
-/* The run is over (exit_code: the command's, or -1): write the last
- * snapshot at once, marked ended. */
-void pt_server_status_end(struct pt_server *s, int exit_code);
+/* The run is over (wait_status: the command's as wait(2) encodes it, or
+ * -1 when unknown): write the last snapshot at once, marked ended, with
+ * the exit status or the signal. */
+void pt_server_status_end(struct pt_server *s, int wait_status);
 
 struct pt_status_snap;
 /*

@@ -28,6 +28,7 @@ struct pt_status_exec {
 	uint64_t start_ns;              /* CLOCK_MONOTONIC */
 	uint64_t dur_ns;                /* finished ones: how long it ran */
 	char *cmd;
+	char *label;                    /* as the report names it, or NULL */
 };
 
 /* A snapshot as read back (pt_status_read). */
@@ -43,6 +44,12 @@ struct pt_status_snap {
 	int exit_code;                  /* record's COMMAND's, once ended; -1 */
 	uint64_t end_mono_ns;
 	uint64_t started, running, finished, failed;
+	/* CPU: what the run's processes used over the last interval (the
+	 * running ones and those that ended in it), and all it used so far;
+	 * cpu_interval_ns 0: not measured yet. */
+	uint64_t cpu_interval_ns, cpu_busy_ns, cpu_total_ns;
+	/* Once ended: the signal that killed COMMAND, 0 if it exited. */
+	int end_signal;
 	struct pt_status_exec *run;     /* the longest-running first */
 	size_t nrun;
 	struct pt_status_exec slow[PT_STATUS_SLOWEST];

@@ -1,6 +1,7 @@
 /* The live view of a run; see top.h and doc/views.md ("top"). */
 #include "views/top.h"
 
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,6 +32,39 @@ void pt_top_duration(struct pt_sb *out, int64_t ns)
 		pt_sb_addf(out, "%lld h %02lld min",
 			   (long long)(ns / (3600 * S)),
 			   (long long)(ns / (60 * S) % 60));
+}
+
+void pt_top_cpu(const struct pt_status_snap *s, int ncpu, struct pt_sb *out)
+{
+	if (!s->cpu_interval_ns) {
+		pt_sb_addstr(out, "CPU: not measured yet");
+		return;
+	}
+	pt_sb_addf(out, "CPU %.1f", (double)s->cpu_busy_ns /
+		   (double)s->cpu_interval_ns);
+	if (ncpu > 0)
+		pt_sb_addf(out, " of %d", ncpu);
+	pt_sb_addstr(out, " in use, ");
+	pt_top_duration(out, (int64_t)s->cpu_total_ns);
+	pt_sb_addstr(out, " used so far");
+}
+
+void pt_top_end(const struct pt_status_snap *s, struct pt_sb *out)
+{
+	pt_sb_addstr(out, "the run ended");
+	if (s->end_signal > 0) {
+		const char *name = sigabbrev_np(s->end_signal);
+
+		pt_sb_addf(out, ": killed by signal %d", s->end_signal);
+		if (name)
+			pt_sb_addf(out, " (SIG%s)", name);
+	} else if (s->exit_code >= 0) {
+		pt_sb_addf(out, ": exit status %d", s->exit_code);
+	} else if (!strcmp(s->kind, "daemon")) {
+		pt_sb_addstr(out, ": the daemon stopped");
+	} else {
+		pt_sb_addstr(out, ": its exit status is not known");
+	}
 }
 
 /* The line in sb from byte `from` cut to width columns (UTF-8 aware),
@@ -104,18 +138,34 @@ static int is_running(const struct pt_status_snap *s, uint32_t pid)
 	return 0;
 }
 
-/* Depth-first: e's running children, sorted, under it. */
+static int has_children(const struct pt_status_exec **sorted, size_t n,
+			const struct pt_status_exec *e)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (sorted[i]->ppid == e->pid && sorted[i] != e)
+			return 1;
+	return 0;
+}
+
+/*
+ * Depth-first: e's running children, sorted, under it.  Collapsed, the
+ * top two levels (a shell, the build tool) and the leaves, the jobs
+ * doing the work (a compiler), one level under them: the shells and
+ * drivers between are hidden and counted.
+ */
 static void add_tree(struct rows *r, const struct pt_status_exec **sorted,
 		     size_t n, const struct pt_status_exec *e, int depth,
 		     const struct pt_top_view *v, size_t *hidden)
 {
 	size_t i;
 
-	if (v->collapse && depth > 1) {
+	if (v->collapse && depth > 1 && has_children(sorted, n, e)) {
 		(*hidden)++;
 	} else {
 		r->e[r->n] = e;
-		r->depth[r->n++] = depth;
+		r->depth[r->n++] = v->collapse && depth > 2 ? 2 : depth;
 	}
 	for (i = 0; i < n; i++)
 		if (sorted[i]->ppid == e->pid && sorted[i] != e &&
@@ -135,6 +185,11 @@ static void exec_line(struct pt_sb *out, const struct pt_status_exec *e,
 	pt_sb_release(&d);
 	for (i = 0; i < depth && i < 12; i++)
 		pt_sb_addstr(out, "  ");
+	/* A command line cut at the edge may lose what it works on (a
+	 * compiler's source file comes last): the report's label first,
+	 * then as much of the line as fits. */
+	if (e->label && (int)(out->len - from + strlen(e->cmd)) > width)
+		pt_sb_addf(out, "%s | ", e->label);
 	pt_sb_addstr(out, e->cmd);
 	end_line(out, from, width);
 }
@@ -162,24 +217,18 @@ void pt_top_draw(const struct pt_status_snap *s, const struct pt_top_view *v,
 		   (unsigned long long)s->failed);
 	end_line(out, from, width);
 	from = out->len;
-	if (v->cpu >= 0)
-		pt_sb_addf(out, "CPU %.1f of %d   ", v->cpu, v->ncpu);
+	pt_top_cpu(s, v->ncpu, out);
+	end_line(out, from, width);
+	from = out->len;
 	if (s->ended) {
-		pt_sb_addstr(out, "the run ended");
-		if (s->exit_code >= 0)
-			pt_sb_addf(out, " (exit status %d)", s->exit_code);
+		pt_top_end(s, out);
 	} else if (v->eta && v->eta->have) {
-		pt_sb_addstr(out, "about ");
-		pt_top_duration(out, v->eta->left_ns);
-		pt_sb_addstr(out, " left (+/- ");
-		pt_top_duration(out, v->eta->spread_ns);
-		pt_sb_addf(out, ", from %zu earlier run%s)", v->eta->nruns,
-			   v->eta->nruns == 1 ? "" : "s");
+		pt_top_estimate(v->eta, v->now_real, 1, out);
 	} else {
 		pt_sb_addstr(out, "no estimate: no earlier run of it kept");
 	}
 	end_line(out, from, width);
-	lines = 3;
+	lines = 4;
 	if (s->pkg_done || s->pkg_running) {
 		from = out->len;
 		pt_sb_addf(out, "opam packages: %llu done, %llu running",
@@ -276,10 +325,73 @@ void pt_top_draw(const struct pt_status_snap *s, const struct pt_top_view *v,
 	free(r.depth);
 }
 
+void pt_top_estimate(const struct pt_eta_guess *g, int64_t now_real,
+		     int long_form, struct pt_sb *out)
+{
+	int64_t since = now_real > g->at_real ? now_real - g->at_real : 0;
+	int overdue = g->overdue || since >= g->left_ns;
+
+	/* Made a few seconds ago (top makes one every five): what has
+	 * passed since is gone from what is left. */
+	if (overdue) {
+		pt_sb_addstr(out, "overdue by ");
+		pt_top_duration(out, g->overdue ? g->overdue_ns + since
+						: since - g->left_ns);
+	} else {
+		if (long_form)
+			pt_sb_addstr(out, "about ");
+		pt_top_duration(out, g->left_ns - since);
+		pt_sb_addstr(out, " left");
+	}
+	/* --progress's line is short: "+/- 2.4 s", "(1 run)". */
+	if (!long_form) {
+		if (g->nruns == 1) {
+			pt_sb_addstr(out, " (1 run)");
+		} else if (!overdue) {
+			pt_sb_addstr(out, " +/- ");
+			pt_top_duration(out, g->spread_ns);
+		}
+		return;
+	}
+	if (g->nruns == 1) {
+		pt_sb_addstr(out, " (one earlier run: no spread)");
+		return;
+	}
+	pt_sb_addstr(out, " (");
+	if (!overdue) {
+		pt_sb_addstr(out, "+/- ");
+		pt_top_duration(out, g->spread_ns);
+		pt_sb_addstr(out, ", ");
+	}
+	pt_sb_addf(out, "from %zu earlier runs)", g->nruns);
+}
+
+/* The longest-running step: s->run is in start order, and the first
+ * that waits for no other is the longest-running step (not the build
+ * tool). */
+static const struct pt_status_exec *longest(const struct pt_status_snap *s)
+{
+	size_t i, j;
+
+	if (!s->nrun)
+		return NULL;
+	for (i = 0; i + 1 < s->nrun; i++) {
+		for (j = 0; j < s->nrun; j++)
+			if (s->run[j].ppid == s->run[i].pid)
+				break;
+		if (j == s->nrun)
+			break;
+	}
+	return &s->run[i];
+}
+
 void pt_top_progress(const struct pt_status_snap *s, uint64_t now_mono,
 		     const struct pt_eta_guess *eta, struct pt_sb *out)
 {
 	int64_t now = now_of(s, now_mono);
+	const struct pt_status_exec *l = longest(s);
+	struct pt_sb dur = PT_SB_INIT;
+	size_t room;
 
 	pt_sb_addstr(out, "proftrace: ");
 	pt_top_duration(out, now - (int64_t)s->start_mono_ns);
@@ -289,36 +401,43 @@ void pt_top_progress(const struct pt_status_snap *s, uint64_t now_mono,
 	if (s->failed)
 		pt_sb_addf(out, ", %llu failed",
 			   (unsigned long long)s->failed);
+	if (s->cpu_interval_ns)
+		pt_sb_addf(out, ", CPU %.1f", (double)s->cpu_busy_ns /
+			   (double)s->cpu_interval_ns);
 	if (s->pkg_done || s->pkg_running)
 		pt_sb_addf(out, ", opam packages %llu done, %llu running",
 			   (unsigned long long)s->pkg_done,
 			   (unsigned long long)s->pkg_running);
-	if (s->nrun) {
-		/* s->run is in start order: the first that waits for no
-		 * other is the longest-running step (not the build tool). */
-		size_t i, j, len;
-
-		for (i = 0; i + 1 < s->nrun; i++) {
-			for (j = 0; j < s->nrun; j++)
-				if (s->run[j].ppid == s->run[i].pid)
-					break;
-			if (j == s->nrun)
-				break;
-		}
-		len = strlen(s->run[i].cmd);
-		pt_sb_addstr(out, "; longest: ");
-		pt_sb_add(out, s->run[i].cmd, len > 60 ? 60 : len);
-		if (len > 60)
-			pt_sb_addstr(out, "...");
-		pt_sb_addstr(out, " (");
-		pt_top_duration(out, elapsed_of(&s->run[i], now));
-		pt_sb_addch(out, ')');
-	}
 	if (eta && eta->have) {
-		pt_sb_addstr(out, "; about ");
-		pt_top_duration(out, eta->left_ns);
-		pt_sb_addstr(out, " left (+/- ");
-		pt_top_duration(out, eta->spread_ns);
-		pt_sb_addch(out, ')');
+		pt_sb_addstr(out, "; ");
+		pt_top_estimate(eta, eta->at_real, 0, out);
 	}
+	/* The step in what room is left of PT_TOP_PROGRESS_MAX: a log's
+	 * line is read whole, and a long one wraps. */
+	if (l) {
+		const char *what = l->label ? l->label : l->cmd;
+		size_t len = strlen(what), fixed;
+
+		pt_top_duration(&dur, elapsed_of(l, now));
+		fixed = out->len + strlen("; longest:  ()") + dur.len;
+		room = fixed < PT_TOP_PROGRESS_MAX ?
+		       PT_TOP_PROGRESS_MAX - fixed : 0;
+		if (room >= 8) {
+			pt_sb_addstr(out, "; longest: ");
+			if (len > room) {
+				size_t n = room - 3;
+
+				/* Not in the middle of a UTF-8 sequence. */
+				while (n && ((unsigned char)what[n] & 0xc0) ==
+					    0x80)
+					n--;
+				pt_sb_add(out, what, n);
+				pt_sb_addstr(out, "...");
+			} else {
+				pt_sb_add(out, what, len);
+			}
+			pt_sb_addf(out, " (%s)", dur.buf);
+		}
+	}
+	pt_sb_release(&dur);
 }

@@ -16,8 +16,13 @@ back with convert -f csv.
                summary
   -k estimate  two kept runs; a third, half-way, shows an estimate within
                30 % of the time it really had left; none without history
-  -k progress  record --progress=1 in a pipe: lines on stderr, stdout
-               byte-identical to the untraced command's
+  -k pace      the estimate follows this run's pace: two kept runs at
+               speeds 1 and 1.25, a third slowed by 1.6 (sleeps of lengths
+               known by construction): within 15 % of the time really
+               left at half of the run, within 10 % at three quarters
+  -k progress  record --progress=1 in a pipe: lines on stderr, within 100
+               characters, stdout byte-identical to the untraced
+               command's
   -k opam      packages (opam's OPAM_PACKAGE_NAME and _VERSION) done and
                running, in top --once and in --progress's lines
   -k static    static programs, which record traces from outside
@@ -26,6 +31,19 @@ back with convert -f csv.
   -k daemon    a daemon, named by its socket: what runs against it
   -k refuse    no run: one line, exit 1; another user's run: refused
                (as root only)
+  -k cpu       make -j2 of two jobs that run short CPU-bound programs one
+               after another: the CPU in use on the screen and in --once
+               against what the capture says they used
+  -k exit      the end line carries the command's exit status (3) in each
+               of 10 watched runs, and the signal that killed one
+  -k first     the first screen: the command listed at once, not after the
+               snapshot's first second
+  -k runs      two runs at once, top without RUN: both listed, a key
+               watches either
+  -k labels    compilers of long command lines on an 80-column screen:
+               each row names its program and source file (as its
+               /proc/PID/cmdline has them); collapsed, the tree keeps
+               the compilers in sight and hides the drivers between
 """
 
 import argparse
@@ -139,6 +157,16 @@ def open_gate(d, s, timeout=60):
             time.sleep(0.05)
 
 
+def quick_env():
+    """The environment for a top whose look is timed: without meson's
+    MALLOC_PERTURB_, which makes reading the kept runs' captures cost ten
+    times the CPU, seconds on a loaded machine, by which time the run
+    looked at may have ended."""
+    e = dict(os.environ)
+    e.pop("MALLOC_PERTURB_", None)
+    return e
+
+
 def csv_rows(cap):
     out = subprocess.run([PT, "convert", "-f", "csv", "-o", "-", cap],
                          capture_output=True, text=True, check=True).stdout
@@ -177,6 +205,14 @@ def check_pids(rows):
         with open("/proc/%d/cmdline" % pid, "rb") as f:
             argv = f.read().split(b"\0")[:-1]
         line = " ".join(a.decode() for a in argv)
+        if " | " in c:
+            # A line too long for the screen: its label first, the
+            # program and what it works on, then the line, cut.
+            label, c = c.split(" | ", 1)
+            words = label.split(" ")
+            if words[0] != os.path.basename(argv[0].decode()) or \
+                    not all(w.encode() in argv for w in words[1:]):
+                fail("pid %d runs %r, labelled %r" % (pid, line, label))
         if not line.startswith(c) or (len(c) < 40 and line != c):
             fail("pid %d runs %r, listed as %r" % (pid, line, c))
 
@@ -407,42 +443,157 @@ def test_estimate(d):
         p = record(d, cap, ["--keep", keep, "--progress=1"])
         t0 = time.monotonic()
         time.sleep(3.5)
-        real_now = time.time()
         once = subprocess.run([PT, "top", "--once", cap],
-                              capture_output=True, text=True)
+                              capture_output=True, text=True,
+                              env=quick_env())
+        # The estimate is as of its drawing, the last thing top does.
+        real_now = time.time()
         if p.wait() != 0:
             fail("record: %s" % p.stderr.read())
         lines = [x for x in p.stderr.read().splitlines()
                  if x.startswith("proftrace: ") and "running" in x]
         # --progress's lines carry the same estimate once there is
         # history, and none before.
-        if not lines or any(("left" in x) != (i > 0) for x in lines):
+        if not lines or any(("left" in x or "overdue" in x) != (i > 0)
+                            for x in lines):
             fail("run %d: progress lines %r" % (i, lines))
         out = once.stdout
-        m = re.search(r"about ([\d.]+) (ms|s) left \(\+/- ([\d.]+) (ms|s), "
-                      r"from (\d+) earlier run", out)
+        m = re.search(r"(about|overdue by) ([\d.]+) (ms|s)(?: left)? \("
+                      r"(?:(?:\+/- [\d.]+ (?:ms|s), )?from (\d+) earlier "
+                      r"runs|(one) earlier run(?:: no spread)?)\)", out)
         if i == 0:
             if m or "no estimate" not in out:
                 fail("an estimate without history:\n" + out)
             continue
         if not m:
             fail("run %d: no estimate:\n%s%s" % (i, out, once.stderr))
-        est = float(m.group(1)) / (1000 if m.group(2) == "ms" else 1)
+        # Overdue (top may look late on a loaded machine): by so much.
+        est = float(m.group(2)) / (1000 if m.group(3) == "ms" else 1) * \
+            (1 if m.group(1) == "about" else -1)
         # The real end: the last execution's end in the capture.
         rows = csv_rows(cap)
         end = max(float(r["start"]) + float(r["duration"]) for r in rows)
         left = end - real_now
-        if int(m.group(5)) != i:
-            fail("run %d: estimate from %s runs" % (i, m.group(5)))
-        if abs(est - left) > 0.3 * left:
+        if (1 if m.group(5) else int(m.group(4))) != i:
+            fail("run %d: estimate from %s runs" % (i, m.group(4)))
+        if abs(est - left) > max(0.3 * left, 0.3):
             fail("run %d: estimate %.2f s, really %.2f s left" % (i, est,
                                                                  left))
         print("estimate: run %d at %.1f s: %.2f s left estimated, %.2f s "
               "really" % (i, time.monotonic() - t0 - 0, est, left))
 
 
+def duration_of(m):
+    return float(m.group(1)) / (1000 if m.group(2) == "ms" else 1)
+
+
+def test_pace(d):
+    # Two chains of steps side by side; a step sleeps its length in ms
+    # times SLOW_PCT / 100, so that its command line, which the runs are
+    # matched by, is the same at any speed.
+    with open(os.path.join(d, "step"), "w") as f:
+        f.write('ms=$(($1 * ${SLOW_PCT:-100} / 100))\n'
+                'f=$((ms % 1000 + 1000))\n'
+                'sleep $((ms / 1000)).${f#1}\n')
+    a = [1500, 2000, 2500, 1500]
+    b = [2000, 3000, 2500]
+    with open(os.path.join(d, "Makefile"), "w") as f:
+        f.write("all: a%d b%d\n" % (len(a), len(b)))
+        for name, chain in (("a", a), ("b", b)):
+            for i, ms in enumerate(chain, 1):
+                f.write("%s%d:%s\n\tsh ./step %d\n" % (
+                    name, i, " %s%d" % (name, i - 1) if i > 1 else "",
+                    ms))
+    base = max(sum(a), sum(b)) / 1000.0
+    keep = os.path.join(d, "keep")
+    for i, pct in enumerate((100, 125)):
+        env = untraced_env()
+        env["SLOW_PCT"] = str(pct)
+        p = record(d, os.path.join(d, "run%d.ptcap" % i), ["--keep", keep],
+                   env=env)
+        if p.wait() != 0:
+            fail("record: %s" % p.stderr.read())
+    # The run watched, slower than both by construction.
+    env = untraced_env()
+    env["SLOW_PCT"] = "160"
+    cap = os.path.join(d, "live.ptcap")
+    t0 = time.time()
+    p = record(d, cap, ["--keep", keep], env=env)
+    looks = []
+    # Half and three quarters of the way: the steps' time, and a little
+    # for record's own start.
+    for share in (0.5, 0.75):
+        time.sleep(max(0, t0 + 0.4 + share * 1.6 * base - time.time()))
+        r = subprocess.run([PT, "top", "--once", cap], capture_output=True,
+                           text=True, env=quick_env())
+        # The estimate is as of its drawing, the last thing top does.
+        at = time.time()
+        m = re.search(r"about ([\d.]+) (ms|s) left \(\+/- ([\d.]+) (ms|s), "
+                      r"from 2 earlier runs\)", r.stdout)
+        if not m:
+            fail("no estimate from 2 earlier runs at %d %%:\n%s%s" % (
+                share * 100, r.stdout, r.stderr))
+        looks.append((share, at, duration_of(m), r.stdout))
+    if p.wait() != 0:
+        fail("record: %s" % p.stderr.read())
+    rows = csv_rows(cap)
+    end = max(float(r["start"]) + float(r["duration"]) for r in rows)
+    start = min(float(r["start"]) for r in rows)
+    for share, at, est, out in looks:
+        left = end - at
+        err = (est - left) / left
+        print("pace: at %.0f %% of the run (%.1f s of %.1f s): %.2f s left "
+              "estimated, %.2f s really (%+.0f %%)" % (
+                  100 * (at - start) / (end - start), at - start,
+                  end - start, est, left, 100 * err))
+        if abs(err) > (0.15 if share == 0.5 else 0.10):
+            fail("the estimate is off by %+.0f %% at %d %% of the run:\n%s"
+                 % (100 * err, 100 * share, out))
+
+
+def test_overdue(d):
+    # The last step waits for its gate: let go at once in the earlier
+    # run, held in the watched one, which goes past the earlier run's end.
+    gated_build(d, ["z"])
+    with open(os.path.join(d, "Makefile"), "w") as f:
+        f.write("all: z\na:\n\tsleep 1\nz: a\n\tcat gate-z\n")
+    keep = os.path.join(d, "keep")
+    p = record(d, os.path.join(d, "run0.ptcap"), ["--keep", keep])
+    open_gate(d, "z")
+    if p.wait() != 0:
+        fail("record: %s" % p.stderr.read())
+    cap = os.path.join(d, "live.ptcap")
+    p = record(d, cap, ["--keep", keep])
+    try:
+        wait_for_run(cap)
+        seen, late = [], []
+        end = time.monotonic() + 60
+        while len(late) < 3 and time.monotonic() < end:
+            out = subprocess.run([PT, "top", "--once", cap],
+                                 capture_output=True, text=True).stdout
+            m = re.search(r"(about|overdue by) ([\d.]+) (ms|s)(?: left)? "
+                          r"\(one earlier run(?:: no spread)?\)", out)
+            if "cat gate-z" in out:
+                if not m:
+                    fail("no estimate from one earlier run:\n" + out)
+                seen.append(m.group(0))
+                if m.group(1) == "about" and float(m.group(2)) == 0:
+                    fail("0 left while the step still runs:\n" + out)
+                if m.group(1) == "overdue by":
+                    late.append(float(m.group(2)) /
+                                (1000 if m.group(3) == "ms" else 1))
+            time.sleep(0.5)
+        if len(late) < 3 or late != sorted(late):
+            fail("not overdue, or not more and more so: %r" % seen)
+    finally:
+        open_gate(d, "z", 10)
+        release_all()
+    print("overdue: %s" % "; ".join(seen))
+
+
 def test_progress(d):
-    script = "sleep 2.5; seq 1 20000"
+    # A step of a long command line (GNU sleep sums its arguments).
+    script = "sleep 2.5" + " 0" * 80 + "; seq 1 20000"
     plain = subprocess.run(["sh", "-c", script], capture_output=True,
                            check=True).stdout
     r = subprocess.run([PT, "record", "--progress=1", "-o",
@@ -457,8 +608,12 @@ def test_progress(d):
                          r"\d+ finished", x)]
     if len(lines) < 2:
         fail("progress lines: %r" % r.stderr.decode())
-    if not any("longest: sleep 2.5" in x for x in lines):
+    # Named as the report names it: the program and its first operand.
+    if not any("longest: sleep 2.5 (" in x for x in lines):
         fail("the longest-running step is not named: %r" % lines)
+    # A log's line is read whole: none wraps a 100-column view.
+    if any(len(x) > 100 for x in lines):
+        fail("a progress line longer than 100 characters: %r" % lines)
     if "\r" in r.stderr.decode() or "\033" in r.stderr.decode():
         fail("terminal sequences in a pipe: %r" % r.stderr.decode())
     print("progress: %d lines on stderr, stdout byte-identical (%d bytes)"
@@ -684,6 +839,270 @@ def test_refuse(d):
             fail("nobody's record: %s" % p.stderr.read())
 
 
+def busy_build(d, seconds):
+    """make -j2 of two jobs, each running short CPU-bound programs (a
+    shell's counting loop) one after another for `seconds`: what a
+    build's compilers do, none of them alive for a whole second."""
+    with open(os.path.join(d, "Makefile"), "w") as f:
+        f.write("all: a b\n"
+                "a b:\n"
+                "\tend=$$(($$(date +%%s) + %d)); "
+                "while [ $$(date +%%s) -lt $$end ]; do "
+                "sh -c 'i=0; while [ $$i -lt 20000 ]; do i=$$((i+1)); "
+                "done'; done\n" % seconds)
+
+
+def cpu_of(screen):
+    """(CPU in use, CPU so far in s) as the screen says them, or None."""
+    m = re.search(r"CPU ([\d.]+) of (\d+)", screen)
+    if not m:
+        return None
+    f = re.search(r"([\d.]+) (ms|s) used so far", screen)
+    return (float(m.group(1)), f and float(f.group(1)) /
+            (1000 if f.group(2) == "ms" else 1))
+
+
+def test_cpu(d):
+    busy_build(d, 6)
+    cap = os.path.join(d, "c.ptcap")
+    p = record(d, cap)
+    tm = Tmux(d)
+    on_screen, once, far = [], [], []
+    try:
+        wait_for_run(cap)
+        tm.start("%s top %s" % (PT, cap))
+        while p.poll() is None:
+            c = cpu_of(tm.screen())
+            if c:
+                on_screen.append(c[0])
+            r = subprocess.run([PT, "top", "--once", cap],
+                               capture_output=True, text=True)
+            c = cpu_of(r.stdout) if r.returncode == 0 else None
+            if c:
+                once.append(c[0])
+            if c and c[1] is not None:
+                far.append(c[1])
+            time.sleep(0.3)
+        if p.wait() != 0:
+            fail("record: %s" % p.stderr.read())
+    finally:
+        tm.kill()
+        release_all()
+    # The truth: what the capture says the build's programs used, over
+    # the build's time.
+    rows = csv_rows(cap)
+    total = sum(float(r["user_cpu"] or 0) + float(r["sys_cpu"] or 0)
+                for r in rows)
+    t0 = min(float(r["start"]) for r in rows)
+    t1 = max(float(r["start"]) + float(r["duration"]) for r in rows)
+    mean = total / (t1 - t0)
+    # Two CPU-bound jobs keep two CPUs busy on a machine of their own; a
+    # machine shared with other work gives them less, which the capture
+    # shows: the busiest second is at least most of the mean.
+    want = min(1.5, 0.7 * mean)
+    print("cpu: capture %.2f s of CPU in %.2f s (mean %.2f); screen max "
+          "%s, --once max %s, so far at most %s" % (
+              total, t1 - t0, mean, max(on_screen, default=None),
+              max(once, default=None), max(far, default=None)))
+    if mean < 0.1:
+        print("SKIP: the build itself used %.2f CPUs: the machine is too "
+              "busy to tell" % mean)
+        sys.exit(77)
+    if not on_screen or max(on_screen) < want:
+        fail("CPU on the screen %r, want a sample >= %.2f" % (on_screen,
+                                                             want))
+    if not once or max(once) < want:
+        fail("CPU in --once %r, want a sample >= %.2f" % (once, want))
+    # The run's CPU so far grows, and never passes what the run used.
+    if far != sorted(far) or max(far) > total * 1.05 + 0.05 or \
+            max(far) < 0.3 * total:
+        fail("CPU so far %r, the run used %.2f s" % (far, total))
+
+
+def test_exit(d):
+    # The last snapshot, the one that says ended, lives only while the
+    # collector finishes: a watcher must not depend on catching it.
+    os.mkfifo(os.path.join(d, "gate-x"))
+    for i in range(11):
+        cap = os.path.join(d, "c%d.ptcap" % i)
+        cmd = "cat gate-x; exit 3" if i < 10 else "cat gate-x; kill -TERM $$"
+        p = subprocess.Popen([PT, "record", "-q", "-o", cap, "--", "sh",
+                              "-c", cmd], cwd=d, env=untraced_env(),
+                             stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, text=True)
+        RUNS.append((d, p))
+        tm = Tmux(d)
+        try:
+            wait_for_run(cap)
+            tm.start("%s top %s" % (PT, cap))
+            wait_until(lambda: "cat gate-x" in tm.screen(),
+                       lambda: "the run on the screen:\n" + tm.screen())
+            open_gate(d, "x")
+            rc = p.wait()
+            s = wait_until(lambda: (lambda s: s if "TOP-EXITED" in s
+                                    else None)(tm.screen()),
+                           lambda: "top to end:\n" + tm.screen())
+        finally:
+            tm.kill()
+        want = "exit status 3" if i < 10 else \
+            "killed by signal 15 (SIGTERM)"
+        if rc != (3 if i < 10 else 128 + 15):
+            fail("record exited %d" % rc)
+        if not re.search(r"the run ended: %s(?!\d)" % re.escape(want), s):
+            fail("run %d: the end line without '%s':\n%s" % (i, want, s))
+    print("exit: 'exit status 3' in each of 10 runs, the signal in one")
+
+
+def test_first(d):
+    cap = os.path.join(d, "c.ptcap")
+    p = subprocess.Popen([PT, "record", "-q", "-o", cap, "--", "sleep",
+                          "3"], cwd=d, env=untraced_env(),
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                         text=True)
+    RUNS.append((d, p))
+
+    def listed():
+        r = subprocess.run([PT, "top", "--once", cap], capture_output=True,
+                           text=True)
+        return r.stdout if r.returncode == 0 and any(
+            c == "sleep 3" for _, _, c in running_rows(r.stdout)) else None
+    s = wait_until(listed, "sleep 3 listed", step=0.02)
+    p.wait()
+    m = re.search(r"^([\d.]+) (ms|s) elapsed", s, re.M)
+    el = float(m.group(1)) / (1000 if m.group(2) == "ms" else 1)
+    # The snapshot written at the start has nothing yet; the next one is
+    # written as soon as the command is heard of, not a second later.
+    if el >= 1.0 or counts(s)[:2] != (1, 1):
+        fail("the first screen that lists the command, %.2f s into the "
+             "run:\n%s" % (el, s))
+    print("first: the command listed %.2f s into the run" % el)
+
+
+def test_runs(d):
+    caps = []
+    for name in ("one", "two"):
+        sub = os.path.join(d, name)
+        os.mkdir(sub)
+        gated_build(sub, [name])
+        caps.append(os.path.join(sub, "c.ptcap"))
+        record(sub, caps[-1])
+        wait_for_run(caps[-1])
+    tms = []
+    try:
+        once = subprocess.run([PT, "top", "--once"], capture_output=True,
+                              text=True).stdout
+        for c in caps:
+            if c not in once:
+                fail("top --once without RUN does not list %s:\n%s"
+                     % (c, once))
+        # Either can be watched: its number, then its step.
+        for c, name in zip(caps, ("one", "two")):
+            tm = Tmux(d)
+            tm.name += "-" + name
+            tms.append(tm)
+            tm.start("%s top" % PT)
+            s = wait_until(lambda: (lambda s: s if all(
+                c in s for c in caps) else None)(tm.screen()),
+                lambda: "both runs listed:\n" + tm.screen())
+            k = [m.group(1) for m in re.finditer(r"^\s*(\d)\s.*", s, re.M)
+                 if c in m.group(0)]
+            if len(k) != 1:
+                fail("no key for %s:\n%s" % (c, s))
+            tm.keys(k[0])
+            wait_until(lambda: "cat gate-%s" % name in tm.screen(),
+                       lambda: "run %s after key %s:\n%s" % (
+                           name, k[0], tm.screen()))
+            tm.keys("q")
+            wait_until(lambda: "TOP-EXITED 0" in tm.screen(), "top to quit")
+    finally:
+        for tm in tms:
+            tm.kill()
+        for name in ("one", "two"):
+            open_gate(os.path.join(d, name), name, 10)
+        release_all()
+    print("runs: both listed, each watched by its key")
+
+
+def test_labels(d):
+    if not shutil.which("gcc"):
+        print("SKIP: no gcc")
+        sys.exit(77)
+    # Two compiles whose sources are FIFOs: gcc's cc1 waits on each until
+    # the test writes it.  Their command lines pass 80 columns before
+    # the source file's name.
+    src = os.path.join(d, "src")
+    os.mkdir(src)
+    flags = " ".join("-I%s/include/a-directory-of-headers-%d" % (d, i)
+                     for i in range(4))
+    with open(os.path.join(d, "Makefile"), "w") as f:
+        f.write("all: alpha.o bravo.o\n")
+        for n in ("alpha", "bravo"):
+            os.mkfifo(os.path.join(src, n + ".c"))
+            f.write("%s.o:\n\tgcc -c %s -o %s.o src/%s.c\n"
+                    % (n, flags, n, n))
+    cap = os.path.join(d, "c.ptcap")
+    p = subprocess.Popen([PT, "record", "-q", "-o", cap, "--", "sh", "-c",
+                          "make -s -j2; true"], cwd=d, env=untraced_env(),
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                         text=True)
+    tm = Tmux(d)
+
+    def feed():
+        for n in ("alpha", "bravo"):
+            try:
+                fd = os.open(os.path.join(src, n + ".c"),
+                             os.O_WRONLY | os.O_NONBLOCK)
+            except OSError:
+                continue
+            os.write(fd, b"int x;\n")
+            os.close(fd)
+
+    try:
+        wait_for_run(cap)
+        tm.start("%s top %s" % (PT, cap))
+
+        def compilers(s):
+            out = []
+            for _, pid, c in running_rows(s):
+                try:
+                    with open("/proc/%d/cmdline" % pid, "rb") as f:
+                        argv = f.read().split(b"\0")
+                except OSError:
+                    continue
+                if any(a.startswith(b"src/") for a in argv):
+                    out.append((pid, c))
+            return out
+        s = wait_until(lambda: (lambda s: s if len(compilers(s)) >= 4
+                                else None)(tm.screen()),
+                       lambda: "gcc and cc1 for both:\n" + tm.screen())
+        for pid, c in compilers(s):
+            with open("/proc/%d/cmdline" % pid, "rb") as f:
+                argv = [a.decode() for a in f.read().split(b"\0")[:-1]]
+            prog = os.path.basename(argv[0])
+            source = [a for a in argv if a.startswith("src/")][0]
+            if not c.startswith("%s %s" % (prog, source)):
+                fail("pid %d (%s ... %s) shown as %r:\n%s"
+                     % (pid, prog, source, c, s))
+        # Collapsed: the shell and make, then the compilers themselves
+        # (cc1, which does the work), the gcc drivers between hidden.
+        tm.keys("c")
+        s = wait_until(lambda: (lambda s: s if "collapsed" in s
+                                else None)(tm.screen()),
+                       lambda: "the collapsed tree:\n" + tm.screen())
+        shown = [c.strip() for _, _, c in running_rows(s)]
+        if sum(c.startswith("cc1 src/") for c in shown) != 2 or \
+                not any(c.startswith("make") for c in shown) or \
+                any(c.startswith("gcc ") for c in shown):
+            fail("collapsed, the compilers are not in sight:\n" + s)
+        tm.keys("q")
+    finally:
+        tm.kill()
+        feed()
+        p.wait()
+    print("labels: each compiler named with its source file; collapsed, "
+          "the compilers in sight")
+
+
 def main():
     global PT
     ap = argparse.ArgumentParser(description=__doc__)
@@ -691,10 +1110,12 @@ def main():
     ap.add_argument("-k", required=True,
                     choices=["screen", "ended", "estimate", "progress",
                              "opam", "static", "static-dyn", "daemon",
-                             "refuse"])
+                             "refuse", "cpu", "exit", "first", "runs",
+                             "pace", "overdue", "labels"])
     a = ap.parse_args()
     PT = os.path.abspath(a.proftrace)
-    if a.k in ("screen", "ended") and not shutil.which("tmux"):
+    if a.k in ("screen", "ended", "cpu", "exit", "runs", "labels") and \
+            not shutil.which("tmux"):
         print("SKIP: tmux is not installed")
         sys.exit(77)
     # meson's timeout: the cleanup below still runs.
