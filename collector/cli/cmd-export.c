@@ -17,7 +17,7 @@
 #include "export/otlp.h"
 #include "model/load.h"
 #include "model/model.h"
-#include "views/redact.h"
+#include "model/redact.h"
 
 static int run(int argc, char **argv);
 
