@@ -28,7 +28,7 @@
 #include "base/strbuf.h"
 #include "base/util.h"
 #include "collect/watch.h"
-#include "collect/status.h"
+#include "model/status.h"
 #include "analysis/eta.h"
 #include "views/top.h"
 

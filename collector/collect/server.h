@@ -142,7 +142,7 @@ void pt_server_hurry(struct pt_server *s);
 int pt_server_settled(struct pt_server *s);
 
 /*
- * Keep the run's status snapshot (collect/status.h) in the file path
+ * Keep the run's status snapshot (model/status.h) in the file path
  * (NULL: keep the counts for pt_server_snapshot() only): kind is
  * "record" or "daemon", command the traced command or NULL, capture and
  * keep (--keep DIR, or NULL) absolute paths.  Costs a parse of each

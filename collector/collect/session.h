@@ -65,7 +65,7 @@ int pt_session_prepare(struct pt_session *ss, const struct pt_session_conf *c);
  */
 int pt_session_start(struct pt_session *ss);
 
-/* Keep the status snapshot `proftrace top` reads (collect/status.h):
+/* Keep the status snapshot `proftrace top` reads (model/status.h):
  * in the run directory (record) or beside the socket (daemon). */
 void pt_session_status(struct pt_session *ss);
 
