@@ -163,11 +163,11 @@ static void added_names(char *added, size_t cap, const char *preload,
 				 "%s%s", *added ? ":" : "", names[i]);
 }
 
-/* In the forked child: become COMMAND, traced.  Never returns. */
-static void exec_child(char **command, const char *preload, const char *sock,
-		       const char *traces, const char *log,
+/* In the forked child: become COMMAND, traced by u.  Never returns. */
+static void exec_child(char **command, const struct pt_session *u,
 		       const struct inherited *in, int gate)
 {
+	const char *preload = u->preload, *log = u->log[0] ? u->log : NULL;
 	char added[128], c;
 	int err;
 
@@ -190,8 +190,8 @@ static void exec_child(char **command, const char *preload, const char *sock,
 		preload = NULL;
 	added_names(added, sizeof added, preload, log);
 	if ((preload ? setenv("LD_PRELOAD", preload, 1) : 0) < 0 ||
-	    setenv(PT_ENV_SOCKET, sock, 1) < 0 ||
-	    setenv(PT_ENV_TRACE_DIR, traces, 1) < 0 ||
+	    setenv(PT_ENV_SOCKET, u->sock, 1) < 0 ||
+	    setenv(PT_ENV_TRACE_DIR, u->traces, 1) < 0 ||
 	    /* never an outer run's log: a nested record is heard alone */
 	    (log ? setenv(PT_ENV_LOG, log, 1) : unsetenv(PT_ENV_LOG)) < 0 ||
 	    unsetenv(PT_ENV_ADDED) < 0 ||
@@ -531,8 +531,7 @@ static int run(int argc, char **argv)
 	}
 	if (r.child == 0) {
 		close(gate[1]);
-		exec_child(o.command, u.preload, u.sock, u.traces,
-			   u.log[0] ? u.log : NULL, &in, gate[0]);
+		exec_child(o.command, &u, &in, gate[0]);
 	}
 	close(gate[0]);
 	/* -q: from here on, only COMMAND speaks (proftrace-record.1). */

@@ -15,10 +15,8 @@
 #include "collect/ptrace.h"
 #include "collect/rundir.h"
 
-static char *path_of(const char *fmt, ...)
-	__attribute__((format(printf, 1, 2)));
-
-static char *path_of(const char *fmt, ...)
+static __attribute__((format(printf, 1, 2)))
+char *path_of(const char *fmt, ...)
 {
 	struct pt_sb sb = PT_SB_INIT;
 	va_list ap;
