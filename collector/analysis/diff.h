@@ -13,7 +13,7 @@
 
 #include "analysis/analysis.h"
 #include "model/model.h"
-#include "views/redact.h"
+#include "model/redact.h"
 
 enum pt_diff_weight { PT_DIFF_WALL, PT_DIFF_SELF, PT_DIFF_CPU };
 

@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #include "analysis/analysis.h"
-#include "views/redact.h"
+#include "model/redact.h"
 
 /* One key in one run (n == 0: the key did not occur in that run). */
 struct pt_run_val {

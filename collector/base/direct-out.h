@@ -3,7 +3,7 @@
  * whose output runs to gigabytes: the page cache would hold all of it as
  * dirty pages, each a fresh page the kernel must find and the process
  * copy into, and in a container those pages count against its memory
- * limit.  doc/performance.md has the measurements.
+ * limit.  bench/NOTES.md has the measurements.
  */
 #ifndef PT_DIRECT_OUT_H
 #define PT_DIRECT_OUT_H

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/utf8.h"
+#include "base/quote.h"
 
 #define MAX_DEPTH  64
 #define MAX_NODES  (1u << 16)           /* per value */
@@ -380,35 +380,6 @@ const struct pt_jnode *pt_jp_get(const struct pt_jp *jp, uint32_t obj,
 	return NULL;
 }
 
-void pt_jp_write_str(struct pt_sb *sb, const char *s, size_t n)
-{
-	size_t i;
-
-	pt_sb_addch(sb, '"');
-	for (i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (c == '"' || c == '\\') {
-			pt_sb_addch(sb, '\\');
-			pt_sb_addch(sb, (char)c);
-		} else if (c < 0x20) {
-			pt_sb_addf(sb, "\\u%04x", c);
-		} else if (c >= 0x80) {
-			size_t u = pt_utf8_len((const unsigned char *)s + i,
-					       n - i);
-
-			if (u)
-				pt_sb_add(sb, s + i, u);
-			else
-				pt_sb_addstr(sb, "\\ufffd");
-			i += u ? u - 1 : 0;
-		} else {
-			pt_sb_addch(sb, (char)c);
-		}
-	}
-	pt_sb_addch(sb, '"');
-}
-
 void pt_jp_write(const struct pt_jp *jp, uint32_t i, struct pt_sb *sb)
 {
 	const struct pt_jnode *n = &jp->node[i];
@@ -426,7 +397,8 @@ void pt_jp_write(const struct pt_jp *jp, uint32_t i, struct pt_sb *sb)
 			pt_sb_addf(sb, "%.17g", n->num);
 		break;
 	case PT_J_STR:
-		pt_jp_write_str(sb, jp->strs.buf + n->str, n->len);
+		pt_quote_json(sb, jp->strs.buf + n->str, n->len,
+			      PT_JSON_AS_READ);
 		break;
 	case PT_J_ARR:
 	case PT_J_OBJ:
@@ -435,8 +407,10 @@ void pt_jp_write(const struct pt_jp *jp, uint32_t i, struct pt_sb *sb)
 			if (k != n->first)
 				pt_sb_addch(sb, ',');
 			if (n->type == PT_J_OBJ) {
-				pt_jp_write_str(sb, jp->strs.buf + jp->node[k].key,
-					  jp->node[k].keylen);
+				pt_quote_json(sb, jp->strs.buf +
+					      jp->node[k].key,
+					      jp->node[k].keylen,
+					      PT_JSON_AS_READ);
 				pt_sb_addch(sb, ':');
 			}
 			pt_jp_write(jp, k, sb);

@@ -90,11 +90,8 @@ static inline const char *pt_jp_str(const struct pt_jp *jp,
 const struct pt_jnode *pt_jp_get(const struct pt_jp *jp, uint32_t obj,
 				 const char *key);
 
-/* Write s[0..n) as a JSON string, as pt_jp_write() writes strings
- * (invalid UTF-8 becomes U+FFFD). */
-void pt_jp_write_str(struct pt_sb *sb, const char *s, size_t n);
-
-/* Write value i as compact JSON (strings escaped again) to sb. */
+/* Write value i as compact JSON to sb (strings escaped again, as
+ * pt_quote_json()'s PT_JSON_AS_READ). */
 void pt_jp_write(const struct pt_jp *jp, uint32_t i, struct pt_sb *sb);
 
 #endif

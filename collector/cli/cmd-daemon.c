@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/cmd.h"
@@ -20,8 +19,7 @@
 #include "base/quote.h"
 #include "collect/finish.h"
 #include "collect/ptrace.h"
-#include "collect/rundir.h"
-#include "collect/server.h"
+#include "collect/session.h"
 #include "base/strbuf.h"
 #include "base/util.h"
 
@@ -60,20 +58,20 @@ static const char help_tail[] =
 
 /* The shell code that points commands at this daemon, held by pid
  * (0: this process), with its run log if it has one. */
-static void print_exports(FILE *f, const char *prefix, struct pt_server *s,
-			  const char *sock, const char *preload, long pid)
+static void print_exports(FILE *f, const char *prefix,
+			  const struct pt_session *ss, long pid)
 {
 	struct pt_sb sb = PT_SB_INIT;
 	char log[128];
 
 	pt_sb_addf(&sb, "%sexport %s=", prefix, PT_ENV_SOCKET);
-	pt_quote_shell(&sb, sock);
+	pt_quote_shell(&sb, ss->sock);
 	pt_sb_addf(&sb, "\n%sexport LD_PRELOAD=", prefix);
-	pt_quote_shell(&sb, preload);
+	pt_quote_shell(&sb, ss->preload);
 	pt_sb_addf(&sb, "\n%sexport %s=", prefix, PT_ENV_TRACE_DIR);
-	pt_quote_shell(&sb, sock);
+	pt_quote_shell(&sb, ss->sock);
 	pt_sb_addstr(&sb, ".trace");
-	if (pt_server_log_name(s, pid ? (pid_t)pid : getpid(), log,
+	if (pt_server_log_name(ss->s, pid ? (pid_t)pid : getpid(), log,
 			       sizeof log) == 0) {
 		pt_sb_addf(&sb, "\n%sexport %s=", prefix, PT_ENV_LOG);
 		pt_quote_shell(&sb, log);
@@ -131,8 +129,8 @@ static void on_child(struct pt_server *s, void *arg)
  * log_fd; the parent waits until the child is ready, prints the exports
  * and exits.  Returns only in the child (0) or on error (-1).
  */
-static int detach(struct pt_server *s, int log_fd, const char *sock,
-		  const char *preload, const char *log_path)
+static int detach(const struct pt_session *ss, int log_fd,
+		  const char *log_path)
 {
 	int ready[2], null_fd;
 	pid_t pid;
@@ -157,7 +155,7 @@ static int detach(struct pt_server *s, int log_fd, const char *sock,
 			fputs(DETACH_FAILED, stdout);
 			_exit(1);
 		}
-		print_exports(stdout, "", s, sock, preload, (long)pid);
+		print_exports(stdout, "", ss, (long)pid);
 		_exit(ferror(stdout) ? 1 : 0);
 	}
 	close(ready[0]);
@@ -214,16 +212,11 @@ static int parse(int argc, char **argv, struct daemon_opts *o)
 static int run(int argc, char **argv)
 {
 	struct daemon_opts o = { 0 };
-	struct pt_writer *w = NULL;
-	struct pt_server *s = NULL;
-	const struct pt_server_stats *st;
-	char *output = NULL, *sock = NULL, *lib = NULL;
-	char *userdir = NULL, *visible = NULL, *preload = NULL;
-	char *log_path = NULL, *files = NULL, *files_visible = NULL;
+	struct pt_session ss;
+	char *log_path = NULL;
 	int log_made = 0;
 	struct sigs g = { -1, -1, NULL };
 	int log_fd = -1, status = 1, started = 0;
-	struct stat sb;
 	sigset_t set;
 
 	/* Absolute paths: a detached daemon leaves the directory. */
@@ -232,32 +225,14 @@ static int run(int argc, char **argv)
 		pt_finish_free(&o.fin);
 		return pt_cmd_usage(&pt_cmd_daemon);
 	}
-	output = pt_rundir_absolute(o.output);
-	if (!o.force && lstat(output, &sb) == 0) {
-		pt_warn("%s already exists (--force overwrites it)", o.output);
-		goto out;
-	}
-	if (!(lib = pt_rundir_find_lib()) || !(userdir = pt_rundir_user()))
-		goto out;
-	/* A stable copy, never removed: shells keep LD_PRELOAD exported
-	 * after the daemon is gone. */
-	if (!(visible = pt_rundir_visible_lib(lib)))
-		goto out;
-	if (o.files && (!(files = pt_rundir_files_lib(lib)) ||
-			!(files_visible = pt_rundir_visible_lib(files))))
-		goto out;
-	preload = o.files ? pt_rundir_preload_files(getenv("LD_PRELOAD"),
-						    files_visible, visible)
-			  : pt_rundir_preload_value(getenv("LD_PRELOAD"),
-						    visible);
-	sock = o.socket ? pt_rundir_absolute(o.socket) : pt_rundir_socket(1);
-	o.fin.force = o.force;
-	if (!sock || pt_finish_open(&o.fin) < 0)
+	if (pt_session_prepare(&ss, &(struct pt_session_conf){
+		    .output = o.output, .socket = o.socket, .daemon = 1,
+		    .force = o.force, .files = o.files, .fin = &o.fin }) < 0)
 		goto out;
 	if (o.detach) {
 		struct pt_sb lp = PT_SB_INIT;
 
-		pt_sb_addf(&lp, "%s.log", output);
+		pt_sb_addf(&lp, "%s.log", ss.output);
 		log_path = pt_sb_detach(&lp, NULL);
 		/* Appended to: an earlier daemon's log is not lost. */
 		log_fd = open(log_path, O_WRONLY | O_CREAT | O_EXCL |
@@ -272,28 +247,8 @@ static int run(int argc, char **argv)
 			goto out;
 		}
 	}
-	/* The socket first: a busy one must not cost an existing capture. */
-	if (!(s = pt_server_new(sock)))
+	if (pt_session_start(&ss) < 0)
 		goto out;
-	if (!(w = pt_writer_open(output, o.force)))
-		goto out;
-	pt_server_begin(s, w, NULL);
-	{
-		/* Next to the socket, in a directory of ours alone. */
-		struct pt_sb td = PT_SB_INIT;
-
-		pt_sb_addf(&td, "%s.trace", sock);
-		pt_server_trace_dir(s, td.buf);
-		pt_sb_release(&td);
-	}
-	/* The run log, named by the exports: commands started with them
-	 * append to it rather than connect (doc/design.md, "The
-	 * transport").  A detached daemon's child inherits it. */
-	if (pt_server_want_log()) {
-		char name[128];
-
-		pt_server_open_log(s, getpid(), name, sizeof name);
-	}
 
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);
@@ -303,19 +258,19 @@ static int run(int argc, char **argv)
 	/* A log reader that went away must not kill the collector. */
 	signal(SIGPIPE, SIG_IGN);
 	g.fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
-	if (g.fd < 0 || pt_server_watch(s, g.fd, on_signal, &g) < 0) {
+	if (g.fd < 0 || pt_server_watch(ss.s, g.fd, on_signal, &g) < 0) {
 		pt_warn("signalfd: %s", strerror(errno));
 		goto out;
 	}
 
 	if (o.detach) {
-		if (detach(s, log_fd, sock, preload, log_path) < 0)
+		if (detach(&ss, log_fd, log_path) < 0)
 			goto out;
 		log_fd = -1;
 	} else {
 		pt_warn("collecting into %s; trace commands run with:",
 			o.output);
-		print_exports(stderr, "  ", s, sock, preload, 0);
+		print_exports(stderr, "  ", &ss, 0);
 	}
 	started = 1;
 	if (!o.no_ptrace && pt_tracer_wanted()) {
@@ -332,60 +287,36 @@ static int run(int argc, char **argv)
 		sigprocmask(SIG_BLOCK, &chld, NULL);
 		g.chld_fd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
 		if (g.chld_fd >= 0 &&
-		    pt_server_watch(s, g.chld_fd, on_child, &g) == 0) {
-			g.tracer = pt_tracer_new(pt_server_put_synth, s);
-			pt_server_set_tracer(s, g.tracer);
-		}
+		    pt_server_watch(ss.s, g.chld_fd, on_child, &g) == 0)
+			g.tracer = pt_session_tracer(&ss);
 	}
 	/* Named where an image started without the exports finds it: by
 	 * the process that holds the run log now, a detached daemon's
 	 * child. */
-	pt_server_publish_log(s, sock);
-	{
-		/* What `proftrace top` reads, beside the socket. */
-		struct pt_sb sp = PT_SB_INIT;
+	pt_server_publish_log(ss.s, ss.sock);
+	pt_session_status(&ss);
+	pt_warn("listening at %s (pid %ld)", ss.sock, (long)getpid());
 
-		pt_sb_addf(&sp, "%s.status", sock);
-		pt_server_status(s, sp.buf, "daemon", NULL, output,
-				 o.fin.path[PT_FINISH_keep]);
-		pt_sb_release(&sp);
-	}
-	pt_warn("listening at %s (pid %ld)", sock, (long)getpid());
-
-	if (pt_server_run(s, 0, NULL, NULL) < 0)
+	if (pt_server_run(ss.s, 0, NULL, NULL) < 0)
 		pt_warn("the collector loop failed; finishing the capture");
-	if (pt_server_stopped_by(s))
+	if (pt_server_stopped_by(ss.s))
 		pt_warn("stop requested by pid %u",
-			(unsigned)pt_server_stopped_by(s));
-	/* What still runs runs on untraced. */
-	pt_tracer_detach_all(g.tracer);
-	pt_server_shutdown(s);
-	st = pt_server_stats(s);
+			(unsigned)pt_server_stopped_by(ss.s));
+	pt_session_stop(&ss);
 	pt_warn("%llu connections, %llu frames, %llu dropped, %llu lost",
-		(unsigned long long)st->conns_total,
-		(unsigned long long)st->frames,
-		(unsigned long long)st->dropped,
-		(unsigned long long)st->lost);
-	status = pt_writer_close(w) < 0 ? 1 : 0;
-	w = NULL;
-	pt_server_status_end(s, -1);
+		(unsigned long long)ss.st.conns_total,
+		(unsigned long long)ss.st.frames,
+		(unsigned long long)ss.st.dropped,
+		(unsigned long long)ss.st.lost);
+	status = pt_session_close(&ss, -1) < 0 ? 1 : 0;
 	if (status == 0)
-		pt_warn("capture %s complete", output);
-	if (pt_finish_write(&o.fin, output, NULL) < 0)
+		pt_warn("capture %s complete", ss.output);
+	if (pt_finish_write(&o.fin, ss.output, NULL) < 0)
 		status = 1;
 out:
-	if (s)
-		pt_server_shutdown(s);
-	if (w) {
-		/* Failed before the loop: leave no half-made capture. */
-		pt_writer_close(w);
-		unlink(output);
-	}
 	/* Closing the connections last tells a waiting 'proftrace stop'
 	 * that the capture and the outputs are complete. */
-	pt_tracer_mute(g.tracer);
-	pt_server_free(s);
-	pt_tracer_free(g.tracer);
+	pt_session_free(&ss);
 	if (g.fd >= 0)
 		close(g.fd);
 	if (g.chld_fd >= 0)
@@ -396,20 +327,10 @@ out:
 		/* Nothing ran: leave no log or CSV of it behind. */
 		if (log_made)
 			unlink(log_path);
-		pt_finish_abandon(&o.fin);
 		if (o.detach)
 			fputs(DETACH_FAILED, stdout);
 	}
-	free(output);
-	free(sock);
-	free(lib);
-	free(userdir);
-	free(visible);
-	free(files);
-	free(files_visible);
-	free(preload);
 	free(log_path);
-	pt_finish_free(&o.fin);
 	return status;
 }
 

@@ -24,7 +24,7 @@
 #include "cli/textopts.h"
 #include "model/load.h"
 #include "model/model.h"
-#include "views/redact.h"
+#include "model/redact.h"
 #include "base/strbuf.h"
 #include "base/util.h"
 #include "views/diff-md.h"

@@ -17,7 +17,7 @@
 #include "export/otlp.h"
 #include "model/load.h"
 #include "model/model.h"
-#include "views/redact.h"
+#include "model/redact.h"
 
 static int run(int argc, char **argv);
 
@@ -57,7 +57,7 @@ static int export_one(const struct pt_otlp_opts *o, struct pt_otlp_sender *s,
 	int rc, loaded;
 
 	/* Lean: each command line is read again as its span goes out,
-	 * rather than all of them held (doc/performance.md). */
+	 * rather than all of them held (bench/NOTES.md). */
 	loaded = pt_model_load_lean(&m, &path, 1, red);
 	if (loaded < 0)
 		return 1;

@@ -17,7 +17,7 @@
 
 #include "capture/read.h"
 #include "cli/cmd.h"
-#include "views/json.h"
+#include "base/quote.h"
 #include "base/strbuf.h"
 #include "base/util.h"
 
@@ -202,11 +202,10 @@ static void print_text(struct info *in, const char *path)
 
 static void json_pair(struct pt_sb *sb, const char *k, const char *v, int *first)
 {
-	pt_sb_addstr(sb, *first ? "\n  \"" : ",\n  \"");
-	pt_json_escape(sb, k, strlen(k));
-	pt_sb_addstr(sb, "\": \"");
-	pt_json_escape(sb, v, strlen(v));
-	pt_sb_addch(sb, '"');
+	pt_sb_addstr(sb, *first ? "\n  " : ",\n  ");
+	pt_quote_json(sb, k, strlen(k), PT_JSON_TEXT);
+	pt_sb_addstr(sb, ": ");
+	pt_quote_json(sb, v, strlen(v), PT_JSON_TEXT);
 	*first = 0;
 }
 

@@ -16,23 +16,19 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cli/cmd.h"
 #include "proftrace/wire.h"
-#include "base/quote.h"
 #include "collect/finish.h"
 #include "collect/ptrace.h"
 #include "collect/foreign.h"
-#include "collect/rundir.h"
-#include "collect/server.h"
+#include "collect/session.h"
 #include "base/strbuf.h"
 #include "base/util.h"
 #include "collect/watch.h"
-#include "collect/status.h"
+#include "model/status.h"
 #include "analysis/eta.h"
 #include "views/top.h"
 
@@ -78,8 +74,8 @@ struct record {
 	uint64_t status_ns;
 	uint64_t progress_ns;           /* --progress's interval, 0: none */
 	uint64_t progress_next;
-	const char *keep;               /* --keep DIR, for the estimate */
-	const char *capture;            /* absolute, for the estimate */
+	const struct pt_session *ss;    /* its capture and --keep DIR, for
+					 * the estimate */
 };
 
 static const char help_head[] =
@@ -108,17 +104,6 @@ static const char help_tail[] =
 	"                        (repeatable; the capture keeps them whole)\n"
 	"  -h, --help            show this help\n\n"
 	"The full page: man proftrace-record (proftrace-record(1)).\n";
-
-static char *default_output(void)
-{
-	char name[64];
-	time_t t = time(NULL);
-	struct tm tm;
-
-	localtime_r(&t, &tm);
-	strftime(name, sizeof name, "proftrace-%Y%m%d-%H%M%S.ptcap", &tm);
-	return pt_xstrdup(name);
-}
 
 /* ---- the child ---- */
 
@@ -178,11 +163,11 @@ static void added_names(char *added, size_t cap, const char *preload,
 				 "%s%s", *added ? ":" : "", names[i]);
 }
 
-/* In the forked child: become COMMAND, traced.  Never returns. */
-static void exec_child(char **command, const char *preload, const char *sock,
-		       const char *traces, const char *log,
+/* In the forked child: become COMMAND, traced by u.  Never returns. */
+static void exec_child(char **command, const struct pt_session *u,
 		       const struct inherited *in, int gate)
 {
+	const char *preload = u->preload, *log = u->log[0] ? u->log : NULL;
 	char added[128], c;
 	int err;
 
@@ -205,8 +190,8 @@ static void exec_child(char **command, const char *preload, const char *sock,
 		preload = NULL;
 	added_names(added, sizeof added, preload, log);
 	if ((preload ? setenv("LD_PRELOAD", preload, 1) : 0) < 0 ||
-	    setenv(PT_ENV_SOCKET, sock, 1) < 0 ||
-	    setenv(PT_ENV_TRACE_DIR, traces, 1) < 0 ||
+	    setenv(PT_ENV_SOCKET, u->sock, 1) < 0 ||
+	    setenv(PT_ENV_TRACE_DIR, u->traces, 1) < 0 ||
 	    /* never an outer run's log: a nested record is heard alone */
 	    (log ? setenv(PT_ENV_LOG, log, 1) : unsetenv(PT_ENV_LOG)) < 0 ||
 	    unsetenv(PT_ENV_ADDED) < 0 ||
@@ -277,14 +262,14 @@ static void progress(struct record *r, struct pt_server *s, uint64_t now)
 	if (pt_server_snapshot(s, &snap) < 0)
 		return;
 	fflush(stderr);
-	if (r->keep)
+	if (r->ss->keep)
 		p = fork();
 	if (p == 0) {
 		if (fork() == 0) {
 			struct pt_eta h;
 
-			if (pt_eta_load(&h, r->keep) > 0)
-				pt_eta_guess(&h, r->capture,
+			if (pt_eta_load(&h, r->ss->keep) > 0)
+				pt_eta_guess(&h, r->ss->capture,
 					     (int64_t)pt_real_ns(), &g);
 			progress_line(&snap, now, &g);
 		}
@@ -487,109 +472,11 @@ static int parse(int argc, char **argv, struct record_opts *o)
 	return 0;
 }
 
-/*
- * Everything that can fail before COMMAND runs: it must not run untraced
- * because of a problem we could have reported.
- */
-struct setup {
-	char *output, *lib, *rundir, *visible, *sock, *preload, *traces;
-	char *capture, *keep;           /* absolute, for the snapshot */
-	char *files, *files_visible;    /* --files: libptfiles.so */
-	char log[128];          /* PROFTRACE_LOG for the command, or "" */
-	struct pt_sb command;
-	struct pt_writer *w;
-	struct pt_server *s;
-};
-
-static int set_up(struct setup *u, struct record_opts *o)
-{
-	struct stat sb;
-
-	pt_sb_init(&u->command);
-	u->output = o->output ? pt_xstrdup(o->output) : default_output();
-	if (!o->force && lstat(u->output, &sb) == 0) {
-		pt_warn("%s already exists (--force overwrites it)", u->output);
-		return -1;
-	}
-	if (!(u->lib = pt_rundir_find_lib()) ||
-	    !(u->rundir = pt_rundir_make_run()) ||
-	    !(u->visible = pt_rundir_visible_lib(u->lib)))
-		return -1;
-	if (o->files) {
-		if (!(u->files = pt_rundir_files_lib(u->lib)) ||
-		    !(u->files_visible = pt_rundir_visible_lib(u->files)))
-			return -1;
-		u->preload = pt_rundir_preload_files(getenv("LD_PRELOAD"),
-						     u->files_visible,
-						     u->visible);
-	} else {
-		u->preload = pt_rundir_preload_value(getenv("LD_PRELOAD"),
-						     u->visible);
-	}
-	u->sock = pt_xmalloc(strlen(u->rundir) + sizeof "/" PT_SOCKET_NAME);
-	sprintf(u->sock, "%s/%s", u->rundir, PT_SOCKET_NAME);
-	u->traces = pt_xmalloc(strlen(u->rundir) + sizeof "/trace");
-	sprintf(u->traces, "%s/trace", u->rundir);
-	o->fin.force = o->force;
-	if (pt_finish_open(&o->fin) < 0)
-		return -1;
-	if (!(u->s = pt_server_new(u->sock)) ||
-	    !(u->w = pt_writer_open(u->output, o->force)))
-		return -1;
-	pt_quote_argv(&u->command, (const char *const *)o->command, o->argc);
-	pt_server_begin(u->s, u->w, u->command.buf);
-	pt_server_trace_dir(u->s, u->traces);
-	{
-		/* What `proftrace top` reads (collect/status.h). */
-		struct pt_sb sp = PT_SB_INIT;
-
-		u->capture = realpath(u->output, NULL);
-		if (!u->capture)
-			u->capture = pt_rundir_absolute(u->output);
-		if (o->fin.arg[PT_FINISH_keep])
-			u->keep = pt_rundir_absolute(o->fin.arg[PT_FINISH_keep]);
-		pt_sb_addf(&sp, "%s/status", u->rundir);
-		pt_server_status(u->s, sp.buf, "record", u->command.buf,
-				 u->capture, u->keep);
-		pt_sb_release(&sp);
-	}
-	/* The run log (doc/design.md, "The transport"), unless
-	 * PROFTRACE_TRANSPORT=socket keeps every image on the socket. */
-	u->log[0] = '\0';      /* pt_server_open_log fills it on success */
-	if (pt_server_want_log())
-		pt_server_open_log(u->s, getpid(), u->log, sizeof u->log);
-	return 0;
-}
-
-static void tear_down(struct setup *u)
-{
-	if (u->s)
-		pt_server_shutdown(u->s);
-	if (u->w)
-		pt_writer_close(u->w);
-	pt_server_free(u->s);
-	if (u->rundir)
-		pt_rundir_remove(u->rundir);
-	pt_sb_release(&u->command);
-	free(u->output);
-	free(u->lib);
-	free(u->rundir);
-	free(u->visible);
-	free(u->files);
-	free(u->files_visible);
-	free(u->sock);
-	free(u->traces);
-	free(u->preload);
-	free(u->capture);
-	free(u->keep);
-}
-
 static int run(int argc, char **argv)
 {
 	struct record_opts o = { 0 };
-	struct setup u = { 0 };
-	struct record r = { .sig_fd = -1 };
-	struct pt_server_stats st;
+	struct pt_session u;
+	struct record r = { .sig_fd = -1, .ss = &u };
 	struct inherited in;
 	sigset_t set;
 	size_t i;
@@ -602,18 +489,16 @@ static int run(int argc, char **argv)
 		pt_finish_free(&o.fin);
 		return pt_cmd_usage(&pt_cmd_record);
 	}
-	if (set_up(&u, &o) < 0) {
-		/* Remove what was made; an existing file was not touched. */
-		if (u.w) {
-			pt_writer_close(u.w);
-			u.w = NULL;
-			unlink(u.output);
-		}
-		pt_finish_abandon(&o.fin);
-		tear_down(&u);
-		pt_finish_free(&o.fin);
+	/* Everything that can fail before COMMAND runs: it must not run
+	 * untraced because of a problem we could have reported. */
+	if (pt_session_prepare(&u, &(struct pt_session_conf){
+		    .output = o.output, .force = o.force, .files = o.files,
+		    .command = o.command, .argc = o.argc, .fin = &o.fin }) < 0 ||
+	    pt_session_start(&u) < 0) {
+		pt_session_free(&u);
 		return 1;
 	}
+	pt_session_status(&u);
 
 	/* Signals arrive through the loop, not as interruptions. */
 	sigemptyset(&set);
@@ -628,11 +513,7 @@ static int run(int argc, char **argv)
 	}
 	/* --progress's lines take the place of the status line. */
 	r.status_line = !o.quiet && !o.progress && isatty(STDERR_FILENO);
-	if (o.progress) {
-		r.progress_ns = (uint64_t)o.progress * 1000000000ull;
-		r.capture = u.capture;
-		r.keep = u.keep;
-	}
+	r.progress_ns = (uint64_t)o.progress * 1000000000ull;
 	fflush(NULL);
 	r.start_ns = pt_mono_ns();
 	r.status_ns = r.start_ns;       /* no flash for short commands */
@@ -650,8 +531,7 @@ static int run(int argc, char **argv)
 	}
 	if (r.child == 0) {
 		close(gate[1]);
-		exec_child(o.command, u.preload, u.sock, u.traces,
-			   u.log[0] ? u.log : NULL, &in, gate[0]);
+		exec_child(o.command, &u, &in, gate[0]);
 	}
 	close(gate[0]);
 	/* -q: from here on, only COMMAND speaks (proftrace-record.1). */
@@ -664,8 +544,7 @@ static int run(int argc, char **argv)
 	if (!o.no_ptrace && pt_tracer_wanted()) {
 		/* Kept where the root is not traced: what its processes ask
 		 * to be traced (static and Go programs they exec) is. */
-		r.tracer = pt_tracer_new(pt_server_put_synth, u.s);
-		pt_server_set_tracer(u.s, r.tracer);
+		r.tracer = pt_session_tracer(&u);
 		if (!pt_tracer_privileged(o.command[0]) &&
 		    pt_tracer_seize_root(r.tracer, r.child) == 0)
 			pt_watch_root_traced(pt_server_watcher(u.s), r.child);
@@ -676,24 +555,15 @@ static int run(int argc, char **argv)
 
 	if (pt_server_run(u.s, TICK_NS, on_tick, &r) < 0)
 		ok = 0;
-	/* What still runs runs on untraced; their ends are not ours to
-	 * record any more. */
-	pt_tracer_detach_all(r.tracer);
 	status_clear(&r);
-	pt_server_shutdown(u.s);
-	st = *pt_server_stats(u.s);
-	if (pt_writer_close(u.w) < 0)
+	pt_session_stop(&u);
+	if (pt_session_close(&u, r.child_done ? r.wait_status : -1) < 0)
 		ok = 0;
-	u.w = NULL;
-	/* The capture is whole: watchers may read it now. */
-	pt_server_status_end(u.s, r.child_done ? r.wait_status : -1);
 	if (!r.child_done) {
 		/* A STOP frame (or a loop failure) ended the capture before
 		 * COMMAND: let a waiting 'proftrace stop' return, then let
 		 * COMMAND run on, untraced, to give its status. */
-		pt_tracer_mute(r.tracer);
-		pt_server_free(u.s);
-		u.s = NULL;
+		pt_session_hang_up(&u);
 		wait_child(&r);
 	}
 	/* Read what is pending, so that only a ^C typed from now on (while
@@ -701,10 +571,10 @@ static int run(int argc, char **argv)
 	handle_signals(&r, NULL);
 	sigprocmask(SIG_SETMASK, &in.mask, NULL);
 
-	if (st.dropped || st.lost)
+	if (u.st.dropped || u.st.lost)
 		pt_warn("%llu connections dropped, %llu frames lost",
-			(unsigned long long)st.dropped,
-			(unsigned long long)st.lost);
+			(unsigned long long)u.st.dropped,
+			(unsigned long long)u.st.lost);
 	/* A capture damaged by a write error still reads up to the damage. */
 	if (pt_finish_write(&o.fin, u.output, o.quiet ? NULL : stderr) < 0)
 		ok = 0;
@@ -714,26 +584,17 @@ static int run(int argc, char **argv)
 	 * each, after COMMAND's output. */
 	pt_warn_failures_flush();
 	code = exit_code(r.wait_status);
-	tear_down(&u);
-	pt_tracer_free(r.tracer);
+	pt_session_free(&u);
 	close(r.sig_fd);
-	pt_finish_free(&o.fin);
 	/* COMMAND's status wins: the build must not fail because of us. */
 	if (!ok)
 		pt_warn("the recording is incomplete (see above)");
 	return code;
 fail:
-	pt_tracer_free(r.tracer);
 	if (r.sig_fd >= 0)
 		close(r.sig_fd);
 	sigprocmask(SIG_SETMASK, &in.mask, NULL);
-	pt_server_shutdown(u.s);
-	pt_writer_close(u.w);
-	u.w = NULL;
-	unlink(u.output);               /* COMMAND never ran: nothing to keep */
-	pt_finish_abandon(&o.fin);
-	tear_down(&u);
-	pt_finish_free(&o.fin);
+	pt_session_free(&u);    /* COMMAND never ran: nothing to keep */
 	return 1;
 }
 

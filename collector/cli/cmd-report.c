@@ -20,7 +20,7 @@
 #include "cli/textopts.h"
 #include "model/load.h"
 #include "model/model.h"
-#include "views/redact.h"
+#include "model/redact.h"
 #include "analysis/report.h"
 #include "base/util.h"
 #include "views/report-md.h"

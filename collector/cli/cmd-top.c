@@ -1,7 +1,7 @@
 /*
  * proftrace top: watch a running `record` or daemon of ours.  It reads
  * the status snapshot the collector rewrites in its run directory
- * (collect/status.h) and nothing else of the run but, for the estimate,
+ * (model/status.h) and nothing else of the run but, for the estimate,
  * the capture being written and the earlier runs kept beside it: a top
  * that is killed, or many at once, cannot disturb the run.
  */
@@ -26,7 +26,7 @@
 #include "base/strbuf.h"
 #include "base/util.h"
 #include "collect/rundir.h"
-#include "collect/status.h"
+#include "model/status.h"
 #include "model/load.h"
 #include "views/summary.h"
 #include "views/top.h"

@@ -10,7 +10,7 @@
 #include <getopt.h>
 
 #include "analysis/analysis.h"
-#include "views/redact.h"
+#include "model/redact.h"
 
 /* Narrower than this, the text views cannot lay out their columns. */
 #define PT_TEXTOPTS_MIN_WIDTH 60

@@ -16,7 +16,7 @@
 #include "views/csv.h"
 #include "views/summary.h"
 #include "views/html.h"
-#include "views/redact.h"
+#include "model/redact.h"
 
 struct output {
 	const char *name, *meta, *text;

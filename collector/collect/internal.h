@@ -78,7 +78,7 @@ struct conn {
 	int pid_asked;                  /* pidfd_open was tried */
 	uint64_t stream;
 	struct watch pw;
-	/* For the status snapshot (collect/status.h), when it is kept. */
+	/* For the status snapshot (model/status.h), when it is kept. */
 	uint32_t ppid;
 	uint64_t start_ns;              /* the HELLO's: the image's start */
 	char *cmd;                      /* its command line, short */

@@ -22,7 +22,7 @@
 #include "proftrace/wire.h"
 #include "base/strbuf.h"
 #include "base/util.h"
-#include "capture/frame.h"
+#include "collect/outside.h"
 
 #define CMDLINE_MAX (256u << 10)        /* what we read of a command line */
 #define ENVIRON_MAX (1u << 20)          /* what we read of an environment */
@@ -56,8 +56,6 @@ struct tproc {
 };
 
 struct pt_tracer {
-	void (*put)(void *arg, const void *frame, size_t len);
-	void *arg;
 	struct tproc *p;
 	size_t n, cap;
 	pid_t root;                     /* 0: none */
@@ -65,7 +63,7 @@ struct pt_tracer {
 	int root_done, root_ws;         /* the root's end, once seen */
 	struct rusage root_ru;
 	int detaching;
-	struct pt_sb frame, buf;
+	struct pt_outside o;            /* frames, and /proc read */
 };
 
 struct pt_tracer *pt_tracer_new(void (*put)(void *arg, const void *frame,
@@ -73,11 +71,8 @@ struct pt_tracer *pt_tracer_new(void (*put)(void *arg, const void *frame,
 {
 	struct pt_tracer *t = pt_xcalloc(1, sizeof *t);
 
-	t->put = put;
-	t->arg = arg;
 	t->self = getpid();
-	pt_sb_init(&t->frame);
-	pt_sb_init(&t->buf);
+	pt_outside_init(&t->o, put, arg);
 	return t;
 }
 
@@ -148,13 +143,6 @@ int pt_tracer_active(const struct pt_tracer *t)
 
 /* ---- reading /proc ---- */
 
-/* All of path into t->buf, NUL-terminated; its length, or -1. */
-static ssize_t slurp(struct pt_tracer *t, const char *path, size_t max)
-{
-	return pt_sb_read_path(&t->buf, path, max);
-}
-
-
 /* Does the 64-bit ELF file at fd (header eh) have a PT_INTERP: is it a
  * dynamic program, which the loader may give the library? */
 static int elf_interp(int fd, const Elf64_Ehdr *eh)
@@ -172,41 +160,6 @@ static int elf_interp(int fd, const Elf64_Ehdr *eh)
 	return 0;
 }
 
-/* Has the ELF file at fd (header eh) Go's build-id or build-info
- * section: does it fork and exec past libc? */
-static int elf_go(int fd, const Elf64_Ehdr *eh)
-{
-	Elf64_Shdr *sh = NULL, strh;
-	char *names = NULL;
-	size_t i;
-	int go = 0;
-
-	if (eh->e_shentsize != sizeof(Elf64_Shdr) || !eh->e_shnum ||
-	    eh->e_shnum > 4096 || eh->e_shstrndx >= eh->e_shnum)
-		return 0;
-	sh = pt_xmalloc(eh->e_shnum * sizeof *sh);
-	if (pread(fd, sh, eh->e_shnum * sizeof *sh, (off_t)eh->e_shoff) !=
-	    (ssize_t)(eh->e_shnum * sizeof *sh))
-		goto out;
-	strh = sh[eh->e_shstrndx];
-	if (strh.sh_size > (1u << 20))
-		goto out;
-	names = pt_xmalloc(strh.sh_size + 1);
-	if (pread(fd, names, strh.sh_size, (off_t)strh.sh_offset) !=
-	    (ssize_t)strh.sh_size)
-		goto out;
-	names[strh.sh_size] = 0;
-	for (i = 0; i < eh->e_shnum && !go; i++)
-		if (sh[i].sh_name < strh.sh_size)
-			go = !strcmp(names + sh[i].sh_name,
-				     ".note.go.buildid") ||
-			     !strcmp(names + sh[i].sh_name, ".go.buildinfo");
-out:
-	free(names);
-	free(sh);
-	return go;
-}
-
 /* Does LD_PRELOAD in pid's (new) environment name the library? */
 static int env_preloads(struct pt_tracer *t, pid_t pid)
 {
@@ -214,12 +167,12 @@ static int env_preloads(struct pt_tracer *t, pid_t pid)
 	size_t i, n;
 
 	snprintf(path, sizeof path, "/proc/%d/environ", (int)pid);
-	if (slurp(t, path, ENVIRON_MAX) <= 0)
+	if (pt_sb_read_path(&t->o.buf, path, ENVIRON_MAX) <= 0)
 		return 0;
-	for (i = 0; i < t->buf.len; i += n + 1) {
-		const char *s = t->buf.buf + i;
+	for (i = 0; i < t->o.buf.len; i += n + 1) {
+		const char *s = t->o.buf.buf + i;
 
-		n = strnlen(s, t->buf.len - i);
+		n = strnlen(s, t->o.buf.len - i);
 		if (n > 11 && !memcmp(s, "LD_PRELOAD=", 11))
 			return memmem(s, n, "libproftrace", 12) != NULL;
 	}
@@ -246,31 +199,9 @@ static int speaks(struct pt_tracer *t, pid_t pid)
 	    !memcmp(eh.e_ident, ELFMAG, SELFMAG) &&
 	    eh.e_ident[EI_CLASS] == ELFCLASS64)
 		v = elf_interp(fd, &eh) && env_preloads(t, pid) &&
-		    !elf_go(fd, &eh);
+		    !pt_outside_elf_go(fd, &eh);
 	close(fd);
 	return v;
-}
-
-/* ---- frames ---- */
-
-static void frame_begin(struct pt_tracer *t, uint8_t type, pid_t pid,
-			const void *fixed, size_t n)
-{
-	pt_frame_build_begin(&t->frame, type, (uint32_t)pid, pt_mono_ns(),
-			     fixed, n);
-}
-
-static void frame_item(struct pt_tracer *t, enum pt_tag tag, const char *s,
-		       size_t n)
-{
-	pt_frame_build_item(&t->frame, tag, s, n);
-}
-
-static void frame_end(struct pt_tracer *t)
-{
-	pt_frame_build_end(&t->frame);
-	if (t->put)
-		t->put(t->arg, t->frame.buf, t->frame.len);
 }
 
 static void put_fork(struct pt_tracer *t, pid_t parent, pid_t child,
@@ -283,8 +214,9 @@ static void put_fork(struct pt_tracer *t, pid_t parent, pid_t child,
 				PT_CALL_FORK),
 	};
 
-	frame_begin(t, PT_REC_FORK, parent, &f, sizeof f);
-	frame_end(t);
+	pt_outside_begin(&t->o, PT_REC_FORK, parent, pt_mono_ns(), &f,
+			 sizeof f);
+	pt_outside_end(&t->o);
 }
 
 /*
@@ -300,10 +232,10 @@ static int exec_fn(struct pt_tracer *t, pid_t pid, char *out, size_t n)
 	size_t i;
 
 	snprintf(path, sizeof path, "/proc/%d/auxv", (int)pid);
-	if (slurp(t, path, 4096) <= 0)
+	if (pt_sb_read_path(&t->o.buf, path, 4096) <= 0)
 		return -1;
-	a = (const Elf64_auxv_t *)(const void *)t->buf.buf;
-	for (i = 0; i < t->buf.len / sizeof *a && a[i].a_type != AT_NULL; i++)
+	a = (const Elf64_auxv_t *)(const void *)t->o.buf.buf;
+	for (i = 0; i < t->o.buf.len / sizeof *a && a[i].a_type != AT_NULL; i++)
 		if (a[i].a_type == AT_EXECFN)
 			re.iov_base = (void *)(uintptr_t)a[i].a_un.a_val;
 	if (!re.iov_base)
@@ -357,47 +289,31 @@ static void put_exec(struct pt_tracer *t, const struct tproc *e)
 	size_t i, n;
 
 	snprintf(path, sizeof path, "/proc/%d/cmdline", (int)e->tid);
-	if (slurp(t, path, CMDLINE_MAX) > 0)
-		pt_sb_add(&argv, t->buf.buf, t->buf.len);
-	frame_begin(t, PT_REC_EXEC, e->tid, &x, sizeof x);
+	if (pt_sb_read_path(&t->o.buf, path, CMDLINE_MAX) > 0)
+		pt_sb_add(&argv, t->o.buf.buf, t->o.buf.len);
+	pt_outside_begin(&t->o, PT_REC_EXEC, e->tid, pt_mono_ns(), &x,
+			 sizeof x);
 	if (have_fn)
-		frame_item(t, PT_TAG_PATH, fn, strlen(fn));
+		pt_outside_item(&t->o, PT_TAG_PATH, fn, strlen(fn));
 	else if (have_exe)
-		frame_item(t, PT_TAG_PATH, exe, strlen(exe));
+		pt_outside_item(&t->o, PT_TAG_PATH, exe, strlen(exe));
 	else if (argv.len)
-		frame_item(t, PT_TAG_PATH, argv.buf, strnlen(argv.buf,
+		pt_outside_item(&t->o, PT_TAG_PATH, argv.buf, strnlen(argv.buf,
 							     argv.len));
 	i = have_fn ? script_args(argv.buf, argv.len, fn) : 0;
 	for (; i < argv.len; i += n + 1) {
 		n = strnlen(argv.buf + i, argv.len - i);
-		frame_item(t, PT_TAG_ARG, argv.buf + i, n);
+		pt_outside_item(&t->o, PT_TAG_ARG, argv.buf + i, n);
 	}
 	if (have_cwd)
-		frame_item(t, PT_TAG_CWD, cwd, strlen(cwd));
-	frame_end(t);
+		pt_outside_item(&t->o, PT_TAG_CWD, cwd, strlen(cwd));
+	pt_outside_end(&t->o);
 	pt_sb_release(&argv);
 }
 
 static uint64_t tv_us(struct timeval tv)
 {
 	return (uint64_t)tv.tv_sec * 1000000 + (uint64_t)tv.tv_usec;
-}
-
-static void put_reap(struct pt_tracer *t, pid_t parent, pid_t child,
-		     int status, const struct rusage *ru)
-{
-	struct pt_rec_reap r = {
-		.child_pid = htole32((uint32_t)child),
-		.wait_status = (int32_t)htole32((uint32_t)status),
-		.have_rusage = htole32(1),
-		.flags = htole32(PT_REAP_SEEN),
-		.utime_us = htole64(tv_us(ru->ru_utime)),
-		.stime_us = htole64(tv_us(ru->ru_stime)),
-		.maxrss_kb = htole64((uint64_t)ru->ru_maxrss),
-	};
-
-	frame_begin(t, PT_REC_REAP, parent, &r, sizeof r);
-	frame_end(t);
 }
 
 /* ---- stops ---- */
@@ -639,9 +555,9 @@ static int proc_ids(struct pt_tracer *t, pid_t tid, pid_t *tgid,
 	const char *g, *p;
 
 	snprintf(path, sizeof path, "/proc/%d/status", (int)tid);
-	if (slurp(t, path, 16384) <= 0 ||
-	    !(g = strstr(t->buf.buf, "\nTgid:")) ||
-	    !(p = strstr(t->buf.buf, "\nPPid:")))
+	if (pt_sb_read_path(&t->o.buf, path, 16384) <= 0 ||
+	    !(g = strstr(t->o.buf.buf, "\nTgid:")) ||
+	    !(p = strstr(t->o.buf.buf, "\nPPid:")))
 		return -1;
 	*tgid = (pid_t)strtol(g + 6, NULL, 10);
 	*ppid = (pid_t)strtol(p + 6, NULL, 10);
@@ -784,7 +700,10 @@ static int on_end(struct pt_tracer *t, pid_t tid, int status,
 		return 0;
 	if (!(e->flags & T_THREAD) && e->tgid == tid &&
 	    (!(e->flags & T_ASKED) || e->flags & (T_EXECED | T_HIDDEN))) {
-		put_reap(t, e->parent, tid, status, ru);
+		pt_outside_reap(&t->o, e->parent, tid, status, 1,
+				tv_us(ru->ru_utime), tv_us(ru->ru_stime),
+				(uint64_t)ru->ru_maxrss, PT_REAP_SEEN,
+				pt_mono_ns());
 		drop(t, e);
 		release_held(t);
 		return 0;
@@ -859,7 +778,7 @@ void pt_tracer_detach_all(struct pt_tracer *t)
 void pt_tracer_mute(struct pt_tracer *t)
 {
 	if (t)
-		t->put = NULL;
+		t->o.put = NULL;
 }
 
 void pt_tracer_free(struct pt_tracer *t)
@@ -867,7 +786,6 @@ void pt_tracer_free(struct pt_tracer *t)
 	if (!t)
 		return;
 	free(t->p);
-	pt_sb_release(&t->frame);
-	pt_sb_release(&t->buf);
+	pt_outside_free(&t->o);
 	free(t);
 }

@@ -1,13 +1,14 @@
 /*
- * The collector: accepts the preload library's connections on a Unix
+ * The collector: reads the run log the images append to (collect/log.h)
+ * and accepts the connections of those that cannot use it on a Unix
  * SOCK_SEQPACKET socket, checks every frame, and writes frames and
- * connection events into a capture (capture-write.h).
+ * connection events into a capture (capture/write.h).
  *
  * One process, one thread, one epoll loop.  A malformed frame drops its
  * connection only; a capture that cannot be written any more (full disk)
  * is reported once and the loop keeps serving, counting the loss, so the
  * traced build never notices.  Used by `proftrace daemon` and, in-process,
- * by `proftrace record`.
+ * by `proftrace record`, through collect/session.h.
  *
  * Typical use:
  *   s = pt_server_new(path);  w = pt_writer_open(...);
@@ -141,7 +142,7 @@ void pt_server_hurry(struct pt_server *s);
 int pt_server_settled(struct pt_server *s);
 
 /*
- * Keep the run's status snapshot (collect/status.h) in the file path
+ * Keep the run's status snapshot (model/status.h) in the file path
  * (NULL: keep the counts for pt_server_snapshot() only): kind is
  * "record" or "daemon", command the traced command or NULL, capture and
  * keep (--keep DIR, or NULL) absolute paths.  Costs a parse of each

@@ -1,5 +1,6 @@
 /* Watching unreachable subtrees through /proc and pidfds; see watch.h. */
 #include "collect/watch.h"
+#include "collect/outside.h"
 #include "collect/ptrace.h"
 
 #include <dirent.h>
@@ -18,7 +19,6 @@
 #include "proftrace/wire.h"
 #include "base/strbuf.h"
 #include "base/util.h"
-#include "capture/frame.h"
 
 #define GO_CACHE   256                  /* executables remembered */
 #define CMDLINE_MAX (256u << 10)        /* what we read of a command line */
@@ -83,7 +83,7 @@ struct pt_watch {
 	long hz;
 	pid_t self;
 	const struct pt_tracer *tracer; /* whose tracees are not watched */
-	struct pt_sb frame, buf;
+	struct pt_outside o;            /* frames, and /proc read */
 };
 
 /* Parsed /proc/PID/stat. */
@@ -96,33 +96,27 @@ struct pstat {
 
 /* ---- reading /proc ---- */
 
-/* Read all of path into w->buf (NUL-terminated).  Returns length, -1. */
-static ssize_t slurp(struct pt_watch *w, const char *path, size_t max)
-{
-	return pt_sb_read_path(&w->buf, path, max);
-}
-
-/* Read fd from offset 0 into w->buf (NUL-terminated).  Returns length,
+/* Read fd from offset 0 into w->o.buf (NUL-terminated).  Returns length,
  * -1. */
 static ssize_t reread(struct pt_watch *w, int fd, size_t max)
 {
 	ssize_t r;
 
-	pt_sb_reset(&w->buf);
+	pt_sb_reset(&w->o.buf);
 	for (;;) {
-		pt_sb_grow(&w->buf, 4096);
-		r = pread(fd, w->buf.buf + w->buf.len, 4096,
-			  (off_t)w->buf.len);
+		pt_sb_grow(&w->o.buf, 4096);
+		r = pread(fd, w->o.buf.buf + w->o.buf.len, 4096,
+			  (off_t)w->o.buf.len);
 		if (r < 0 && errno == EINTR)
 			continue;
-		if (r <= 0 || (w->buf.len += (size_t)r) >= max)
+		if (r <= 0 || (w->o.buf.len += (size_t)r) >= max)
 			break;
 	}
 	if (r < 0)
 		return -1;
-	pt_sb_grow(&w->buf, 1);
-	w->buf.buf[w->buf.len] = 0;
-	return (ssize_t)w->buf.len;
+	pt_sb_grow(&w->o.buf, 1);
+	w->o.buf.buf[w->o.buf.len] = 0;
+	return (ssize_t)w->o.buf.len;
 }
 
 static int read_stat(struct pt_watch *w, pid_t pid, struct pstat *ps)
@@ -131,10 +125,10 @@ static int read_stat(struct pt_watch *w, pid_t pid, struct pstat *ps)
 	int field = 3;
 
 	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-	if (slurp(w, path, 4096) <= 0)
+	if (pt_sb_read_path(&w->o.buf, path, 4096) <= 0)
 		return -1;
 	/* The command name may hold ") ": the fields follow the last ')'. */
-	p = strrchr(w->buf.buf, ')');
+	p = strrchr(w->o.buf.buf, ')');
 	if (!p)
 		return -1;
 	memset(ps, 0, sizeof *ps);
@@ -161,9 +155,9 @@ static int has_library(struct pt_watch *w, pid_t pid)
 	char path[48];
 
 	snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
-	if (slurp(w, path, 16u << 20) < 0)
+	if (pt_sb_read_path(&w->o.buf, path, 16u << 20) < 0)
 		return 0;
-	return strstr(w->buf.buf, "/libproftrace.so") != NULL;
+	return strstr(w->o.buf.buf, "/libproftrace.so") != NULL;
 }
 
 /* ---- Go executables ---- */
@@ -176,45 +170,14 @@ static int has_library(struct pt_watch *w, pid_t pid)
 static int elf_is_go(int fd)
 {
 	Elf64_Ehdr eh;
-	Elf64_Shdr *sh = NULL, strh;
-	char *names = NULL;
-	int go = 0;
-	size_t i;
 	ssize_t got = pread(fd, &eh, sizeof eh, 0);
 
 	if (got < EI_NIDENT || memcmp(eh.e_ident, ELFMAG, SELFMAG))
 		return 0;
 	if (eh.e_ident[EI_CLASS] == ELFCLASS32)
 		return 1;
-	if (got != (ssize_t)sizeof eh || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
-	    eh.e_shentsize != sizeof(Elf64_Shdr) || !eh.e_shnum ||
-	    eh.e_shnum > 4096 || eh.e_shstrndx >= eh.e_shnum)
-		return 0;
-	sh = pt_xmalloc(eh.e_shnum * sizeof *sh);
-	if (pread(fd, sh, eh.e_shnum * sizeof *sh, (off_t)eh.e_shoff) !=
-	    (ssize_t)(eh.e_shnum * sizeof *sh))
-		goto out;
-	strh = sh[eh.e_shstrndx];
-	if (strh.sh_size > (1u << 20))
-		goto out;
-	names = pt_xmalloc(strh.sh_size + 1);
-	if (pread(fd, names, strh.sh_size, (off_t)strh.sh_offset) !=
-	    (ssize_t)strh.sh_size)
-		goto out;
-	names[strh.sh_size] = 0;
-	for (i = 0; i < eh.e_shnum && !go; i++) {
-		const char *nm;
-
-		if (sh[i].sh_name >= strh.sh_size)
-			continue;
-		nm = names + sh[i].sh_name;
-		go = !strcmp(nm, ".note.go.buildid") ||
-		     !strcmp(nm, ".go.buildinfo");
-	}
-out:
-	free(names);
-	free(sh);
-	return go;
+	return got == (ssize_t)sizeof eh &&
+	       eh.e_ident[EI_CLASS] == ELFCLASS64 && pt_outside_elf_go(fd, &eh);
 }
 
 /* Is st (of /proc/PID/exe) a Go program?  Remembered per file. */
@@ -318,45 +281,6 @@ static void open_pidfd(struct pt_watch *w, struct wproc *e)
 #endif
 }
 
-/* ---- frames ---- */
-
-static void frame_begin(struct pt_watch *w, uint8_t type, pid_t pid,
-			uint64_t time_ns, const void *fixed, size_t n)
-{
-	pt_frame_build_begin(&w->frame, type, (uint32_t)pid, time_ns, fixed, n);
-}
-
-static void frame_item(struct pt_watch *w, enum pt_tag tag, const char *s,
-		       size_t n)
-{
-	pt_frame_build_item(&w->frame, tag, s, n);
-}
-
-static void frame_end(struct pt_watch *w)
-{
-	pt_frame_build_end(&w->frame);
-	w->ops.put(w->ops.arg, w->frame.buf, w->frame.len);
-}
-
-static void put_reap(struct pt_watch *w, pid_t parent, pid_t child,
-		     int status, int have_rusage, uint64_t ut_us,
-		     uint64_t st_us, uint64_t rss_kb, uint32_t flags,
-		     uint64_t time_ns)
-{
-	struct pt_rec_reap r = {
-		.child_pid = htole32((uint32_t)child),
-		.wait_status = (int32_t)htole32((uint32_t)status),
-		.have_rusage = htole32((uint32_t)have_rusage),
-		.flags = htole32(flags),
-		.utime_us = htole64(ut_us),
-		.stime_us = htole64(st_us),
-		.maxrss_kb = htole64(rss_kb),
-	};
-
-	frame_begin(w, PT_REC_REAP, parent, time_ns, &r, sizeof r);
-	frame_end(w);
-}
-
 /* ---- the interface ---- */
 
 struct pt_watch *pt_watch_new(const struct pt_watch_ops *ops)
@@ -368,8 +292,7 @@ struct pt_watch *pt_watch_new(const struct pt_watch_ops *ops)
 	if (w->hz <= 0)
 		w->hz = 100;
 	w->self = getpid();
-	pt_sb_init(&w->frame);
-	pt_sb_init(&w->buf);
+	pt_outside_init(&w->o, ops->put, ops->arg);
 	return w;
 }
 
@@ -504,11 +427,12 @@ void pt_watch_root(struct pt_watch *w, pid_t pid, char *const *argv,
 	struct wproc *e;
 	size_t i;
 
-	frame_begin(w, PT_REC_SPAWN, w->self, start_ns, &sp, sizeof sp);
-	frame_item(w, PT_TAG_PATH, argv[0], strlen(argv[0]));
+	pt_outside_begin(&w->o, PT_REC_SPAWN, w->self, start_ns, &sp,
+			 sizeof sp);
+	pt_outside_item(&w->o, PT_TAG_PATH, argv[0], strlen(argv[0]));
 	for (i = 0; argv[i]; i++)
-		frame_item(w, PT_TAG_ARG, argv[i], strlen(argv[i]));
-	frame_end(w);
+		pt_outside_item(&w->o, PT_TAG_ARG, argv[i], strlen(argv[i]));
+	pt_outside_end(&w->o);
 	e = add_proc(w, pid, WS_WATCH | WS_ROOT);
 	e->ppid = w->self;
 	e->start_ns = start_ns;
@@ -534,12 +458,12 @@ void pt_watch_root_end(struct pt_watch *w, pid_t pid, int wait_status,
 {
 	size_t i;
 
-	put_reap(w, w->self, pid, wait_status, ru != NULL,
-		 ru ? (uint64_t)ru->ru_utime.tv_sec * 1000000 +
-		      (uint64_t)ru->ru_utime.tv_usec : 0,
-		 ru ? (uint64_t)ru->ru_stime.tv_sec * 1000000 +
-		      (uint64_t)ru->ru_stime.tv_usec : 0,
-		 ru ? (uint64_t)ru->ru_maxrss : 0, 0, end_ns);
+	pt_outside_reap(&w->o, w->self, pid, wait_status, ru != NULL,
+			ru ? (uint64_t)ru->ru_utime.tv_sec * 1000000 +
+			     (uint64_t)ru->ru_utime.tv_usec : 0,
+			ru ? (uint64_t)ru->ru_stime.tv_sec * 1000000 +
+			     (uint64_t)ru->ru_stime.tv_usec : 0,
+			ru ? (uint64_t)ru->ru_maxrss : 0, 0, end_ns);
 	for (i = 0; i < w->n; i++)
 		if (w->p[i]->pid == pid && w->p[i]->state & WS_ROOT) {
 			remove_at(w, i);
@@ -632,14 +556,14 @@ static int has_execed(struct pt_watch *w, pid_t parent, pid_t child)
 	    pt_proc_link(child, "exe", ce, sizeof ce) == 0 && strcmp(pe, ce))
 		return 1;
 	snprintf(path, sizeof path, "/proc/%d/cmdline", (int)parent);
-	if (slurp(w, path, CMDLINE_MAX) < 0)
+	if (pt_sb_read_path(&w->o.buf, path, CMDLINE_MAX) < 0)
 		return 1;
-	plen = w->buf.len;
+	plen = w->o.buf.len;
 	pcmd = pt_xmalloc(plen + 1);
-	memcpy(pcmd, w->buf.buf, plen + 1);
+	memcpy(pcmd, w->o.buf.buf, plen + 1);
 	snprintf(path, sizeof path, "/proc/%d/cmdline", (int)child);
-	same = slurp(w, path, CMDLINE_MAX) >= 0 && w->buf.len == plen &&
-	       !memcmp(pcmd, w->buf.buf, plen);
+	same = pt_sb_read_path(&w->o.buf, path, CMDLINE_MAX) >= 0 &&
+	       w->o.buf.len == plen && !memcmp(pcmd, w->o.buf.buf, plen);
 	free(pcmd);
 	return !same;
 }
@@ -676,8 +600,8 @@ static void found(struct pt_watch *w, const struct wproc *pe, pid_t child,
 		return;
 	}
 	snprintf(path, sizeof path, "/proc/%d/cmdline", (int)child);
-	if (slurp(w, path, CMDLINE_MAX) < 0)
-		w->buf.len = 0;
+	if (pt_sb_read_path(&w->o.buf, path, CMDLINE_MAX) < 0)
+		w->o.buf.len = 0;
 	/* Clock ticks are 10 ms: not before its parent began, which we
 	 * may know better. */
 	if (t < pe->start_ns)
@@ -685,23 +609,24 @@ static void found(struct pt_watch *w, const struct wproc *pe, pid_t child,
 	if (t > now)
 		t = now;
 	e->start_ns = t;
-	/* Build the frame from a copy: frame_item() reuses nothing, but
-	 * the command line lives in w->buf. */
-	frame_begin(w, PT_REC_SPAWN, parent, t, &sp, sizeof sp);
+	/* Build the frame from a copy: pt_outside_item() reuses nothing, but
+	 * the command line lives in w->o.buf. */
+	pt_outside_begin(&w->o, PT_REC_SPAWN, parent, t, &sp, sizeof sp);
 	if (have_exe)
-		frame_item(w, PT_TAG_PATH, exe, strlen(exe));
-	else if (w->buf.len)
-		frame_item(w, PT_TAG_PATH, w->buf.buf, strlen(w->buf.buf));
-	for (i = 0; i < w->buf.len; i += n + 1) {
-		n = strnlen(w->buf.buf + i, w->buf.len - i);
-		frame_item(w, PT_TAG_ARG, w->buf.buf + i, n);
+		pt_outside_item(&w->o, PT_TAG_PATH, exe, strlen(exe));
+	else if (w->o.buf.len)
+		pt_outside_item(&w->o, PT_TAG_PATH, w->o.buf.buf,
+				strlen(w->o.buf.buf));
+	for (i = 0; i < w->o.buf.len; i += n + 1) {
+		n = strnlen(w->o.buf.buf + i, w->o.buf.len - i);
+		pt_outside_item(&w->o, PT_TAG_ARG, w->o.buf.buf + i, n);
 	}
 	if (have_cwd)
-		frame_item(w, PT_TAG_CWD, cwd, strlen(cwd));
-	frame_end(w);
+		pt_outside_item(&w->o, PT_TAG_CWD, cwd, strlen(cwd));
+	pt_outside_end(&w->o);
 	if (e->pidfd < 0)               /* gone already: end unknown */
-		put_reap(w, parent, child, STATUS_UNKNOWN, 0, 0, 0, 0,
-			 PT_REAP_SEEN | PT_REAP_NO_RSS, now);
+		pt_outside_reap(&w->o, parent, child, STATUS_UNKNOWN, 0, 0, 0,
+				0, PT_REAP_SEEN | PT_REAP_NO_RSS, now);
 }
 
 static void consider(struct pt_watch *w, const struct wproc *pe,
@@ -724,7 +649,7 @@ static void consider(struct pt_watch *w, const struct wproc *pe,
 	/* In the middle of its exec, its exe may be the new file while its
 	 * new command line is not there yet: look again next time. */
 	snprintf(path, sizeof path, "/proc/%d/cmdline", (int)child);
-	if (slurp(w, path, 64) <= 0)
+	if (pt_sb_read_path(&w->o.buf, path, 64) <= 0)
 		return;
 	if (has_library(w, child)) {
 		add_proc(w, child, WS_SKIP)->start_ticks = ps.start;
@@ -779,9 +704,9 @@ static int scan(struct pt_watch *w, struct wproc *pe, uint64_t now)
 
 		if (reread(w, pe->tfd[t], 1u << 20) <= 0)
 			continue;
-		/* consider() reuses w->buf: take the list out first. */
-		p = pt_xmalloc(w->buf.len + 1);
-		memcpy(p, w->buf.buf, w->buf.len + 1);
+		/* consider() reuses w->o.buf: take the list out first. */
+		p = pt_xmalloc(w->o.buf.len + 1);
+		memcpy(p, w->o.buf.buf, w->o.buf.len + 1);
 		for (char *q = p;; q = end) {
 			long c = strtol(q, &end, 10);
 
@@ -878,12 +803,13 @@ void pt_watch_ready(struct pt_watch *w, int fd)
 		e->st_us = ticks_to_us(w, ps.st);
 	}
 	if (e->state & WS_FOUND)
-		put_reap(w, e->ppid, e->pid, status, 1, e->ut_us, e->st_us,
-			 e->rss_kb, PT_REAP_SEEN, now);
+		pt_outside_reap(&w->o, e->ppid, e->pid, status, 1, e->ut_us,
+				e->st_us, e->rss_kb, PT_REAP_SEEN, now);
 	else if (status != STATUS_UNKNOWN)
 		/* A watched image whose parent may never say: its status. */
-		put_reap(w, zombie ? ps.ppid : e->ppid, e->pid, status, 0, 0,
-			 0, 0, PT_REAP_SEEN | PT_REAP_NO_RSS, now);
+		pt_outside_reap(&w->o, zombie ? ps.ppid : e->ppid, e->pid,
+				status, 0, 0, 0, 0,
+				PT_REAP_SEEN | PT_REAP_NO_RSS, now);
 	remove_at(w, i);
 }
 
@@ -897,7 +823,6 @@ void pt_watch_free(struct pt_watch *w)
 	free(w->chk);
 	for (size_t i = 0; i < PATH_CACHE; i++)
 		free(w->paths[i].path);
-	pt_sb_release(&w->frame);
-	pt_sb_release(&w->buf);
+	pt_outside_free(&w->o);
 	free(w);
 }

@@ -16,10 +16,10 @@
 
 #include "analysis/analysis.h"
 #include "base/pbuf.h"
+#include "base/quote.h"
 #include "base/utf8.h"
 #include "export/otlp.h"
 #include "pt-config.h"
-#include "views/json.h"
 
 /* Field numbers of opentelemetry-proto (v1). */
 enum {
@@ -171,9 +171,7 @@ static void pb_wrap(struct pt_otlp_batch *b, const struct pt_otlp_attr *res,
 
 static void js_str(struct pt_sb *sb, const char *s, size_t n)
 {
-	pt_sb_addch(sb, '"');
-	pt_json_escape(sb, s, n);
-	pt_sb_addch(sb, '"');
+	pt_quote_json(sb, s, n, PT_JSON_TEXT);
 }
 
 static void js_attr(struct pt_sb *sb, const struct pt_otlp_attr *a)

@@ -23,7 +23,7 @@
 #include "base/strbuf.h"
 #include "base/util.h"
 #include "export/otlp.h"
-#include "views/redact.h"
+#include "model/redact.h"
 
 #define MAX_ATTRS 40
 

@@ -5,7 +5,7 @@
 #include <stddef.h>
 
 #include "model/model.h"
-#include "views/redact.h"
+#include "model/redact.h"
 
 /*
  * Initialize m, read every capture (or spool directory) in paths into it

@@ -18,6 +18,7 @@
 #include "model/model.h"
 #include "capture/chrome.h"
 #include "base/jsonp.h"
+#include "base/quote.h"
 #include "base/strbuf.h"
 
 #define FILE_EVENTS_MAX  (1u << 20)     /* events kept from one file */
@@ -346,7 +347,7 @@ static const struct pt_exec *child_by_argv(const struct pt_exec *writer,
 
 			if (i > 1)
 				pt_sb_addch(sb, ',');
-			pt_jp_write_str(sb, a, strlen(a));
+			pt_quote_json(sb, a, strlen(a), PT_JSON_AS_READ);
 		}
 		pt_sb_addch(sb, ']');
 		if (!strcmp(sb->buf, r->list)) {

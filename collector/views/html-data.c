@@ -31,7 +31,7 @@
 #include "analysis/deps.h"
 #include "analysis/report.h"
 #include "base/util.h"
-#include "base/utf8.h"
+#include "base/quote.h"
 #include "views/html-subs.h"
 
 #define CHUNK 65536             /* executions per line of the body */
@@ -68,64 +68,12 @@ static const char *const col_names[NCOLS] = {
 
 /* ---- JSON ---- */
 
-void pt_html_json_str(struct pt_sb *sb, const char *s, size_t len)
-{
-	static const char hex[] = "0123456789abcdef";
-	const unsigned char *p = (const unsigned char *)s;
-	size_t i = 0;
-
-	pt_sb_grow(sb, len + 2);
-	pt_sb_addch(sb, '"');
-	while (i < len) {
-		unsigned char c = p[i];
-		size_t l;
-
-		if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\' &&
-		    c != '<' && c != '>' && c != '&') {
-			size_t from = i;
-
-			while (i < len && p[i] >= 0x20 && p[i] < 0x7f &&
-			       p[i] != '"' && p[i] != '\\' && p[i] != '<' &&
-			       p[i] != '>' && p[i] != '&')
-				i++;
-			pt_sb_add(sb, p + from, i - from);
-			continue;
-		}
-		if (c == '"' || c == '\\') {
-			char esc[2] = { '\\', (char)c };
-
-			pt_sb_add(sb, esc, 2);
-			i++;
-			continue;
-		}
-		if (c < 0x80) {
-			char esc[6] = { '\\', 'u', '0', '0', hex[c >> 4],
-					hex[c & 15] };
-
-			pt_sb_add(sb, esc, 6);
-			i++;
-			continue;
-		}
-		l = pt_utf8_len(p + i, len - i);
-		if (!l) {
-			pt_sb_addstr(sb, "\\ufffd");
-			i++;
-		} else if (l == 3 && p[i] == 0xe2 && p[i + 1] == 0x80 &&
-			   (p[i + 2] == 0xa8 || p[i + 2] == 0xa9)) {
-			/* Line ends to JavaScript before ES2019. */
-			pt_sb_addstr(sb, p[i + 2] == 0xa8 ? "\\u2028" : "\\u2029");
-			i += 3;
-		} else {
-			pt_sb_add(sb, p + i, l);
-			i += l;
-		}
-	}
-	pt_sb_addch(sb, '"');
-}
-
+/* Every string of the page's data: one that can sit inside its <script>
+ * element, so that no byte sequence of a command line can end the
+ * element or the string. */
 static void json_cstr(struct pt_sb *sb, const char *s)
 {
-	pt_html_json_str(sb, s, strlen(s));
+	pt_quote_json(sb, s, strlen(s), PT_JSON_SCRIPT);
 }
 
 static void num(struct pt_sb *sb, int64_t v)
@@ -272,7 +220,7 @@ static void head_deps(const struct pt_report *r, struct pt_sb *sb)
 	pt_sb_addch(sb, '[');
 	for (i = 0; i < d.nrace; i++) {
 		pt_sb_addstr(sb, i ? ",[" : "[");
-		pt_html_json_str(sb, d.race[i].path, strlen(d.race[i].path));
+		json_cstr(sb, d.race[i].path);
 		pt_sb_addch(sb, ',');
 		num(sb, d.job[d.race[i].writer].e->id);
 		pt_sb_addch(sb, ',');
@@ -395,7 +343,7 @@ static uint32_t str_by_content(struct stab *t, const char *s, size_t len,
 	if (add) {
 		if (t->news.len)
 			pt_sb_addch(&t->news, ',');
-		pt_html_json_str(&t->news, s, len);
+		pt_quote_json(&t->news, s, len, PT_JSON_SCRIPT);
 	}
 	if (added)
 		*added = add;

@@ -16,14 +16,6 @@
 /* Takes the text in sb so far (and resets it); 0, or -1 to stop. */
 typedef int pt_html_sink_fn(void *arg, struct pt_sb *sb);
 
-/*
- * Append s (len bytes) to sb as a JSON string that can sit inside an
- * HTML <script> element: invalid UTF-8 becomes U+FFFD; '<', '>', '&',
- * U+2028 and U+2029 and control characters are \u escapes, so no byte
- * sequence of a command line can end the element or the string.
- */
-void pt_html_json_str(struct pt_sb *sb, const char *s, size_t len);
-
 /* Append the head of r's run (see above) to sb. */
 void pt_html_head(const struct pt_report *r, struct pt_sb *sb);
 

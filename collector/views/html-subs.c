@@ -15,7 +15,7 @@
 
 #include "base/util.h"
 #include "base/utf8.h"
-#include "views/html-data.h"
+#include "base/quote.h"
 
 #define SUB_MAX 100000          /* events in a page */
 #define ARG_MAX 300             /* bytes of one event's args */
@@ -218,10 +218,11 @@ static void inside_row(struct pt_sb *sb, const struct pt_inside_row *row,
 		       int subject)
 {
 	pt_sb_addch(sb, '[');
-	pt_html_json_str(sb, row->name, strlen(row->name));
+	pt_quote_json(sb, row->name, strlen(row->name), PT_JSON_SCRIPT);
 	if (subject) {
 		pt_sb_addch(sb, ',');
-		pt_html_json_str(sb, row->detail, strlen(row->detail));
+		pt_quote_json(sb, row->detail, strlen(row->detail),
+			      PT_JSON_SCRIPT);
 	}
 	pt_sb_addch(sb, ',');
 	pt_sb_add_i64(sb, row->total_ns);
@@ -246,7 +247,7 @@ void pt_html_inside(const struct pt_report *r, struct pt_sb *sb)
 	pt_sb_add_i64(sb, (int64_t)in->kinds);
 	if (pt_sub_stats_line(r->m, &note)) {
 		pt_sb_addstr(sb, ",\"note\":");
-		pt_html_json_str(sb, note.buf, note.len);
+		pt_quote_json(sb, note.buf, note.len, PT_JSON_SCRIPT);
 	}
 	pt_sb_release(&note);
 	/* Rows as `proftrace report` lists them: [name, (detail,) total ns,

@@ -27,7 +27,6 @@
 #include "views/par.h"
 #include "pt-config.h"
 #include "base/strbuf.h"
-#include "base/utf8.h"
 
 #define FLUSH_AT (1u << 20)
 /* About 1.5 MB of text a chunk. */
@@ -74,85 +73,14 @@ static void secs_us(struct out *o, int64_t us)
 	pt_sb_addf(&o->sb, ".%06lld", (long long)(us % 1000000));
 }
 
-/* Bytes that stand for themselves in a JSON string: printable ASCII but
- * the quote (0x22) and the backslash (0x5c).  Every byte of every argument
- * is looked up. */
-static const unsigned char json_plain[256] = {
-	[0x20 ... 0x21] = 1, [0x23 ... 0x5b] = 1, [0x5d ... 0x7e] = 1,
-};
-
-void pt_json_escape(struct pt_sb *sb, const char *s, size_t n)
-{
-	static const char hex[] = "0123456789abcdef";
-	const unsigned char *p = (const unsigned char *)s;
-	size_t i = 0, run;
-
-	while (i < n) {
-		size_t l;
-
-		/* Copy the plain run in one go: most text needs nothing. */
-		for (run = i; run < n && json_plain[p[run]]; run++)
-			;
-		if (run > i) {
-			pt_sb_add(sb, p + i, run - i);
-			i = run;
-			continue;
-		}
-		switch (p[i]) {
-		case '"':
-			pt_sb_add(sb, "\\\"", 2);
-			i++;
-			continue;
-		case '\\':
-			pt_sb_add(sb, "\\\\", 2);
-			i++;
-			continue;
-		case '\n':
-			pt_sb_add(sb, "\\n", 2);
-			i++;
-			continue;
-		case '\t':
-			pt_sb_add(sb, "\\t", 2);
-			i++;
-			continue;
-		case '\r':
-			pt_sb_add(sb, "\\r", 2);
-			i++;
-			continue;
-		}
-		if (p[i] < 0x20 || p[i] == 0x7f) {
-			char u[6] = { '\\', 'u', '0', '0', hex[p[i] >> 4],
-				      hex[p[i] & 15] };
-
-			pt_sb_add(sb, u, 6);
-			i++;
-			continue;
-		}
-		l = pt_utf8_len(p + i, n - i);
-		if (l) {
-			pt_sb_add(sb, p + i, l);
-			i += l;
-		} else {
-			/* Not UTF-8 (a Latin-1 file name, a cut argument):
-			 * the replacement character, one per byte. */
-			pt_sb_add(sb, "\\ufffd", 6);
-			i++;
-		}
-	}
-}
-
 static void str(struct out *o, const char *s)
 {
-	pt_sb_addch(&o->sb, '"');
-	pt_json_escape(&o->sb, s, strlen(s));
-	pt_sb_addch(&o->sb, '"');
+	pt_quote_json(&o->sb, s, strlen(s), PT_JSON_TEXT);
 }
 
 static void str_n(struct out *o, const char *s, size_t n)
 {
-	pt_sb_addch(&o->sb, '"');
-	pt_json_escape(&o->sb, s, n);
-	pt_sb_addch(&o->sb, '"');
+	pt_quote_json(&o->sb, s, n, PT_JSON_TEXT);
 }
 
 /* ---- lanes ---- */

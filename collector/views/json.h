@@ -17,6 +17,7 @@
 
 #include <stdio.h>
 
+#include "base/quote.h"
 #include "model/model.h"
 
 /*
@@ -26,11 +27,11 @@
  */
 int pt_json_write(const struct pt_model *m, FILE *f);
 
-/*
- * Append s (n bytes) to the JSON string being built in sb, escaped as
- * above, without the surrounding quotes.
- */
-struct pt_sb;
-void pt_json_escape(struct pt_sb *sb, const char *s, size_t n);
+/* Append s (n bytes) to the JSON string being built in sb, escaped as
+ * above, without the surrounding quotes (pt_quote_json's, base/quote.h). */
+static inline void pt_json_escape(struct pt_sb *sb, const char *s, size_t n)
+{
+	pt_quote_json(sb, s, n, PT_JSON_TEXT | PT_JSON_BARE);
+}
 
 #endif

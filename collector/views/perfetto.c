@@ -28,7 +28,7 @@
  * as -I paths and -O2, working directories) cost an id of one to three
  * bytes, which brings the packets to 40 % of the trace JSON; what is left
  * is mostly strings that occur once, so the packets are then compressed
- * (flush()).  doc/performance.md has the figures.
+ * (flush()).  bench/NOTES.md has the figures.
  */
 #include "views/perfetto.h"
 
@@ -46,7 +46,7 @@
 
 #define FLUSH_AT (1u << 20)
 /* zlib's level 3: 10 % larger than its default, a third less CPU in
- * all (doc/performance.md). */
+ * all (bench/NOTES.md). */
 #define ZIP_LEVEL 3
 /* Longest string value interned (see value_str). */
 #define INTERN_MAX 200

@@ -1,6 +1,6 @@
 /*
  * What `proftrace top` draws, and `record --progress`'s line: a status
- * snapshot (collect/status.h) as plain text lines of at most `width`
+ * snapshot (model/status.h) as plain text lines of at most `width`
  * columns.  The caller adds the terminal's control sequences, if any.
  */
 #ifndef PT_VIEW_TOP_H
@@ -10,7 +10,7 @@
 
 #include "analysis/eta.h"
 #include "base/strbuf.h"
-#include "collect/status.h"
+#include "model/status.h"
 
 enum pt_top_sort { PT_TOP_SORT_TIME, PT_TOP_SORT_PID, PT_TOP_SORT_COMMAND,
 		   PT_TOP_SORT_N };

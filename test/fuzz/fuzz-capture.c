@@ -26,7 +26,7 @@
 #include "views/folded.h"
 #include "views/json.h"
 #include "model/model.h"
-#include "views/redact.h"
+#include "model/redact.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -605,7 +605,7 @@ def t_record():
             eq(attrs(parent["attributes"])["process.pid"],
                a["process.parent_pid"], f"parent of {s['name']}")
     # export reads command lines in a second pass over the capture
-    # (doc/performance.md); record holds them: the spans must not differ.
+    # (bench/NOTES.md); record holds them: the spans must not differ.
     with Receiver() as rx:
         export(rx.url, cap)
         again = spans_of(rx.decoded())

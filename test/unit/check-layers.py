@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
 """The preload library's files call one another in the direction that
-doc/design.md draws, and in no other.
+doc/design.md draws, and in no other; the collector's folders include
+one another in the order collector/meson.build gives them, and no two of
+its modules include each other, however indirectly.
 
     check-layers.py OBJECT_DIR DESIGN_MD
+    check-layers.py --collector COLLECTOR_DIR
 
 doc/design.md ("Its files, and the direction of their calls") has one
 line of the form
@@ -45,7 +48,65 @@ def chain(design):
     sys.exit("check-layers: no '... → state' line in " + design)
 
 
+def includes(path):
+    for line in open(path, encoding="utf-8"):
+        m = re.match(r'\s*#\s*include\s+"([a-z0-9_-]+)/([^"]+)\.h"', line)
+        if m:
+            yield m.group(1), m.group(1) + "/" + m.group(2)
+
+
+def collector(top):
+    """The layers are the folders of the comment atop meson.build, lowest
+    first: a file may include its own folder's headers and those of the
+    folders before it.  A module is a .c file and its .h; a header
+    without a .c (a folder's private one) belongs to whoever includes it."""
+    order = []
+    for line in open(os.path.join(top, "meson.build")):
+        m = re.match(r"#\s+([a-z]+)/\s", line)
+        if m:
+            order.append(m.group(1))
+    if not order:
+        sys.exit("check-layers: no layers atop " + top + "/meson.build")
+    rank = {name: i for i, name in enumerate(order)}
+    bad, edges = [], {}
+    files = sorted(glob.glob(os.path.join(top, "*", "*.[ch]")))
+    mods = {os.path.relpath(f, top)[:-2] for f in files if f.endswith(".c")}
+    for f in files:
+        rel = os.path.relpath(f, top)
+        layer, mod = rel.split("/")[0], rel[:-2]
+        if layer not in rank:
+            bad.append("%s: its folder is not in meson.build's layers" % rel)
+            continue
+        for folder, hdr in includes(f):
+            if folder not in rank:
+                continue
+            if rank[folder] > rank[layer]:
+                bad.append("%s includes %s.h, a layer above (%s after %s)"
+                           % (rel, hdr, folder, layer))
+            if hdr in mods and hdr != mod:
+                edges.setdefault(mod, set()).add(hdr)
+    # A circle of modules: a path from a module back to itself.
+    for start in sorted(edges):
+        seen, todo = set(), [(start, [start])]
+        while todo:
+            node, path = todo.pop()
+            for nxt in sorted(edges.get(node, ())):
+                if nxt == start and start == min(path):
+                    bad.append("a circle of includes: " +
+                               " -> ".join(path + [start]))
+                elif nxt not in seen and nxt != start:
+                    seen.add(nxt)
+                    todo.append((nxt, path + [nxt]))
+    for line in bad:
+        print("FAIL:", line)
+    print("%d files, %d layers, %d problems" % (len(files), len(order),
+                                                len(bad)))
+    return 1 if bad else 0
+
+
 def main():
+    if sys.argv[1] == "--collector":
+        return collector(sys.argv[2])
     objdir, design = sys.argv[1], sys.argv[2]
     objs = {os.path.basename(o).split(".")[0]: o
             for o in glob.glob(os.path.join(objdir, "*.o"))}

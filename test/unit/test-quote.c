@@ -1,10 +1,13 @@
 /*
- * Unit tests of shell and CSV quoting.
+ * Unit tests of shell, CSV and JSON quoting.
  *
  * `test-quote` checks fixed cases.  `test-quote --emit` prints, for each
  * tricky string, the original and its quoted form, NUL-separated, then the
  * whole list quoted as one command line: check-quote.py feeds those to
  * Python's shlex.split(), the reference the quoting promises to match.
+ * `test-quote --json` prints, for each JSON style, each tricky string and
+ * each byte, the style, the string and its JSON form, NUL-separated:
+ * check-quote.py reads those back with Python's json module.
  */
 #include <stdio.h>
 #include <string.h>
@@ -68,12 +71,50 @@ static int emit(void)
 	return ferror(stdout) ? 1 : 0;
 }
 
+static void emit_json(struct pt_sb *sb, unsigned style, const char *s)
+{
+	pt_sb_addf(sb, "%u", style);
+	pt_sb_addch(sb, '\0');
+	pt_sb_addstr(sb, s);
+	pt_sb_addch(sb, '\0');
+	pt_quote_json(sb, s, strlen(s), style);
+	pt_sb_addch(sb, '\0');
+}
+
+static int emit_jsons(void)
+{
+	static const char *const more[] = {
+		"</script><script>x()", "&amp; <!--", "\xe2\x80\xa8 \xe2\x80\xa9",
+		"\xe2\x82\xac \xf0\x9f\x98\x80", "a\xff" "b\xc3(",
+	};
+	struct pt_sb sb = PT_SB_INIT;
+	unsigned style;
+	char one[2] = "";
+	size_t i;
+
+	for (style = 0; style < 3; style++) {
+		for (i = 0; i < N_TRICKY; i++)
+			emit_json(&sb, style, tricky[i]);
+		for (i = 0; i < sizeof more / sizeof *more; i++)
+			emit_json(&sb, style, more[i]);
+		for (i = 1; i < 256; i++) {
+			one[0] = (char)i;
+			emit_json(&sb, style, one);
+		}
+	}
+	fwrite(sb.buf, 1, sb.len, stdout);
+	pt_sb_release(&sb);
+	return ferror(stdout) ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct pt_sb sb = PT_SB_INIT;
 
 	if (argc > 1 && !strcmp(argv[1], "--emit"))
 		return emit();
+	if (argc > 1 && !strcmp(argv[1], "--json"))
+		return emit_jsons();
 
 	expect_shell("", "''");
 	expect_shell("cc", "cc");

@@ -1,5 +1,5 @@
 /* Masking secrets in command lines; see redact.h. */
-#include "views/redact.h"
+#include "model/redact.h"
 
 #include <regex.h>
 #include <stdint.h>

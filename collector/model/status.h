@@ -7,7 +7,9 @@
  * most once a second while something changed: written aside, then
  * renamed over the last one, so that a reader sees one whole snapshot or
  * the one before.  Readers only read: none of them can slow or disturb
- * the run (doc/design.md, "The status snapshot").
+ * the run (doc/design.md, "The status snapshot").  The collector's
+ * side is collect/status.c; this is the snapshot as read back, which
+ * views/top.c draws.
  */
 #ifndef PT_STATUS_H
 #define PT_STATUS_H
