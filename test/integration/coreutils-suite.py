@@ -9,7 +9,7 @@ The tests are those of the source of the very coreutils that is
 installed (`apt-get source coreutils=VERSION`, fetched once into DIR by
 test/tools/debsource.py, as make-suite does):
 
-  tests/misc/env-S.pl         199 cases of env -S, most of them printing
+  tests/misc/env-S.pl         199 cases of env -S, many of them printing
                               what `env -i ...` gives the program it runs
   tests/misc/env.sh           env -i, -u, -C, exit statuses, PATH lookup
   tests/misc/env-null.sh      env -0 against printenv -0 under env -i
