@@ -6,8 +6,9 @@ the same results, and a record that equals strace's.
 
 The suite (tests/run_make_tests.pl of the source of the very make that
 is installed, `apt-get source make-dfsg=VERSION`, fetched once into
-DIR through a private apt state, so that no deb-src line is needed and
-nothing of the system's apt changes) runs against /usr/bin/make:
+DIR through a private apt state by test/tools/debsource.py, so that no
+deb-src line is needed and nothing of the system's apt changes) runs
+against /usr/bin/make:
 
   1. untraced: each category's result (`ok (N passed)`, `FAILED (a/b
      passed)`, `N/A`) and the exit status;
@@ -18,22 +19,22 @@ nothing of the system's apt changes) runs against /usr/bin/make:
   3. under test/tools/ptcheck.py (`record -- strace -f`): every process,
      its parent, argv and exit status in the record as strace saw it.
 
-Needs perl and apt-get (skipped without them), and the network for the
-first download.
+Needs perl and apt-get, and the network for the first download (skipped
+without them).
 """
 
 import argparse
-import glob
 import os
 import re
 import shutil
 import subprocess
 import sys
-import tarfile
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PTCHECK = os.path.join(HERE, "..", "tools", "ptcheck.py")
+sys.path.insert(0, os.path.join(HERE, "..", "tools"))
+import debsource  # noqa: E402
 RESULT = re.compile(r"^(\S+/\S+) \.+ (.*?)\s*$")
 
 
@@ -41,75 +42,16 @@ def log(msg):
     print("[make-suite] " + msg, flush=True)
 
 
-def mirror():
-    """The first Debian or Ubuntu archive the system's apt names."""
-    files = (glob.glob("/etc/apt/sources.list") +
-             glob.glob("/etc/apt/sources.list.d/*.list") +
-             glob.glob("/etc/apt/sources.list.d/*.sources"))
-    for f in files:
-        try:
-            text = open(f).read()
-        except OSError:
-            continue
-        for m in re.finditer(r"(https?://\S+)", text):
-            uri = m.group(1)
-            if "security" not in uri and "snapshot" not in uri:
-                return uri
-    return "http://deb.debian.org/debian"
-
-
 def fetch_source(cache):
-    """The unpacked source of the installed make, in cache; its path."""
-    version = subprocess.run(["dpkg-query", "-W", "-f=${Version}", "make"],
-                             capture_output=True, text=True).stdout.strip()
-    if not version:
-        sys.exit("make-suite: FAIL: dpkg-query knows no installed make")
-    upstream = version.split(":")[-1].rsplit("-", 1)[0]
-    top = os.path.join(cache, f"make-{version}")
-    tests = os.path.join(top, f"make-dfsg-{upstream}", "tests")
-    if os.path.isdir(tests):
-        return tests
-    os.makedirs(cache, exist_ok=True)
-    work = tempfile.mkdtemp(prefix="apt-", dir=cache)
-    codename = ""
-    for line in open("/etc/os-release"):
-        if line.startswith("VERSION_CODENAME="):
-            codename = line.split("=", 1)[1].strip().strip('"')
-    for d in ("lists/partial", "cache/archives/partial", "etc"):
-        os.makedirs(os.path.join(work, d))
-    with open(os.path.join(work, "etc", "sources.list"), "w") as f:
-        f.write(f"deb-src {mirror()} {codename} main\n")
-    user = subprocess.run(["id", "-un"], capture_output=True,
-                          text=True).stdout.strip()
-    opts = []
-    for k, v in (("Dir::Etc::SourceList", work + "/etc/sources.list"),
-                 ("Dir::Etc::SourceParts", work + "/etc/none"),
-                 ("Dir::State::Lists", work + "/lists"),
-                 ("Dir::Cache", work + "/cache"),
-                 ("Debug::NoLocking", "1"),
-                 ("APT::Sandbox::User", user)):
-        opts += ["-o", f"{k}={v}"]
-    log(f"fetching the source of make {version} (once)")
-    for args in (["update"], ["source", "--download-only",
-                              f"make-dfsg={version}"]):
-        r = subprocess.run(["apt-get", "-q"] + opts + args, cwd=work,
-                           capture_output=True, text=True)
-        if r.returncode != 0:
-            sys.exit(f"make-suite: FAIL: apt-get {args[0]} failed:\n"
-                     + r.stdout[-2000:] + r.stderr[-2000:])
-    orig = glob.glob(os.path.join(work, "make-dfsg_*.orig.tar.*"))
-    if not orig:
-        sys.exit("make-suite: FAIL: no orig tarball was fetched")
-    part = top + ".part"
-    shutil.rmtree(part, ignore_errors=True)
-    with tarfile.open(orig[0]) as t:
-        try:
-            t.extractall(part, filter="data")
-        except TypeError:       # Python before 3.11.4: no filters
-            t.extractall(part)
-    os.rename(part, top)
-    shutil.rmtree(work, ignore_errors=True)
-    return tests
+    """The tests directory of the installed make's source, in cache."""
+    try:
+        top = debsource.fetch("make", "make-dfsg", cache, log)
+    except debsource.Unavailable as e:
+        print(f"SKIP: the source of the installed make cannot be had: {e}")
+        sys.exit(77)
+    except debsource.Broken as e:
+        sys.exit(f"make-suite: FAIL: {e}")
+    return os.path.join(top, "tests")
 
 
 def prepare(tests, into):
