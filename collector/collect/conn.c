@@ -22,10 +22,18 @@
 
 static void close_conn(struct pt_server *s, struct conn *c)
 {
-	if (c->w.fd >= 0)
-		close(c->w.fd);         /* also leaves the epoll set */
-	if (c->pw.fd >= 0)
+	/* Out of the epoll set first: a close leaves it only when no other
+	 * descriptor shares the file, and a process of ours forked meanwhile
+	 * (record --progress's) holds copies; its events would then name c
+	 * after c is freed. */
+	if (c->w.fd >= 0) {
+		epoll_ctl(s->epfd, EPOLL_CTL_DEL, c->w.fd, NULL);
+		close(c->w.fd);
+	}
+	if (c->pw.fd >= 0) {
+		epoll_ctl(s->epfd, EPOLL_CTL_DEL, c->pw.fd, NULL);
 		close(c->pw.fd);
+	}
 	if (c->prev)
 		c->prev->next = c->next;
 	else
