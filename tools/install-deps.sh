@@ -28,9 +28,10 @@ fi
 # The build (meson.build): a C compiler, meson and ninja, zlib and libcurl
 # (the proftrace program's capture and OpenTelemetry export), python3 for
 # meson's scripts, scdoc (a 50 KB program) for the man pages, so that
-# `meson install` after the quick start brings them.
+# `meson install` after the quick start brings them, and man-db to read
+# them (a minimal Debian root has no `man`).
 pkgs="gcc make libc6-dev meson ninja-build pkg-config zlib1g-dev
-libcurl4-openssl-dev python3 scdoc"
+libcurl4-openssl-dev python3 scdoc man-db"
 
 if [ "$set_" = test ]; then
 	# bubblewrap, nodejs, perl, golang-go and busybox-static run the
