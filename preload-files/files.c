@@ -514,7 +514,7 @@ static int64_t read_wait(void)
  * (whose image starts a table of its own).  Not from a vfork child: the
  * table is its parent's.
  */
-static void flush(void)
+static void flush_at(int at_exec)
 {
 	char base[24], wait[24], *e, *w = wait;
 	uint32_t i = 0, n, first;
@@ -530,7 +530,10 @@ static void flush(void)
 	 * below were a third of what --files added to a capture. */
 	if (wait_ns >= 0)
 		w = put_dec(wait, ((uint64_t)wait_ns + 500000) / 1000000);
-	if (!ft.count && !ft.dropped && w == wait)
+	/* Not before an exec: a fork child that only execs would send a
+	 * record, and become an execution of its own; its wait goes on in
+	 * the counter the new image reads. */
+	if (!ft.count && !ft.dropped && (w == wait || at_exec))
 		goto out;
 	e = put_dec(base, ft.base);
 	*e = '\0';
@@ -563,6 +566,9 @@ static void flush(void)
 		if (i == ft.count && w > wait)
 			items[n++] = (struct pt_item){ PT_TAG_FILES_WAIT, wait,
 						       (size_t)(w - wait) };
+		if (n == 2u + (uint32_t)(w > wait && i == ft.count) && at_exec &&
+		    !(i == ft.count && ft.dropped))
+			break;
 		if (n == 2 && !(i == ft.count && ft.dropped))
 			break;
 		if (!entry || entry(items + first, n - first,
@@ -575,6 +581,18 @@ static void flush(void)
 out:
 	ft.after_exec = 0;
 	__atomic_store_n(&ft.lock, 0, __ATOMIC_RELEASE);
+}
+
+/* At the image's end: the table, and the wait even when alone. */
+static void flush(void)
+{
+	flush_at(0);
+}
+
+/* Before an exec: the table, the wait only beside it. */
+static void flush_exec(void)
+{
+	flush_at(1);
 }
 
 /*
@@ -1065,7 +1083,7 @@ static void exec_flush(int dirfd, const char *p)
 	if (ft.after_exec && p && p[0] &&
 	    PT_SC3(SYS_faccessat, dirfd, p, F_OK) < 0 && absent(errno))
 		return;
-	flush();
+	flush_exec();
 }
 
 /* Apart, so that an exec that needs no repair does not touch its frame. */
@@ -1101,12 +1119,12 @@ EXEC_HOOK_ENV(execve, (const char *p, char *const a[], char *const v[]),
 EXEC_HOOK_ENV(execvpe, (const char *p, char *const a[], char *const v[]),
 	      (p, a, v),
 	      (const char *p, char *const a[], char *const *v, size_t n,
-	       size_t at), (p, a, v, n, at), { path_search(p); flush(); },
+	       size_t at), (p, a, v, n, at), { path_search(p); flush_exec(); },
 	      exec_failed(AT_FDCWD, p))
 EXEC_HOOK_ENV(fexecve, (int fd, char *const a[], char *const v[]),
 	      (fd, a, v),
 	      (int fd, char *const a[], char *const *v, size_t n, size_t at),
-	      (fd, a, v, n, at), flush(), )
+	      (fd, a, v, n, at), flush_exec(), )
 EXEC_HOOK_ENV(execveat, (int d, const char *p, char *const a[],
 			 char *const v[], int f), (d, p, a, v, f),
 	      (int d, const char *p, char *const a[], char *const *v, int f,
@@ -1130,7 +1148,7 @@ EXEC_HOOK_ENV(execveat, (int d, const char *p, char *const a[],
 		size_t n, at;                                               \
                                                                             \
 		before;                                                     \
-		flush();                                                    \
+		flush_exec();                                               \
 		errno = e;                                                  \
 		if (needs_item(environ, &n, &at))                           \
 			r = name##_repaired(p, a, n, at);                   \
@@ -1170,7 +1188,7 @@ EXEC_HOOK_ENVIRON(execvp, execvpe, path_search(p))
 			va_end(ap);                                         \
 			(void)envp;                                         \
 			before;                                             \
-			flush();                                            \
+			flush_exec();                                       \
 			errno = e;                                          \
 			if (with_env)                                       \
 				return execve(p, argv, envp);               \

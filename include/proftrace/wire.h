@@ -272,7 +272,7 @@ struct pt_rec_exit {                    /* 32 bytes */
  * its fork, in ms, rounded (/proc/self/schedstat's second field, which
  * an exec does not reset), read as the batch went out: at the image's
  * end or before its exec.  A batch with no access is sent for it alone
- * (WAIT, no BASE or TIMES).  Absent: not read (below 1 ms since the last
+ * (WAIT, no BASE or TIMES), at the image's end only.  Absent: not read (below 1 ms since the last
  * reading sent) or not readable.
  */
 enum pt_file_kind {
