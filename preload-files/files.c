@@ -524,16 +524,18 @@ static void flush_at(int at_exec)
 		return;
 	if (__atomic_exchange_n(&ft.lock, 1, __ATOMIC_ACQUIRE))
 		return;
-	/* Sent even with no access: the wait is the image's. */
+	/* Not before an exec: a fork child that only execs would send a
+	 * record, and become an execution of its own; its wait goes on in
+	 * the counter the new image reads.  At the end, sent even with no
+	 * access: the wait is the image's. */
+	if (at_exec && !ft.count && !ft.dropped)
+		goto out;
 	wait_ns = entry ? read_wait() : -1;
 	/* In ms, rounded: most images wait under one, "0"; the digits
 	 * below were a third of what --files added to a capture. */
 	if (wait_ns >= 0)
 		w = put_dec(wait, ((uint64_t)wait_ns + 500000) / 1000000);
-	/* Not before an exec: a fork child that only execs would send a
-	 * record, and become an execution of its own; its wait goes on in
-	 * the counter the new image reads. */
-	if (!ft.count && !ft.dropped && (w == wait || at_exec))
+	if (!ft.count && !ft.dropped && w == wait)
 		goto out;
 	e = put_dec(base, ft.base);
 	*e = '\0';
