@@ -12,7 +12,8 @@ ring (bench/minring.c: a mapped ring, a HELLO and an EXIT), and with the
 floor of an append-only transport, the run log (bench/minappend.c: a write(2) of each record
 to an inherited O_APPEND memfd, or to that memfd opened through /proc by
 each image and kept at 56 with close-on-exec), against the same loop with the empty
-preload library (bench/empty.c); Δ in brackets:
+preload library (bench/empty.c); and under `record --files` (both
+libraries, doc/design.md, "File accesses"); Δ in brackets:
 
   syscalls   system calls per spawn, spawner and child together
              (strace -f -c), posix_spawn and fork+execve
@@ -87,9 +88,10 @@ class Counts:
         ("record", the run log; "record-socket"), or with a floor library: the ring's ("ring"), the
         append floor's on an inherited descriptor ("append") or opened by
         each image ("open")."""
-        if config in ("record", "record-socket"):
-            return ([self.proftrace, "record", "-q", "--force", "-o", self.cap, "--"] + cmd,
-                    clean_env(**self.transport(config)))
+        if config in ("record", "record-socket", "record-files"):
+            files = ["--files"] if config == "record-files" else []
+            return ([self.proftrace, "record", "-q", "--force", "-o", self.cap] + files
+                    + ["--"] + cmd, clean_env(**self.transport(config)))
         floor = {"ring": self.libminring, "append": self.libminappend,
                  "open": self.libminappend}.get(config)
         if floor:
@@ -261,6 +263,7 @@ def main():
         for name, config in (("empty library", "empty"),
                              ("proftrace record (run log)", "record"),
                              ("proftrace record, socket", "record-socket"),
+                             ("proftrace record --files", "record-files"),
                              ("ring floor (bench/minring.c)", "ring"),
                              ("append floor (bench/minappend.c)", "append"),
                              ("append floor, opened per image", "open")):
