@@ -49,8 +49,8 @@ static uint64_t clock_ns(clockid_t clock)
 	 * kernel copies none of a special mapping's), so its first read
 	 * there is a page fault, dearer than the system call on the
 	 * machines where faults cost most (doc/performance.md, "The
-	 * library's pages"); an image reads its clocks where ld.so has
-	 * touched the vDSO already. */
+	 * library's pages and calls at the floor"); an image reads its
+	 * clocks where ld.so has touched the vDSO already. */
 	if (pt.forked)
 		PT_SC2(SYS_clock_gettime, clock, &ts);
 	else
