@@ -26,8 +26,22 @@
 
 enum { SLOT_FREE, SLOT_BUSY, SLOT_READY };
 
-/* The slots' states, children and lengths are in pt (pt-preload.h). */
+/* The slots' states, children and lengths are in pt (pt-preload.h), and
+ * so are the first PT_DEFER_SMALL slots' frames; the large ones here. */
 static unsigned char held[PT_DEFER_SLOTS][PT_DEFER_BYTES];
+
+#define NSLOTS (PT_DEFER_SMALL + PT_DEFER_SLOTS)
+
+static unsigned char *frame(size_t i)
+{
+	return i < PT_DEFER_SMALL ? pt.defer_small[i] :
+	       held[i - PT_DEFER_SMALL];
+}
+
+static size_t room(size_t i)
+{
+	return i < PT_DEFER_SMALL ? PT_DEFER_SMALL_BYTES : PT_DEFER_BYTES;
+}
 
 static int claim(size_t i, int from)
 {
@@ -54,12 +68,18 @@ int pt_defer_hold(const struct pt_chan *ch, const struct pt_body *b,
 
 	if (!ch->owner || child <= 0)
 		return -1;
-	for (i = 0; i < PT_DEFER_SLOTS; i++) {
+	/* A FORK (a few fixed fields) in a small slot; a SPAWN, whose
+	 * layout may read the working directory, is laid out once. */
+	for (i = b->type == PT_REC_FORK ? 0 : PT_DEFER_SMALL; i < NSLOTS; i++) {
 		if (!claim(i, SLOT_FREE))
 			continue;
-		n = pt_encode_record(ch, b, t, held[i], sizeof held[i]);
+		n = pt_encode_record(ch, b, t, frame(i), room(i));
 		if (!n) {
 			release(i, SLOT_FREE);
+			if (i < PT_DEFER_SMALL) {       /* a larger slot, then */
+				i = PT_DEFER_SMALL - 1;
+				continue;
+			}
 			return -1;
 		}
 		pt.defer_child[i] = child;
@@ -70,11 +90,21 @@ int pt_defer_hold(const struct pt_chan *ch, const struct pt_body *b,
 	return -1;
 }
 
+int pt_defer_holds(pid_t child)
+{
+	size_t i;
+
+	for (i = 0; i < NSLOTS; i++)
+		if (ready(i) && pt.defer_child[i] == child)
+			return 1;
+	return 0;
+}
+
 size_t pt_defer_take(pid_t child, unsigned char *out)
 {
 	size_t i, n;
 
-	for (i = 0; i < PT_DEFER_SLOTS; i++) {
+	for (i = 0; i < NSLOTS; i++) {
 		if (!ready(i) || pt.defer_child[i] != child ||
 		    !claim(i, SLOT_READY))
 			continue;
@@ -83,7 +113,7 @@ size_t pt_defer_take(pid_t child, unsigned char *out)
 			continue;
 		}
 		n = pt.defer_len[i];
-		pt_memcpy(out, held[i], n);
+		pt_memcpy(out, frame(i), n);
 		release(i, SLOT_FREE);
 		return n;
 	}
@@ -96,10 +126,10 @@ void pt_defer_flush(struct pt_chan *ch)
 
 	if (!ch->owner)
 		return;
-	for (i = 0; i < PT_DEFER_SLOTS; i++) {
+	for (i = 0; i < NSLOTS; i++) {
 		if (!ready(i) || !claim(i, SLOT_READY))
 			continue;
-		pt_chan_write(ch, held[i], pt.defer_len[i]);
+		pt_chan_write(ch, frame(i), pt.defer_len[i]);
 		release(i, SLOT_FREE);
 	}
 }
@@ -108,6 +138,6 @@ void pt_defer_forget(void)
 {
 	size_t i;
 
-	for (i = 0; i < PT_DEFER_SLOTS; i++)
+	for (i = 0; i < NSLOTS; i++)
 		pt.defer_state[i] = SLOT_FREE;
 }

@@ -40,6 +40,11 @@ static void exec_body(struct pt_body *b, uint8_t type, uint32_t a, uint32_t c)
 	pt_wire_put32(b->fixed + PT_OFF(pt_rec_exec, call), c);
 }
 
+static void exec_ppid(struct pt_body *b, uint32_t ppid)
+{
+	pt_wire_put32(b->fixed + PT_OFF(pt_rec_exec, ppid), ppid);
+}
+
 /*
  * The CPU of the image that execs (wire.h, PT_TAG_CPU), as its EXIT would
  * say it: an image that execs never sends one, and what it ran stays in
@@ -116,7 +121,7 @@ static void exec_announce(struct pt_chan *ch, enum pt_call call,
 	ch->seized = 0;
 	if (pt_chan_get(ch, PT_USE_EXEC, 0) < 0)
 		return;
-	exec_body(&b, PT_REC_EXEC, (uint32_t)pt_sys_getppid(), call);
+	exec_body(&b, PT_REC_EXEC, 0, call);      /* ppid below */
 	b.path = path;
 	b.argv = argv;
 	b.want_cwd = 1;
@@ -128,11 +133,16 @@ static void exec_announce(struct pt_chan *ch, enum pt_call call,
 	 * fork_pending), and writes nothing. */
 	if (!nolib && __atomic_load_n(&pt.fork_pending, __ATOMIC_ACQUIRE) &&
 	    pt.mbox_slot && ch->owner &&
-	    (kind = pt_target_kind(path, search)) == PT_TARGET_LOADS &&
-	    pt_mbox_put(pt.mbox_slot - 1, ch, &b, now) == 0) {
-		ch->exec_left = 1;
-		return;
+	    (kind = pt_target_kind_seen(path, search)) == PT_TARGET_LOADS) {
+		/* Sent by the parent that forked us, so alive since: still
+		 * our parent, without a getppid(). */
+		exec_ppid(&b, (uint32_t)pt.fork_parent);
+		if (pt_mbox_put(pt.mbox_slot - 1, ch, &b, now) == 0) {
+			ch->exec_left = 1;
+			return;
+		}
 	}
+	exec_ppid(&b, (uint32_t)pt_sys_getppid());
 	pt_defer_flush(ch);     /* the new image would lose them */
 	pt_mbox_flush(ch);
 	if (ch->owner && !pt.forked)
@@ -1102,7 +1112,10 @@ static BIG void send_reap(pid_t child, int status, const struct rusage *ru)
 	size_t held = 0;
 	int sent = 0;
 
-	if (pt_chan_get(&ch, PT_USE_EVENT, 0) < 0)
+	/* Only the owner holds a frame for a child, and only the process
+	 * that started child can reap it: no getpid() then. */
+	if (pt_chan_get(&ch, PT_USE_EVENT,
+			pt_defer_holds(child) ? pt.owner : 0) < 0)
 		return;
 	memset(&b, 0, sizeof b);
 	b.type = PT_REC_REAP;

@@ -95,6 +95,7 @@ void pt_send_exit(int status, int how, pid_t self)
 
 void pt_init_after_fork(uint64_t fork_ns)
 {
+	pt.fork_parent = pt.owner;
 	pt.owner = pt_sys_getpid();
 	pt.forked = 1;
 	pt.start_ns = fork_ns;

@@ -38,9 +38,12 @@ enum {
 };
 
 /*
- * The slots' states on the first page, which every scan reads; each frame
- * on a page of its own after it, touched only by the child that writes it
- * and the parent that sends it.
+ * Each slot on a page of its own, its state beside its frame: the child
+ * that writes its EXEC touches that page alone (a fork child's first
+ * touch of a shared page is a fault), and so does the parent that sends
+ * it.  Slots are reserved lowest first, and scans go no further than the
+ * highest one this process reserved (pt.mbox_hi): a parent that forks one
+ * child at a time reads one page.
  */
 struct mb {
 	struct {
@@ -48,9 +51,8 @@ struct mb {
 		pid_t owner;    /* the process that reserved it */
 		pid_t child;    /* its fork child, once known */
 		uint32_t len;
+		unsigned char frame[PT_MBOX_BYTES - 16];
 	} slot[PT_MBOX_SLOTS];
-	unsigned char pad[PT_MBOX_BYTES - PT_MBOX_SLOTS * 16];
-	unsigned char frame[PT_MBOX_SLOTS][PT_MBOX_BYTES];
 };
 
 #ifdef SYS_mmap2                /* i386: SYS_mmap takes a struct */
@@ -63,6 +65,7 @@ struct mb {
 #define mb ((struct mb *)pt.mbox)
 #define mb_failed pt.mbox_failed
 #define mb_user pt.mbox_user
+#define mb_hi pt.mbox_hi
 
 static int cas(int i, int from, int to)
 {
@@ -95,6 +98,8 @@ int pt_mbox_reserve(void)
 			mb->slot[i].owner = pt.owner;
 			mb->slot[i].child = 0;
 			mb_user = pt.owner;
+			if (i >= mb_hi)
+				mb_hi = i + 1;
 			return i;
 		}
 	}
@@ -122,7 +127,7 @@ int pt_mbox_put(int i, const struct pt_chan *ch, const struct pt_body *b,
 		cas(i, MB_CLOSED, MB_FREE);     /* the owner is gone: ours */
 		return -1;
 	}
-	n = pt_encode_record(ch, b, t, mb->frame[i], sizeof mb->frame[i]);
+	n = pt_encode_record(ch, b, t, mb->slot[i].frame, sizeof mb->slot[i].frame);
 	if (!n) {
 		cas(i, MB_WRITING, MB_RESERVED);
 		return -1;
@@ -143,7 +148,7 @@ int pt_mbox_unput(int i, struct pt_chan *ch)
 	if (i < 0 || !mb)
 		return -1;
 	if (cas(i, MB_READY, MB_TAKEN)) {
-		rc = pt_chan_write(ch, mb->frame[i], mb->slot[i].len);
+		rc = pt_chan_write(ch, mb->slot[i].frame, mb->slot[i].len);
 		__atomic_store_n(&mb->slot[i].state, MB_RESERVED,
 				 __ATOMIC_RELEASE);
 	}
@@ -158,14 +163,14 @@ size_t pt_mbox_take(const struct pt_chan *ch, pid_t child,
 
 	if (!mb || !ch->owner || child <= 0 || mb_user != ch->pid)
 		return 0;
-	for (i = 0; i < PT_MBOX_SLOTS; i++) {
+	for (i = 0; i < mb_hi; i++) {
 		if (state(i) == MB_FREE || mb->slot[i].owner != ch->pid ||
 		    __atomic_load_n(&mb->slot[i].child, __ATOMIC_ACQUIRE) !=
 		    child)
 			continue;
 		if (cas(i, MB_READY, MB_TAKEN)) {
 			n = mb->slot[i].len;
-			pt_memcpy(out, mb->frame[i], n);
+			pt_memcpy(out, mb->slot[i].frame, n);
 			__atomic_store_n(&mb->slot[i].state, MB_FREE,
 					 __ATOMIC_RELEASE);
 		} else if (!cas(i, MB_RESERVED, MB_FREE)) {
@@ -183,11 +188,11 @@ void pt_mbox_flush(struct pt_chan *ch)
 	 * page of states is read (a fork child's first touch is a fault). */
 	if (!mb || !ch->owner || mb_user != ch->pid)
 		return;
-	for (i = 0; i < PT_MBOX_SLOTS; i++) {
+	for (i = 0; i < mb_hi; i++) {
 		if (state(i) == MB_FREE || mb->slot[i].owner != ch->pid)
 			continue;
 		if (cas(i, MB_READY, MB_TAKEN)) {
-			pt_chan_write(ch, mb->frame[i], mb->slot[i].len);
+			pt_chan_write(ch, mb->slot[i].frame, mb->slot[i].len);
 			__atomic_store_n(&mb->slot[i].state, MB_FREE,
 					 __ATOMIC_RELEASE);
 		} else if (!cas(i, MB_RESERVED, MB_CLOSED)) {

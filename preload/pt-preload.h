@@ -37,8 +37,10 @@
 
 #define PT_DEFER_SLOTS 8        /* SPAWN and FORK frames held (defer.c) */
 #define PT_DEFER_BYTES 1536     /* a larger frame goes at once */
+#define PT_DEFER_SMALL 4        /* slots for small frames, in pt */
+#define PT_DEFER_SMALL_BYTES 192        /* a FORK fits */
 #define PT_MBOX_SLOTS 16        /* fork children's EXECs kept (mailbox.c) */
-#define PT_MBOX_BYTES 4096      /* a slot; a larger EXEC goes at once */
+#define PT_MBOX_BYTES 4096      /* a slot with its state; a larger EXEC goes at once */
 
 /*
  * The other ELF class's loader on this machine, if it has one: 32-bit
@@ -113,6 +115,7 @@ struct pt_state {
 	int exit_how;           /* enum pt_exit_how, 0 = not known */
 	int exit_sent;
 	int at_exit;             /* pt_on_exit ends the image (init.c) */
+	pid_t fork_parent;      /* a fork child: the owner that forked it */
 	pid_t foreign_exit;     /* a copy of the process whose exit() hook
 				 * sent its EXIT already */
 	/*
@@ -157,9 +160,9 @@ struct pt_state {
 	/* defer.c's slots, here because every process reads them (at exec,
 	 * exit and fork) and this page is touched anyway; the frames they
 	 * hold live apart, in pages touched only by a process that holds. */
-	int defer_state[PT_DEFER_SLOTS];
-	pid_t defer_child[PT_DEFER_SLOTS];
-	uint32_t defer_len[PT_DEFER_SLOTS];
+	int defer_state[PT_DEFER_SMALL + PT_DEFER_SLOTS];
+	pid_t defer_child[PT_DEFER_SMALL + PT_DEFER_SLOTS];
+	uint32_t defer_len[PT_DEFER_SMALL + PT_DEFER_SLOTS];
 	int mbox_slot;          /* fork child: 1 + the slot its EXEC goes to */
 	/* The mailbox (mailbox.c), here rather than in statics of its own,
 	 * which sat on a page of .bss that every image faulted in for them
@@ -167,7 +170,17 @@ struct pt_state {
 	void *mbox;             /* the page shared with the fork children */
 	int mbox_failed;        /* its mmap was refused: do without */
 	pid_t mbox_user;        /* the process that reserved a slot last */
+	int mbox_hi;            /* 1 + the highest slot it reserved */
 	uint32_t env_initials[8];       /* first letters of recorded names */
+	/* target.c's absolute paths seen to load the library (hashes, 0:
+	 * empty), here rather than in statics of their own: a fork child
+	 * that execs reads them, and a page of their own cost it a fault. */
+	uintptr_t target_seen[16];
+	unsigned target_seen_next;
+	/* The small frames defer.c holds (a fork's FORK), on this page: a
+	 * parent writes it after every fork anyway, and a page of their own
+	 * was one more copy-on-write fault each time. */
+	unsigned char defer_small[PT_DEFER_SMALL][PT_DEFER_SMALL_BYTES];
 	char pool[5 * PATH_MAX];
 };
 
@@ -475,6 +488,8 @@ PT_HIDDEN int pt_defer_hold(const struct pt_chan *ch, const struct pt_body *b,
 /* Move the frame held for child to out (PT_DEFER_BYTES); its length, or 0
  * if none is held. */
 PT_HIDDEN size_t pt_defer_take(pid_t child, unsigned char *out);
+/* Is a frame held for child (by the owner: only it holds)?  1 or 0. */
+PT_HIDDEN int pt_defer_holds(pid_t child);
 /* Send every held frame through ch now (owner only; others: nothing). */
 PT_HIDDEN void pt_defer_flush(struct pt_chan *ch);
 /* Fork child: drop the parent's held frames (the parent sends them). */

@@ -45,7 +45,16 @@ static uint64_t clock_ns(clockid_t clock)
 {
 	struct timespec ts;
 
-	pt_sys_clock_gettime(clock, &ts);
+	/* A fork child starts without the vDSO's page table entries (the
+	 * kernel copies none of a special mapping's), so its first read
+	 * there is a page fault, dearer than the system call on the
+	 * machines where faults cost most (doc/performance.md, "The
+	 * library's pages and calls at the floor"); an image reads its
+	 * clocks where ld.so has touched the vDSO already. */
+	if (pt.forked)
+		PT_SC2(SYS_clock_gettime, clock, &ts);
+	else
+		pt_sys_clock_gettime(clock, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 

@@ -20,8 +20,10 @@
  * The same look tells whether the collector should trace the image
  * (seize.c): one that will not load the library (no PT_INTERP) or is Go
  * (its build-id note, in the first page), set-id and file capabilities
- * excepted.  Exec hooks that have no mailbox to fill, and posix_spawn,
- * look too, once per absolute path that loads the library.  Those may
+ * excepted; and whether it is of the other ELF class (env.c's repair:
+ * the head read once for both).  Exec hooks that have no mailbox to
+ * fill, and posix_spawn, look too, once per absolute path that loads
+ * the library.  Those may
  * run beside other threads of the program: there the file is opened on
  * a thread of ours with a descriptor table of its own (alone.c), so that
  * no other thread's closefrom and open can meet our descriptor.
@@ -141,6 +143,8 @@ struct classify_args {
 	char *interp;
 	size_t cap;
 	int r;
+	int foreign;    /* an ELF file of the other class than ours */
+	int known;      /* foreign is known: the head was read */
 };
 
 /*
@@ -169,10 +173,13 @@ static int classify_fn(void *arg)
 	    (stx.stx_mode & (S_ISUID | S_ISGID)))
 		goto out;
 	got = pread_at(fd, buf, sizeof buf, 0);
+	a->known = got >= 0;
 	if (got >= 4 && buf[0] == ELFMAG0 && buf[1] == ELFMAG1 &&
 	    buf[2] == ELFMAG2 && buf[3] == ELFMAG3) {
 		int go;
 
+		a->foreign = got > EI_CLASS && buf[EI_CLASS] !=
+			     (sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32);
 		r = has_interp(fd, buf, (size_t)got, &go) && !go ? LOADS : NOT;
 		if (r == NOT && got >= (ssize_t)sizeof(ehdr_t) &&
 		    ((const ehdr_t *)(const void *)buf)->e_ident[EI_CLASS] ==
@@ -204,25 +211,28 @@ out:
  * file is then opened where no other thread's close or open reaches its
  * descriptor (alone.c).
  */
-static int classify(const char *path, char *interp, size_t cap)
+static int classify(const char *path, char *interp, size_t cap,
+		    int *foreign)
 {
-	struct classify_args a = { path, interp, cap, MISSING };
+	struct classify_args a = { path, interp, cap, MISSING, 0, 0 };
 
 	pt_alone_call(-1, classify_fn, &a);
+	*foreign = a.known ? a.foreign : -1;
 	return a.r;
 }
 
-/* 1 if path's image loads the library, 0 if not, -1 if path is missing. */
 /* PT_TARGET_LOADS, PT_TARGET_TRACE or 0 for path's image, -1 if path
- * is missing. */
-static int loads(const char *path)
+ * is missing; *foreign: 1 if it is an ELF image of the other class than
+ * ours, or a script run by one (pt_target_foreign), -1 if not known (a
+ * set-id file is not read). */
+static int look(const char *path, int *foreign)
 {
 	char interp[256];
-	int r = classify(path, interp, sizeof interp);
+	int r = classify(path, interp, sizeof interp, foreign);
 
 	/* the kernel goes one level deeper; so do we */
 	if (r == SCRIPT)
-		r = classify(interp, interp, sizeof interp);
+		r = classify(interp, interp, sizeof interp, foreign);
 	switch (r) {
 	case LOADS:
 		return PT_TARGET_LOADS;
@@ -233,6 +243,80 @@ static int loads(const char *path)
 	default:
 		return 0;
 	}
+}
+
+static int loads(const char *path)
+{
+	int foreign;
+
+	return look(path, &foreign);
+}
+
+/*
+ * Absolute paths whose image loaded the library when this process (or a
+ * vfork child of it) looked: an exec or spawn of one asks no system call
+ * again, neither whether it loads the library nor whether it is of the
+ * other ELF class (an image that loads it is not).  A fork child's exec
+ * hook looks once, for both questions: the environment's repair asks
+ * first, the EXEC's mailbox then finds the answer here.  Only that
+ * verdict is kept: a file rebuilt static or set-id since is then not
+ * traced but watched, as before, never traced wrongly (and its EXEC,
+ * left with the parent, is lost only if the parent is killed outright).  Slots are single words
+ * stored and loaded atomically, a hash of the path (0: empty): threads
+ * and vfork children may write them at once, and a collision costs a
+ * static program its trace, nothing else.
+ */
+#define SEEN_SLOTS 16   /* in pt: words, as i386 has no libatomic */
+#define seen pt.target_seen
+#define seen_next pt.target_seen_next
+
+static uintptr_t path_hash(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 0x100000001b3ull;
+	return (uintptr_t)(h ^ (h >> 32)) | 1;
+}
+
+/* Is path's image one that loaded the library when we looked? */
+static int seen_has(const char *path)
+{
+	uintptr_t h;
+	unsigned i;
+
+	if (path[0] != '/')
+		return 0;
+	h = path_hash(path);
+	for (i = 0; i < SEEN_SLOTS; i++)
+		if (__atomic_load_n(&seen[i], __ATOMIC_RELAXED) == h)
+			return 1;
+	return 0;
+}
+
+static void seen_add(const char *path)
+{
+	unsigned i;
+
+	if (path[0] != '/')
+		return;
+	i = __atomic_fetch_add(&seen_next, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&seen[i % SEEN_SLOTS], path_hash(path),
+			 __ATOMIC_RELAXED);
+}
+
+/* loads(), without a system call for an absolute path seen to load the
+ * library before, and noting one that does. */
+static int loads_seen(const char *path)
+{
+	int r;
+
+	if (seen_has(path))
+		return PT_TARGET_LOADS;
+	r = loads(path);
+	if (r == PT_TARGET_LOADS)
+		seen_add(path);
+	return r;
 }
 
 /*
@@ -310,6 +394,29 @@ static int foreign(const char *path)
 	return 0;
 }
 
+/*
+ * foreign(), from the look the exec and spawn hooks take at the file
+ * anyway (look(), the head read once for both questions): an image that
+ * loads the library is of our class, and one seen to load it before is
+ * not read again.  Only a file whose head look() did not read (set-id)
+ * is read by foreign() itself.
+ */
+static int foreign_seen(const char *path)
+{
+	int r, f;
+
+	if (seen_has(path))
+		return 0;
+	r = look(path, &f);
+	if (r == PT_TARGET_LOADS) {
+		seen_add(path);
+		return 0;
+	}
+	if (r < 0)
+		return -1;
+	return f >= 0 ? f : foreign(path);
+}
+
 void pt_target_ask_loader(void)
 {
 #ifdef PT_FOREIGN_LOADER
@@ -335,54 +442,25 @@ int pt_target_foreign(const char *file, int search)
 		return 0;
 	}
 	if (search && !pt_strchr(file, '/'))
-		r = searched(file, foreign);
+		r = searched(file, foreign_seen);
 	else
-		r = foreign(file) > 0;
+		r = foreign_seen(file) > 0;
 	pt_errno_restore(saved);
 	return r;
 }
 
-/*
- * Absolute paths whose image loaded the library when this process (or a
- * vfork child of it) looked: an exec or spawn of one that has no
- * mailbox to fill asks no system call again.  Only that verdict is
- * kept: a file rebuilt static or set-id since is then not traced but
- * watched, as before, never traced wrongly.  Slots are single words
- * stored and loaded atomically, a hash of the path (0: empty): threads
- * and vfork children may write them at once, and a collision costs a
- * static program its trace, nothing else.
- */
-#define SEEN_SLOTS 16
-static uintptr_t seen[SEEN_SLOTS];      /* a word: no libatomic on i386 */
-static unsigned seen_next;
-
-static uintptr_t path_hash(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 0x100000001b3ull;
-	return (uintptr_t)(h ^ (h >> 32)) | 1;
-}
-
 int pt_target_kind_seen(const char *file, int search)
 {
-	uintptr_t h = 0;
-	unsigned i;
-	int r;
+	int saved = errno, r;
 
-	if (!search && file && file[0] == '/') {
-		h = path_hash(file);
-		for (i = 0; i < SEEN_SLOTS; i++)
-			if (__atomic_load_n(&seen[i], __ATOMIC_RELAXED) == h)
-				return PT_TARGET_LOADS;
-	}
-	r = pt_target_kind(file, search);
-	if (r == PT_TARGET_LOADS && h) {
-		i = __atomic_fetch_add(&seen_next, 1, __ATOMIC_RELAXED);
-		__atomic_store_n(&seen[i % SEEN_SLOTS], h, __ATOMIC_RELAXED);
-	}
-	return r;
+	if (!file || !*file)
+		r = 0;
+	else if (search && !pt_strchr(file, '/'))
+		r = searched(file, loads_seen);
+	else
+		r = loads_seen(file);
+	pt_errno_restore(saved);
+	return r > 0 ? r : 0;
 }
 
 int pt_target_kind(const char *file, int search)

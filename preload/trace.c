@@ -235,7 +235,7 @@ static void send_relayed(struct pt_chan *ch, int dfd, const char *name)
 }
 
 /* The known tool's file ("TOOL=FILE" in the pool), left in place. */
-static void send_known(struct pt_chan *ch)
+static __attribute__((noinline)) void send_known(struct pt_chan *ch)
 {
 	char from[16];
 	const char *entry = PT_STR(trace_known), *eq = pt_strchr(entry, '=');
@@ -248,16 +248,13 @@ static void send_known(struct pt_chan *ch)
 	send_file(ch, AT_FDCWD, eq + 1, from, eq + 1, 1);
 }
 
-void pt_trace_send(struct pt_chan *ch)
+/* The relay directory's files of this pid, sent and removed. */
+static __attribute__((noinline)) void send_relay(struct pt_chan *ch)
 {
 	char buf[2048], num[24], *pid;
 	long n, off;
 	int dfd, sent = 1, pass;
 
-	if (pt.trace_known)
-		send_known(ch);
-	if (!pt.trace_relay)
-		return;
 	dfd = (int)PT_SC5(SYS_openat, AT_FDCWD, trace_dir(),
 			  O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0, 0);
 	if (dfd < 0)
@@ -287,6 +284,19 @@ void pt_trace_send(struct pt_chan *ch)
 	pt_sys_close(dfd);
 	if (pt.trace_relay == 2)
 		PT_SC3(SYS_unlinkat, AT_FDCWD, trace_dir(), AT_REMOVEDIR);
+}
+
+/*
+ * A small frame in front of the large ones: most images have nothing to
+ * send, and a frame is touched on entry, so the stack page below the
+ * EXIT's would be one more fault in each fork child that ends.
+ */
+void pt_trace_send(struct pt_chan *ch)
+{
+	if (pt.trace_known)
+		send_known(ch);
+	if (pt.trace_relay)
+		send_relay(ch);
 }
 
 static __attribute__((noinline)) int files_send(const struct pt_item *it,
