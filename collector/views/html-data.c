@@ -222,7 +222,7 @@ static void head_deps(const struct pt_report *r, struct pt_sb *sb)
 	struct pt_deps d;
 	const char *why;
 	int64_t off;
-	size_t i;
+	size_t i, k;
 
 	if (m->ncaptures != 1 || !pt_model_files_count(m, NULL) ||
 	    pt_deps_build(m, &d, &why) < 0)
@@ -256,8 +256,16 @@ static void head_deps(const struct pt_report *r, struct pt_sb *sb)
 	pt_sb_addch(sb, ']');
 	key(sb, "jobs", 0);
 	pt_sb_addch(sb, '[');
-	for (i = 0; i < d.njobs; i++) {
-		pt_sb_addstr(sb, i ? ",[" : "[");
+	for (i = 0, k = 0; i < d.njobs; i++) {
+		size_t s;
+
+		/* a job that holds a tool: its jobs are drawn */
+		for (s = 1; s < d.nscopes; s++)
+			if (d.scope[s].parent_job == i)
+				break;
+		if (s < d.nscopes)
+			continue;
+		pt_sb_addstr(sb, k++ ? ",[" : "[");
 		num(sb, d.job[i].e->id);
 		pt_sb_addch(sb, ',');
 		num(sb, d.sched[i].cpu);
