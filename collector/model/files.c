@@ -21,9 +21,21 @@ struct rawacc {
 	char kind;
 };
 
+/* A FILES_WAIT: the process's run-queue wait since its fork, as its
+ * image's table went out. */
+struct rawwait {
+	uint32_t capture, pid;
+	uint64_t mono;
+	int64_t sent_ns;
+	uint64_t wait_ns;
+};
+
 struct pt_files {
 	struct rawacc *raw;
 	size_t nraw, craw, cap_first;
+	struct rawwait *rw;
+	size_t nrw, crw, rw_first;
+	int64_t *wait;                  /* per execution id: its own wait, -1 */
 	struct pt_file_access *acc;     /* grouped by execution */
 	size_t *first;                  /* per execution id; [nexec] */
 	size_t nexec;
@@ -43,7 +55,8 @@ static struct pt_files *files_of(struct pt_model_priv *p)
 static int known_kind(char k)
 {
 	return k == PT_FILE_READ || k == PT_FILE_WRITE || k == PT_FILE_DELETE ||
-	       k == PT_FILE_NEW || k == PT_FILE_MKDIR || k == PT_FILE_PROBE;
+	       k == PT_FILE_NEW || k == PT_FILE_MKDIR || k == PT_FILE_PROBE ||
+	       k == PT_FILE_DIRSTAT || k == PT_FILE_MISSING;
 }
 
 void pt_files_add(struct build *b, uint32_t pid, uint64_t t,
@@ -70,6 +83,22 @@ void pt_files_add(struct build *b, uint32_t pid, uint64_t t,
 		}
 		if (tag == PT_TAG_FILES_DROPPED) {
 			f->dropped += strtoull(s, NULL, 10);
+			continue;
+		}
+		if (tag == PT_TAG_FILES_WAIT) {
+			struct rawwait *w;
+
+			if (!n || s[0] < '0' || s[0] > '9')
+				continue;
+			if (f->nrw == f->crw) {
+				f->crw = f->crw ? 2 * f->crw : 256;
+				f->rw = pt_xrealloc(f->rw, f->crw * sizeof *f->rw);
+			}
+			w = &f->rw[f->nrw++];
+			w->capture = b->capture;
+			w->pid = pid;
+			w->mono = t;
+			w->wait_ns = strtoull(s, NULL, 10);
 			continue;
 		}
 		if (tag != PT_TAG_FILE)
@@ -118,6 +147,14 @@ void pt_files_end_capture(struct build *b)
 		r->at = (uint64_t)((int64_t)r->at + b->offset);
 	}
 	f->cap_first = f->nraw;
+	for (i = f->rw_first; i < f->nrw; i++) {
+		struct rawwait *w = &f->rw[i];
+
+		if (b->ns.n)
+			w->pid = pt_pidns_resolve(&b->ns, w->pid);
+		w->sent_ns = (int64_t)w->mono + b->offset;
+	}
+	f->rw_first = f->nrw;
 }
 
 static int cmp_proc(const void *x, const void *y)
@@ -154,6 +191,45 @@ static const struct pt_exec *find(const struct pt_exec **e, size_t n,
 		return NULL;
 	return e[lo - 1]->capture == c && e[lo - 1]->pid == pid ?
 	       e[lo - 1] : NULL;
+}
+
+/*
+ * Each execution's own run-queue wait: the last FILES_WAIT it sent, less
+ * the last its process sent before exec'ing into it (the execution of
+ * the same pid and parent just before it in by, ordered by process),
+ * whose counter goes on across the exec.  by: sorted by cmp_proc.
+ */
+static void attach_wait(struct pt_files *f, const struct pt_exec **by,
+			size_t n)
+{
+	int64_t *last = pt_xmalloc((n ? n : 1) * sizeof *last);
+	size_t i;
+
+	free(f->wait);
+	f->wait = pt_xmalloc((n ? n : 1) * sizeof *f->wait);
+	for (i = 0; i < n; i++)
+		last[i] = f->wait[i] = -1;
+	for (i = 0; i < f->nrw; i++) {
+		const struct rawwait *w = &f->rw[i];
+		const struct pt_exec *e = find(by, n, w->capture, w->pid,
+					       w->sent_ns);
+
+		if (e && (int64_t)w->wait_ns > last[e->id])
+			last[e->id] = (int64_t)w->wait_ns;
+	}
+	for (i = 0; i < n; i++) {
+		const struct pt_exec *e = by[i], *prev = i ? by[i - 1] : NULL;
+		int64_t w = last[e->id];
+
+		if (w < 0)
+			continue;
+		if (prev && prev->capture == e->capture && prev->pid == e->pid &&
+		    prev->parent == e->parent && e->type == PT_EXEC_EXEC &&
+		    last[prev->id] >= 0 && last[prev->id] <= w)
+			w -= last[prev->id];
+		f->wait[e->id] = w;
+	}
+	free(last);
 }
 
 void pt_files_attach(struct pt_model *m)
@@ -204,6 +280,7 @@ void pt_files_attach(struct pt_model *m)
 		free(fill);
 	}
 	free(owner);
+	attach_wait(f, by, m->n);
 	free(by);
 }
 
@@ -217,6 +294,15 @@ const struct pt_file_access *pt_model_files(const struct pt_model *m,
 		return NULL;
 	*n = f->first[e->id + 1] - f->first[e->id];
 	return *n ? &f->acc[f->first[e->id]] : NULL;
+}
+
+int64_t pt_model_wait(const struct pt_model *m, const struct pt_exec *e)
+{
+	const struct pt_files *f = m->priv ? m->priv->files : NULL;
+
+	if (!f || !f->wait || e->id >= f->nexec)
+		return -1;
+	return f->wait[e->id];
 }
 
 size_t pt_model_files_count(const struct pt_model *m, uint64_t *dropped)
@@ -235,6 +321,8 @@ void pt_files_free(struct pt_model_priv *p)
 	free(p->files->raw);
 	free(p->files->acc);
 	free(p->files->first);
+	free(p->files->rw);
+	free(p->files->wait);
 	free(p->files);
 	p->files = NULL;
 }

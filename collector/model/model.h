@@ -183,12 +183,22 @@ struct pt_file_access {
 	const char *path;               /* absolute, interned: equal paths are
 					 * the same pointer */
 	int64_t time_ns;                /* Unix epoch ns */
-	char kind;                      /* 'r' 'w' 'd' 'n' 'k' 'p' */
+	char kind;                      /* 'r' 'w' 'd' 'n' 'k' 'p' 's' 'm':
+					 * enum pt_file_kind */
 };
 
 /* Execution e's file accesses, *n of them (NULL and 0: none). */
 const struct pt_file_access *pt_model_files(const struct pt_model *m,
 					    const struct pt_exec *e, size_t *n);
+
+/*
+ * Execution e's own run-queue wait in ns: the time its process's main
+ * thread was runnable but waiting for a CPU while e ran (from its fork,
+ * for a process's first image), as the `record --files` library read it
+ * from /proc/self/schedstat at e's end (FILES_WAIT, doc/format.md).
+ * -1: not known (no --files, an untraced image, or not readable).
+ */
+int64_t pt_model_wait(const struct pt_model *m, const struct pt_exec *e);
 
 /* How many file accesses the model holds (0: the capture was made
  * without --files); *dropped (if not NULL): those the images could not

@@ -16,6 +16,8 @@ const char *pt_file_kind_name(char kind)
 	case 'n': return "new";
 	case 'k': return "mkdir";
 	case 'p': return "probe";
+	case 's': return "dirstat";
+	case 'm': return "missing";
 	case 'x': return "exec";
 	}
 	return "other";

@@ -380,6 +380,13 @@ static void exec_event(struct trace *t, struct out *o, const struct pt_exec *e,
 	else
 		lit(o, "null");
 	opt_int(o, "max_rss_kb", e->maxrss_kb, e->maxrss_kb >= 0);
+	{
+		/* Known only from a capture made with --files. */
+		int64_t w = pt_model_wait(t->m, e);
+
+		if (w >= 0)
+			opt_int(o, "wait_ns", w, 1);
+	}
 	lit(o, ",\"package\":");
 	pt_sb_reset(tmp);
 	pt_exec_package(e, tmp);

@@ -136,6 +136,8 @@ enum pt_tag {
 	PT_TAG_FILES_DROPPED = 16,      /* FILES: accesses not kept, decimal */
 	PT_TAG_FILES_BASE = 17,         /* FILES: the FILE items' time 0 */
 	PT_TAG_FILES_TIMES = 18,        /* FILES: the FILE items' times */
+	PT_TAG_FILES_WAIT = 19,         /* FILES: the process's run-queue wait
+					 * so far, ns, decimal (below) */
 };
 
 /*
@@ -265,7 +267,12 @@ struct pt_rec_exit {                    /* 32 bytes */
  * image accessed, at that time first: K, one byte of enum pt_file_kind;
  * a space; PATH, absolute and lexically normal (no ".", "..", "//"),
  * bytes.  FILES_DROPPED, in the last record of a batch, counts accesses
- * the table could not keep.
+ * the table could not keep.  FILES_WAIT, once in each batch:
+ * the time the process's main thread spent runnable but waiting for a
+ * CPU since its fork, in ns (/proc/self/schedstat's second field, which
+ * an exec does not reset), read as the batch went out: at the image's
+ * end or before its exec.  A batch with no access is sent for it alone
+ * (BASE, an empty TIMES, WAIT).  Absent: not readable.
  */
 enum pt_file_kind {
 	PT_FILE_READ   = 'r',           /* opened for reading */
@@ -274,6 +281,10 @@ enum pt_file_kind {
 	PT_FILE_NEW    = 'n',           /* a name made: rename, link, symlink */
 	PT_FILE_MKDIR  = 'k',           /* a directory made */
 	PT_FILE_PROBE  = 'p',           /* stat (not of a directory), access */
+	PT_FILE_DIRSTAT = 's',          /* stat of a directory */
+	PT_FILE_MISSING = 'm',          /* open, stat, access or exec of a path
+					 * that is not there (ENOENT, ENOTDIR),
+					 * or a PATH search's miss */
 };
 
 /* Variables whose values HELLO always carries when they are set. */
