@@ -446,9 +446,14 @@ static void spans(struct bld *b)
 
 	for (i = 0; i < b->nj; i++) {
 		b->j[i].cpu_ns = 0;
+		b->j[i].wait_ns = -1;
 		for (k = 0; k < b->own[i].n; k++) {
 			const struct pt_exec *e = b->own[i].e[k];
+			int64_t w = pt_model_wait(b->m, e);
 
+			if (w >= 0)
+				b->j[i].wait_ns = (b->j[i].wait_ns > 0 ?
+						   b->j[i].wait_ns : 0) + w;
 			if (e->start_ns < b->j[i].start_ns)
 				b->j[i].start_ns = e->start_ns;
 			if (e->end_ns > b->j[i].end_ns)
@@ -613,6 +618,7 @@ struct touch {
 	int64_t r, w, k, del, miss;     /* first read or probe, write or new
 					 * name, mkdir, delete, failed look:
 					 * NONE for none */
+	int64_t dstat;                  /* a stat that found a directory */
 	uint8_t strong;                 /* really read, not probed */
 };
 
@@ -678,7 +684,7 @@ static void touch(struct pathtab *pt, const char *path, uint32_t job,
 			pe->t = pt_xrealloc(pe->t, pe->cap * sizeof *pe->t);
 		}
 		pe->t[pe->n++] = (struct touch){ job, NONE, NONE, NONE, NONE,
-						 NONE, 0 };
+						 NONE, NONE, 0 };
 	}
 	x = &pe->t[pe->n - 1];
 	switch (kind) {
@@ -707,13 +713,13 @@ static void touch(struct pathtab *pt, const char *path, uint32_t job,
 		if (t < x->miss)
 			x->miss = t;
 		break;
+	case 's':
+		/* a directory found: mkdir -p, install -d, test -d look
+		 * for it and would make it themselves */
+		if (t < x->dstat)
+			x->dstat = t;
+		break;
 	}
-}
-
-/* A failed look-up (a path not there), however the capture spells it. */
-static int missing_kind(char k)
-{
-	return k == 'm' || k == 'e';
 }
 
 static void gather(const struct pt_model *m, struct pathtab *pt,
@@ -730,8 +736,7 @@ static void gather(const struct pt_model *m, struct pathtab *pt,
 			touch(pt, e->exe, job, e->start_ns, 'x');
 		a = pt_model_files(m, e, &n);
 		for (i = 0; i < n; i++)
-			touch(pt, a[i].path, job, a[i].time_ns,
-			      missing_kind(a[i].kind) ? 'm' : a[i].kind);
+			touch(pt, a[i].path, job, a[i].time_ns, a[i].kind);
 	}
 }
 
@@ -1038,7 +1043,8 @@ static void path_deps(struct state *st, struct pathent *pe,
 				for (q = 0; q < de->n; q++)
 					if (de->t[q].job == f->job &&
 					    (de->t[q].k != NONE ||
-					     de->t[q].miss != NONE))
+					     de->t[q].miss != NONE ||
+					     de->t[q].dstat != NONE))
 						own = 1;        /* mkdir -p */
 				if (!own)
 					depend(st, mk->job, f->job, pe->path,
@@ -1638,8 +1644,18 @@ int pt_deps_build(const struct pt_model *m, struct pt_deps *d,
 	 * its jobs is work). */
 	dur = pt_xcalloc(b.nj + 1, sizeof *dur);
 	level = pt_xcalloc(b.nj + 1, sizeof *level);
-	for (i = 0; i < b.nj; i++)
+	d->wait_ns = -1;
+	for (i = 0; i < b.nj; i++) {
+		int64_t w = d->job[i].wait_ns;
+
 		dur[i] = d->job[i].dur_ns;
+		if (w < 0)
+			continue;
+		/* Load-free: less the time its processes were runnable but
+		 * waited for a CPU. */
+		d->wait_ns = (d->wait_ns > 0 ? d->wait_ns : 0) + w;
+		dur[i] = dur[i] > w ? dur[i] - w : 0;
+	}
 	{
 		uint64_t *e = pt_xmalloc((d->nedges + d->nheld + 1) * sizeof *e);
 

@@ -19,7 +19,8 @@ struct pt_deps_job {
 	int64_t dur_ns;                 /* its own work: the time its own
 					 * processes ran, less what they
 					 * waited for a tool they started */
-	int64_t cpu_ns;                 /* their CPU time (-1: unknown) */
+	int64_t cpu_ns;                 /* their CPU time */
+	int64_t wait_ns;                /* their run-queue wait, -1: unknown */
 	char *cmd;                      /* command line, as the CSV quotes it */
 	const char *target;             /* the make target whose recipe it
 					 * is, or NULL */
@@ -99,6 +100,8 @@ struct pt_deps {
 	size_t nheld;
 	int64_t cpu_ns;                 /* the jobs' CPU time, all */
 	int64_t work_ns;                /* the jobs' own time, all */
+	int64_t wait_ns;                /* their run-queue wait, -1: unknown
+					 * (a capture without it) */
 	size_t accesses;                /* file accesses in the model */
 	uint64_t dropped;               /* accesses the images did not keep */
 	int machine_cpus;               /* 0: unknown */

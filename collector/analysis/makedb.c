@@ -748,6 +748,70 @@ static void parse(struct pt_makedb *db, char *buf, struct vars *vs,
 	}
 }
 
+/* "FILE:N", N the first line of a recipe, as "FILE:M", M the line of
+ * its rule (where a prerequisite is added): the line above it, and up
+ * over blank and comment lines and a rule's backslash-continued lines. */
+static void rule_lines(struct pt_makedb *db)
+{
+	char *file = NULL, *text = NULL;
+	char **line = NULL;
+	size_t nline = 0, i;
+
+	for (i = 0; i < db->n; i++) {
+		char *w = db->t[i].where, *colon;
+		long l;
+
+		if (!w || !(colon = strrchr(w, ':')) || (l = atol(colon + 1)) < 2)
+			continue;
+		*colon = 0;
+		if (!file || strcmp(file, w)) {
+			struct pt_sb sb = PT_SB_INIT;
+			char *path = join_dir(db->dir, w), *p;
+
+			free(file);
+			free(text);
+			free(line);
+			file = pt_xstrdup(w);
+			line = NULL;
+			nline = 0;
+			text = NULL;
+			if (pt_sb_read_path(&sb, path, 64u << 20) >= 0) {
+				pt_sb_addch(&sb, 0);
+				text = pt_sb_detach(&sb, NULL);
+				for (p = text; p; ) {
+					line = pt_xrealloc(line, (nline + 1) *
+							   sizeof *line);
+					line[nline++] = p;
+					if ((p = strchr(p, '\n')))
+						*p++ = 0;
+				}
+			} else
+				pt_sb_release(&sb);
+			free(path);
+		}
+		*colon = ':';
+		if ((size_t)l > nline)
+			continue;
+		l--;                    /* the line above, 1-based */
+		while (l > 1 && (!line[l - 1][0] || line[l - 1][0] == '#'))
+			l--;
+		while (l > 1 && line[l - 2][0] &&
+		       line[l - 2][strlen(line[l - 2]) - 1] == '\\')
+			l--;
+		{
+			struct pt_sb sb = PT_SB_INIT;
+
+			pt_sb_add(&sb, w, (size_t)(colon - w));
+			pt_sb_addf(&sb, ":%ld", l);
+			free(db->t[i].where);
+			db->t[i].where = pt_sb_detach(&sb, NULL);
+		}
+	}
+	free(file);
+	free(text);
+	free(line);
+}
+
 struct pt_makedb *pt_makedb_read(const struct pt_exec *e)
 {
 	char *av[256], *dir, *buf;
@@ -814,6 +878,7 @@ struct pt_makedb *pt_makedb_read(const struct pt_exec *e)
 		free(raws[i].stem);
 	}
 	free(raws);
+	rule_lines(db);
 	for (i = 0; i < vs.n; i++) {
 		free(vs.v[i].name);
 		free(vs.v[i].value);

@@ -201,8 +201,15 @@ int pt_deps_write_text(const struct pt_deps *d, int width, FILE *f)
 		pt_sb_addf(&sb, " (%.0f %%)", 100.0 * (double)d->cpu_ns /
 			   (double)d->work_ns);
 	line(f, width, sb.buf);
-	line(f, width, "  (each job's wall time as recorded: load inflates "
-	     "it)");
+	if (d->wait_ns >= 0) {
+		pt_sb_reset(&sb);
+		pt_sb_addf(&sb, "  they waited %.2f s for a CPU (%.0f %% of their "
+			   "time), taken off", sec(d->wait_ns), d->work_ns > 0 ?
+			   100.0 * (double)d->wait_ns / (double)d->work_ns : 0.0);
+		line(f, width, sb.buf);
+	} else
+		line(f, width, "  (each job's wall time as recorded: load "
+		     "inflates it)");
 	if (d->ncrit) {
 		pt_sb_reset(&sb);
 		pt_sb_addstr(&sb, "critical path: ");
@@ -427,11 +434,14 @@ int pt_deps_write_json(const struct pt_deps *d, FILE *f)
 		jstr(&sb, d->scope[j->scope].e ?
 		     pt_exec_prog(d->scope[j->scope].e) : "");
 		pt_sb_addf(&sb, ", \"scope\": %zu, \"start\": %.6f, \"end\": "
-			   "%.6f, \"own\": %.6f, \"cpu\": %.6f, \"wait\": null"
-			   ", \"holds_tool\": %s}", j->scope,
-			   sec(j->start_ns - t0), sec(j->end_ns - t0),
-			   sec(j->dur_ns), sec(j->cpu_ns),
-			   holds ? "true" : "false");
+			   "%.6f, \"own\": %.6f, \"cpu\": %.6f, \"wait\": ",
+			   j->scope, sec(j->start_ns - t0), sec(j->end_ns - t0),
+			   sec(j->dur_ns), sec(j->cpu_ns));
+		if (j->wait_ns >= 0)
+			pt_sb_addf(&sb, "%.6f", sec(j->wait_ns));
+		else
+			pt_sb_addstr(&sb, "null");
+		pt_sb_addf(&sb, ", \"holds_tool\": %s}", holds ? "true" : "false");
 	}
 	pt_sb_addstr(&sb, "],\n \"edges\": [");
 	for (i = 0; i < d->nedges; i++) {
