@@ -28,6 +28,8 @@
 
 #include "analysis/analysis.h"
 #include "analysis/deps.h"
+#include "analysis/depjobs.h"
+#include "analysis/depsched.h"
 #include "analysis/makedb.h"
 #include "base/strbuf.h"
 #include "base/util.h"
@@ -38,494 +40,6 @@
 #define SER_MAX 10
 #define RACE_MAX 50
 #define CUTS_MAX 400
-#define NONE INT64_MAX
-
-static int tool_kind(const struct pt_exec *e)
-{
-	static const char *const tools[] = { "make", "gmake", "ninja",
-		"samu", "dune", "opam", "cargo", NULL };
-	const char *p = pt_exec_prog(e);
-	size_t i;
-
-	if (!e->first_child)
-		return -1;
-	for (i = 0; tools[i]; i++)
-		if (!strcmp(p, tools[i]))
-			return i < 2 ? PT_DEPS_MAKE : PT_DEPS_NINJA;
-	return -1;
-}
-
-/* ---- building scopes and jobs ---- */
-
-struct own {                            /* a job's own executions */
-	const struct pt_exec **e;
-	size_t n, cap;
-};
-
-struct dbcache {
-	char *key;
-	struct pt_makedb *db;
-};
-
-struct bld {
-	const struct pt_model *m;
-	struct pt_deps_job *j;
-	struct own *own;
-	size_t nj, cj;
-	struct pt_deps_scope *s;
-	size_t ns, cs;
-	struct dbcache *dbc;
-	size_t ndbc;
-};
-
-static size_t new_scope(struct bld *b, int kind, const struct pt_exec *e,
-			size_t parent_job)
-{
-	if (b->ns == b->cs) {
-		b->cs = b->cs ? 2 * b->cs : 16;
-		b->s = pt_xrealloc(b->s, b->cs * sizeof *b->s);
-	}
-	memset(&b->s[b->ns], 0, sizeof *b->s);
-	b->s[b->ns].kind = (enum pt_deps_scope_kind)kind;
-	b->s[b->ns].e = e;
-	b->s[b->ns].parent_job = parent_job;
-	b->s[b->ns].start_ns = NONE;
-	b->s[b->ns].end_ns = -NONE;
-	return b->ns++;
-}
-
-static size_t new_job(struct bld *b, size_t scope, const struct pt_exec *e)
-{
-	if (b->nj == b->cj) {
-		b->cj = b->cj ? 2 * b->cj : 64;
-		b->j = pt_xrealloc(b->j, b->cj * sizeof *b->j);
-		b->own = pt_xrealloc(b->own, b->cj * sizeof *b->own);
-	}
-	memset(&b->j[b->nj], 0, sizeof *b->j);
-	memset(&b->own[b->nj], 0, sizeof *b->own);
-	b->j[b->nj].e = e;
-	b->j[b->nj].scope = scope;
-	b->j[b->nj].start_ns = NONE;
-	b->j[b->nj].end_ns = -NONE;
-	b->j[b->nj].dir = e->cwd;
-	return b->nj++;
-}
-
-static void own_add(struct own *o, const struct pt_exec *e)
-{
-	if (o->n == o->cap) {
-		o->cap = o->cap ? 2 * o->cap : 8;
-		o->e = pt_xrealloc(o->e, o->cap * sizeof *o->e);
-	}
-	o->e[o->n++] = e;
-}
-
-static void tool_scope(struct bld *b, const struct pt_exec *e, int kind,
-		       size_t parent_job, int depth);
-
-/* e and what it started go to job j; a build tool among them is a scope
- * of its own, held by j. */
-static void add_exec(struct bld *b, size_t j, const struct pt_exec *e,
-		     int depth)
-{
-	const struct pt_exec *c;
-	int kind = tool_kind(e);
-
-	if (kind >= 0 && depth < 24) {
-		tool_scope(b, e, kind, j, depth + 1);
-		return;
-	}
-	own_add(&b->own[j], e);
-	for (c = e->first_child; c; c = c->next_sibling)
-		add_exec(b, j, c, depth);
-}
-
-/* Executions in groups: the images of one pid (an exec chain) are one.
- * Group k is mem[off[k] .. off[k + 1]). */
-struct groups {
-	const struct pt_exec **mem;
-	size_t *off;
-	size_t count;
-};
-
-static void groups_make(const struct pt_exec *const *x, size_t n,
-			struct groups *g)
-{
-	size_t i, k, *grp = pt_xmalloc((n + 1) * sizeof *grp), *cnt;
-
-	g->count = 0;
-	for (i = 0; i < n; i++) {
-		for (k = i; k-- > 0;)
-			if (x[k]->pid == x[i]->pid && x[i]->pid > 0)
-				break;
-		grp[i] = k != (size_t)-1 ? grp[k] : g->count++;
-	}
-	cnt = pt_xcalloc(g->count + 1, sizeof *cnt);
-	for (i = 0; i < n; i++)
-		cnt[grp[i] + 1]++;
-	for (k = 0; k < g->count; k++)
-		cnt[k + 1] += cnt[k];
-	g->off = pt_xmalloc((g->count + 1) * sizeof *g->off);
-	memcpy(g->off, cnt, (g->count + 1) * sizeof *g->off);
-	g->mem = pt_xmalloc((n + 1) * sizeof *g->mem);
-	for (i = 0; i < n; i++)
-		g->mem[cnt[grp[i]]++] = x[i];
-	free(cnt);
-	free(grp);
-}
-
-static void groups_of(const struct pt_exec *first, struct groups *g)
-{
-	const struct pt_exec **x = NULL, *c;
-	size_t n = 0, cap = 0;
-
-	for (c = first; c; c = c->next_sibling) {
-		if (n == cap) {
-			cap = cap ? 2 * cap : 16;
-			x = pt_xrealloc(x, cap * sizeof *x);
-		}
-		x[n++] = c;
-	}
-	groups_make(x, n, g);
-	free(x);
-}
-
-#define GN(g, k) ((g)->off[(k) + 1] - (g)->off[k])
-#define GAT(g, k, i) ((g)->mem[(g)->off[k] + (i)])
-#define GFIRST(g, k) GAT(g, k, 0)
-
-static void groups_free(struct groups *g)
-{
-	free(g->mem);
-	free(g->off);
-}
-
-/* The command make handed over: a shell's -c text, else the words. */
-static char *recipe_text(const struct pt_exec *e)
-{
-	struct pt_sb sb = PT_SB_INIT;
-	const char *p = pt_exec_prog(e);
-	size_t i;
-
-	if (!strcmp(p, "sh") || !strcmp(p, "bash") || !strcmp(p, "dash")) {
-		for (i = 1; i + 1 < e->argc; i++) {
-			const char *a = pt_exec_arg(e, i);
-
-			if (a[0] == '-' && strchr(a, 'c')) {
-				pt_sb_addstr(&sb, pt_exec_arg(e, i + 1));
-				return pt_sb_detach(&sb, NULL);
-			}
-		}
-	}
-	for (i = 0; i < e->argc; i++) {
-		if (i)
-			pt_sb_addch(&sb, ' ');
-		pt_sb_addstr(&sb, pt_exec_arg(e, i));
-	}
-	if (!sb.buf)
-		pt_sb_addstr(&sb, "");
-	return pt_sb_detach(&sb, NULL);
-}
-
-/* The target of make's database whose file e, or what it ran, wrote. */
-static long written_target(const struct bld *b, const struct pt_makedb *db,
-			   const struct pt_exec *e, int depth)
-{
-	const struct pt_file_access *a;
-	const struct pt_exec *c;
-	size_t n, i;
-	long t;
-
-	a = pt_model_files(b->m, e, &n);
-	for (i = 0; i < n; i++)
-		if ((a[i].kind == 'w' || a[i].kind == 'n' ||
-		     a[i].kind == 'k') &&
-		    (t = pt_makedb_find(db, a[i].path)) >= 0 &&
-		    db->t[t].where)
-			return t;
-	if (depth > 16)
-		return -1;
-	for (c = e->first_child; c; c = c->next_sibling)
-		if (tool_kind(c) < 0 &&
-		    (t = written_target(b, db, c, depth + 1)) >= 0)
-			return t;
-	return -1;
-}
-
-static struct pt_makedb *db_of(struct bld *b, const struct pt_exec *e,
-			       int kind)
-{
-	struct pt_sb key = PT_SB_INIT;
-	size_t i;
-
-	pt_sb_addstr(&key, e->cwd);
-	for (i = 0; i < e->argc; i++) {
-		pt_sb_addch(&key, 0);
-		pt_sb_addstr(&key, pt_exec_arg(e, i));
-	}
-	pt_sb_addch(&key, 0);
-	for (i = 0; i < b->ndbc; i++)
-		if (!memcmp(b->dbc[i].key, key.buf, key.len)) {
-			pt_sb_release(&key);
-			return b->dbc[i].db;
-		}
-	b->dbc = pt_xrealloc(b->dbc, (b->ndbc + 1) * sizeof *b->dbc);
-	b->dbc[b->ndbc].key = pt_sb_detach(&key, NULL);
-	b->dbc[b->ndbc].db = kind == PT_DEPS_MAKE ? pt_makedb_read(e) :
-			     pt_makedb_read_ninja(e);
-	return b->dbc[b->ndbc++].db;
-}
-
-/* When make had read its makefiles: its last read of a file.  What it
- * started before is $(shell ...) at parse time, no recipe. */
-static int64_t parsed_at(const struct bld *b, const struct pt_exec *e)
-{
-	const struct pt_file_access *a;
-	size_t n, i;
-	int64_t t = e->start_ns;
-
-	a = pt_model_files(b->m, e, &n);
-	for (i = 0; i < n; i++)
-		if (a[i].kind == 'r' && a[i].time_ns > t)
-			t = a[i].time_ns;
-	return t;
-}
-
-static void tool_scope(struct bld *b, const struct pt_exec *e, int kind,
-		       size_t parent_job, int depth)
-{
-	size_t s = new_scope(b, kind, e, parent_job), k, i;
-	struct groups g;
-	struct pt_makedb *db = NULL;
-	long *tg;
-	size_t *job;
-	int64_t parsed = NONE, first_recipe = NONE;
-
-	groups_of(e->first_child, &g);
-	if (kind == PT_DEPS_MAKE || !strcmp(pt_exec_prog(e), "ninja")) {
-		parsed = kind == PT_DEPS_MAKE ? parsed_at(b, e) : NONE;
-		db = db_of(b, e, kind);
-		b->s[s].db = db;
-		b->s[s].declared = db != NULL;
-		b->s[s].notparallel = db && db->notparallel;
-	}
-	tg = pt_xmalloc((g.count + 1) * sizeof *tg);
-	job = pt_xmalloc((g.count + 1) * sizeof *job);
-	for (k = 0; k < g.count; k++) {
-		tg[k] = -1;
-		if (!db)
-			continue;
-		for (i = 0; i < GN(&g, k) && tg[k] < 0 &&
-			    kind == PT_DEPS_MAKE; i++) {
-			const struct pt_exec *x = GAT(&g, k, i);
-			char *cmd;
-
-			cmd = recipe_text(x);
-			tg[k] = pt_makedb_match(db, cmd);
-			free(cmd);
-		}
-		if (tg[k] < 0)
-			tg[k] = written_target(b, db, GFIRST(&g, k), 0);
-		if (tg[k] >= 0 && GFIRST(&g, k)->start_ns < first_recipe)
-			first_recipe = GFIRST(&g, k)->start_ns;
-	}
-	for (k = 0; k < g.count; k++) {
-		const struct pt_exec *f = GFIRST(&g, k);
-		size_t j = SIZE_MAX, q;
-
-		job[k] = SIZE_MAX;
-		if (kind == PT_DEPS_MAKE && tg[k] < 0 && tool_kind(f) < 0 &&
-		    (f->start_ns < parsed ||
-		     (first_recipe != NONE && f->start_ns < first_recipe)))
-			continue;               /* $(shell ...) while parsing */
-		/* The lines of one recipe are one job. */
-		for (q = 0; q < k && tg[k] >= 0; q++)
-			if (tg[q] == tg[k] && job[q] != SIZE_MAX)
-				j = job[q];
-		if (j == SIZE_MAX) {
-			j = new_job(b, s, f);
-			if (tg[k] >= 0) {
-				b->j[j].target = db->t[tg[k]].name;
-				b->j[j].where = db->t[tg[k]].where;
-				b->j[j].dir = db->dir;
-			}
-		}
-		job[k] = j;
-		for (i = 0; i < GN(&g, k); i++)
-			add_exec(b, j, GAT(&g, k, i), depth);
-	}
-	free(tg);
-	free(job);
-	groups_free(&g);
-}
-
-/* From a root down: a chain of single children is a wrapper; the first
- * execution with more than one child group drives the build (a script:
- * each child a job); a build tool is a scope. */
-static void driver(struct bld *b, size_t scope, const struct groups *rg,
-		   size_t k, int depth)
-{
-	struct groups cg = { NULL, NULL, 0 };
-	size_t i, j, c, n = GN(rg, k);
-	const struct pt_exec *last = NULL;
-
-	for (i = 0; i < n; i++) {
-		const struct pt_exec *x = GAT(rg, k, i);
-
-		if (tool_kind(x) >= 0 || depth > 8) {
-			j = new_job(b, scope, GFIRST(rg, k));
-			for (i = 0; i < n; i++)
-				add_exec(b, j, GAT(rg, k, i), 0);
-			return;
-		}
-	}
-	/* the child groups of all the images of the chain */
-	{
-		const struct pt_exec **x = NULL, *ch;
-		size_t nx = 0, cap = 0;
-
-		for (i = 0; i < n; i++) {
-			last = GAT(rg, k, i);
-			for (ch = last->first_child; ch; ch = ch->next_sibling) {
-				if (nx == cap) {
-					cap = cap ? 2 * cap : 16;
-					x = pt_xrealloc(x, cap * sizeof *x);
-				}
-				x[nx++] = ch;
-			}
-		}
-		groups_make(x, nx, &cg);
-		free(x);
-	}
-	if (cg.count == 1) {
-		driver(b, scope, &cg, 0, depth + 1);
-	} else if (!cg.count) {
-		j = new_job(b, scope, GFIRST(rg, k));
-		for (i = 0; i < n; i++)
-			own_add(&b->own[j], GAT(rg, k, i));
-	} else {
-		size_t s;
-
-		j = new_job(b, scope, GFIRST(rg, k));
-		for (i = 0; i < n; i++)
-			own_add(&b->own[j], GAT(rg, k, i));
-		s = new_scope(b, PT_DEPS_SEQ, last, j);
-		for (c = 0; c < cg.count; c++) {
-			size_t jj = new_job(b, s, GFIRST(&cg, c));
-
-			for (i = 0; i < GN(&cg, c); i++)
-				add_exec(b, jj, GAT(&cg, c, i), 0);
-		}
-	}
-	groups_free(&cg);
-}
-
-/* ---- spans and own work ---- */
-
-struct ev {
-	int64_t t;
-	int own, nest;                  /* +1 / -1 */
-};
-
-static int cmp_ev(const void *x, const void *y)
-{
-	const struct ev *a = x, *b = y;
-
-	if (a->t != b->t)
-		return a->t < b->t ? -1 : 1;
-	return (a->own + a->nest) - (b->own + b->nest);
-}
-
-/* Spans of jobs and scopes from their executions, inner first; a job's
- * own work: when its own processes ran and no tool it started did. */
-static void spans(struct bld *b)
-{
-	size_t i, k, s;
-	struct ev *ev = NULL;
-	size_t nev = 0, cev = 0;
-
-	for (i = 0; i < b->nj; i++) {
-		b->j[i].cpu_ns = 0;
-		b->j[i].wait_ns = -1;
-		for (k = 0; k < b->own[i].n; k++) {
-			const struct pt_exec *e = b->own[i].e[k];
-			int64_t w = pt_model_wait(b->m, e);
-
-			if (w >= 0)
-				b->j[i].wait_ns = (b->j[i].wait_ns > 0 ?
-						   b->j[i].wait_ns : 0) + w;
-			if (e->start_ns < b->j[i].start_ns)
-				b->j[i].start_ns = e->start_ns;
-			if (e->end_ns > b->j[i].end_ns)
-				b->j[i].end_ns = e->end_ns;
-			b->j[i].cpu_ns += pt_exec_cpu_us(e) * 1000;
-		}
-	}
-	for (s = b->ns; s-- > 1;) {
-		for (i = 0; i < b->nj; i++)
-			if (b->j[i].scope == s) {
-				if (b->j[i].start_ns < b->s[s].start_ns)
-					b->s[s].start_ns = b->j[i].start_ns;
-				if (b->j[i].end_ns > b->s[s].end_ns)
-					b->s[s].end_ns = b->j[i].end_ns;
-			}
-		if (b->s[s].e) {
-			if (b->s[s].e->start_ns < b->s[s].start_ns)
-				b->s[s].start_ns = b->s[s].e->start_ns;
-			if (b->s[s].e->end_ns > b->s[s].end_ns)
-				b->s[s].end_ns = b->s[s].e->end_ns;
-		}
-		if (b->s[s].parent_job != SIZE_MAX) {
-			struct pt_deps_job *pj = &b->j[b->s[s].parent_job];
-
-			if (b->s[s].start_ns < pj->start_ns)
-				pj->start_ns = b->s[s].start_ns;
-			if (b->s[s].end_ns > pj->end_ns)
-				pj->end_ns = b->s[s].end_ns;
-		}
-	}
-	for (i = 0; i < b->nj; i++) {
-		int own = 0, nest = 0;
-		int64_t prev = 0, d = 0;
-
-		nev = 0;
-		for (k = 0; k < b->own[i].n + b->ns; k++) {
-			int64_t st, en;
-			int isown = k < b->own[i].n;
-
-			if (isown) {
-				st = b->own[i].e[k]->start_ns;
-				en = b->own[i].e[k]->end_ns;
-			} else {
-				s = k - b->own[i].n;
-				if (b->s[s].parent_job != i)
-					continue;
-				st = b->s[s].start_ns;
-				en = b->s[s].end_ns;
-			}
-			if (en <= st)
-				continue;
-			if (nev + 2 > cev) {
-				cev = cev ? 2 * cev : 64;
-				ev = pt_xrealloc(ev, cev * sizeof *ev);
-			}
-			ev[nev++] = (struct ev){ st, isown, !isown };
-			ev[nev++] = (struct ev){ en, -isown, -!isown };
-		}
-		qsort(ev, nev, sizeof *ev, cmp_ev);
-		for (k = 0; k < nev; k++) {
-			if (own > 0 && !nest)
-				d += ev[k].t - prev;
-			own += ev[k].own;
-			nest += ev[k].nest;
-			prev = ev[k].t;
-		}
-		b->j[i].dur_ns = d;
-		if (b->j[i].start_ns == NONE)
-			b->j[i].start_ns = b->j[i].end_ns = b->j[i].e->start_ns;
-	}
-	free(ev);
-}
 
 /* ---- the declared order ---- */
 
@@ -1054,207 +568,6 @@ static void path_deps(struct state *st, struct pathent *pe,
 	}
 }
 
-/* ---- the graph and the schedule ---- */
-
-struct graph {
-	size_t n;
-	size_t *succ_first;             /* [n + 1] */
-	uint32_t *succ;
-	uint32_t *npred;
-};
-
-static void graph_make(struct graph *g, size_t n, const uint64_t *e,
-		       size_t ne)
-{
-	size_t i;
-
-	g->n = n;
-	g->succ_first = pt_xcalloc(n + 2, sizeof *g->succ_first);
-	g->succ = pt_xmalloc((ne ? ne : 1) * sizeof *g->succ);
-	g->npred = pt_xcalloc(n ? n : 1, sizeof *g->npred);
-	for (i = 0; i < ne; i++)
-		g->succ_first[(e[i] >> 32) + 1]++;
-	for (i = 0; i < n; i++)
-		g->succ_first[i + 1] += g->succ_first[i];
-	{
-		size_t *at = pt_xmalloc((n + 1) * sizeof *at);
-
-		memcpy(at, g->succ_first, (n + 1) * sizeof *at);
-		for (i = 0; i < ne; i++) {
-			g->succ[at[e[i] >> 32]++] = (uint32_t)e[i];
-			g->npred[(uint32_t)e[i]]++;
-		}
-		free(at);
-	}
-}
-
-static void graph_free(struct graph *g)
-{
-	free(g->succ_first);
-	free(g->succ);
-	free(g->npred);
-}
-
-/* Longest path from each node to the end (its own duration included),
- * in a topological order. */
-static void levels(const struct graph *g, const int64_t *dur, int64_t *level)
-{
-	uint32_t *order = pt_xmalloc((g->n + 1) * sizeof *order);
-	uint32_t *left = pt_xmalloc((g->n + 1) * sizeof *left);
-	size_t i, k, head = 0, tail = 0;
-
-	memcpy(left, g->npred, g->n * sizeof *left);
-	for (i = 0; i < g->n; i++)
-		if (!left[i])
-			order[tail++] = (uint32_t)i;
-	while (head < tail) {
-		uint32_t j = order[head++];
-
-		for (k = g->succ_first[j]; k < g->succ_first[j + 1]; k++)
-			if (!--left[g->succ[k]])
-				order[tail++] = g->succ[k];
-	}
-	for (i = tail; i-- > 0;) {
-		uint32_t j = order[i];
-		int64_t best = 0;
-
-		for (k = g->succ_first[j]; k < g->succ_first[j + 1]; k++)
-			if (level[g->succ[k]] > best)
-				best = level[g->succ[k]];
-		level[j] = dur[j] + best;
-	}
-	free(order);
-	free(left);
-}
-
-/* ---- heaps for the schedule ---- */
-
-struct heap {
-	int64_t *key;
-	uint32_t *val;
-	size_t n;
-};
-
-static void heap_push(struct heap *h, int64_t key, uint32_t val)
-{
-	size_t i = h->n++;
-
-	while (i) {
-		size_t p = (i - 1) / 2;
-
-		if (h->key[p] <= key)
-			break;
-		h->key[i] = h->key[p];
-		h->val[i] = h->val[p];
-		i = p;
-	}
-	h->key[i] = key;
-	h->val[i] = val;
-}
-
-static void heap_pop(struct heap *h)
-{
-	int64_t key = h->key[--h->n];
-	uint32_t val = h->val[h->n];
-	size_t i = 0;
-
-	for (;;) {
-		size_t c = 2 * i + 1;
-
-		if (c >= h->n)
-			break;
-		if (c + 1 < h->n && h->key[c + 1] < h->key[c])
-			c++;
-		if (key <= h->key[c])
-			break;
-		h->key[i] = h->key[c];
-		h->val[i] = h->val[c];
-		i = c;
-	}
-	if (h->n) {
-		h->key[i] = key;
-		h->val[i] = val;
-	}
-}
-
-/*
- * List scheduling on cpus CPUs (0: as many as there are jobs): whenever
- * a CPU is free, it takes the ready job with the longest path to the
- * end.  Nodes from `instant` on are barriers: done as soon as ready,
- * on no CPU.  Returns the makespan.
- */
-static int64_t schedule(const struct graph *g, const int64_t *dur,
-			const int64_t *level, size_t cpus, size_t instant,
-			int64_t *start, int *cpu)
-{
-	/* With start and cpu: where each job went, CPUs numbered from 0. */
-	int *free_cpu = pt_xmalloc((g->n + 1) * sizeof *free_cpu), nfree;
-	struct heap ready = { pt_xmalloc((g->n + 1) * sizeof(int64_t)),
-			      pt_xmalloc((g->n + 1) * sizeof(uint32_t)), 0 };
-	struct heap run = { pt_xmalloc((g->n + 1) * sizeof(int64_t)),
-			    pt_xmalloc((g->n + 1) * sizeof(uint32_t)), 0 };
-	uint32_t *left = pt_xmalloc((g->n + 1) * sizeof *left);
-	int64_t t = 0, end = 0;
-	size_t i, k, done = 0;
-
-	if (!cpus)
-		cpus = g->n ? g->n : 1;
-	for (nfree = 0; (size_t)nfree < cpus && (size_t)nfree <= g->n; nfree++)
-		free_cpu[nfree] = (int)(cpus - 1 - (size_t)nfree);
-	memcpy(left, g->npred, g->n * sizeof *left);
-	for (i = 0; i < g->n; i++)
-		if (!left[i])
-			heap_push(&ready, i >= instant ? INT64_MIN : -level[i],
-				  (uint32_t)i);
-	while (done < g->n) {
-		while (ready.n && (run.n < cpus || ready.val[0] >= instant)) {
-			uint32_t j = ready.val[0];
-
-			heap_pop(&ready);
-			if (j >= instant) {
-				done++;
-				for (k = g->succ_first[j];
-				     k < g->succ_first[j + 1]; k++)
-					if (!--left[g->succ[k]])
-						heap_push(&ready, g->succ[k] >=
-							  instant ? INT64_MIN :
-							  -level[g->succ[k]],
-							  g->succ[k]);
-				continue;
-			}
-			heap_push(&run, t + dur[j], j);
-			if (start) {
-				start[j] = t;
-				cpu[j] = free_cpu[--nfree];
-			}
-		}
-		if (!run.n)
-			break;          /* done, or a cycle (none) */
-		t = run.key[0];
-		while (run.n && run.key[0] == t) {
-			uint32_t j = run.val[0];
-
-			heap_pop(&run);
-			done++;
-			if (start)
-				free_cpu[nfree++] = cpu[j];
-			for (k = g->succ_first[j]; k < g->succ_first[j + 1]; k++)
-				if (!--left[g->succ[k]])
-					heap_push(&ready, g->succ[k] >= instant ?
-						  INT64_MIN : -level[g->succ[k]],
-						  g->succ[k]);
-		}
-		end = t;
-	}
-	free(ready.key);
-	free(ready.val);
-	free(run.key);
-	free(run.val);
-	free(left);
-	free(free_cpu);
-	return end;
-}
-
 static int cmp_u64(const void *x, const void *y)
 {
 	const uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
@@ -1385,15 +698,15 @@ static int64_t makespan(const struct pt_deps *d, const int64_t *dur0,
 	size_t n = d->njobs + ncuts;
 	uint64_t *e;
 	size_t ne = cut_edges(d, seg, ncuts, skip, &e);
-	struct graph g;
+	struct pt_depsched_graph g;
 	int64_t *dur = pt_xcalloc(n + 1, sizeof *dur);
 	int64_t *lv = pt_xcalloc(n + 1, sizeof *lv), span;
 
 	memcpy(dur, dur0, d->njobs * sizeof *dur);
-	graph_make(&g, n, e, ne);
-	levels(&g, dur, lv);
-	span = schedule(&g, dur, lv, cpus, d->njobs, NULL, NULL);
-	graph_free(&g);
+	pt_depsched_graph_make(&g, n, e, ne);
+	pt_depsched_levels(&g, dur, lv);
+	span = pt_depsched_schedule(&g, dur, lv, cpus, d->njobs, NULL, NULL);
+	pt_depsched_graph_free(&g);
 	free(e);
 	free(dur);
 	free(lv);
@@ -1401,7 +714,7 @@ static int64_t makespan(const struct pt_deps *d, const int64_t *dur0,
 }
 
 /* Is there a path from a to b (a < b) in g? */
-static int reaches(const struct graph *g, size_t a, size_t b, uint8_t *seen,
+static int reaches(const struct pt_depsched_graph *g, size_t a, size_t b, uint8_t *seen,
 		   uint32_t *stack)
 {
 	size_t sp = 0, k;
@@ -1453,7 +766,7 @@ static int cmp_perm(const void *x, const void *y, void *ctx)
 int pt_deps_build(const struct pt_model *m, struct pt_deps *d,
 		  const char **why)
 {
-	struct bld b = { 0 };
+	struct pt_depjobs b = { 0 };
 	struct pathtab pt = { 0 };
 	struct dirtab dt = { 0 };
 	struct state st = { 0 };
@@ -1463,7 +776,7 @@ int pt_deps_build(const struct pt_model *m, struct pt_deps *d,
 	uint8_t *container;
 	const char *cpus;
 	int conc = 0;
-	struct graph g;
+	struct pt_depsched_graph g;
 
 	memset(d, 0, sizeof *d);
 	d->accesses = pt_model_files_count(m, &d->dropped);
@@ -1477,38 +790,12 @@ int pt_deps_build(const struct pt_model *m, struct pt_deps *d,
 		       "captures of several builds are no one schedule)";
 		return -1;
 	}
-	b.m = m;
-	{
-		/* Every root: an exec chain of roots (a shell that execs its
-		 * last command) is one. */
-		const struct pt_exec **roots = NULL;
-		struct groups rg;
-		size_t nr = 0;
-
-		for (i = 0; i < m->n; i++)
-			if (!m->execs[i]->parent) {
-				roots = pt_xrealloc(roots, (nr + 1) * sizeof *roots);
-				roots[nr++] = m->execs[i];
-				if (m->execs[i]->start_ns < bstart)
-					bstart = m->execs[i]->start_ns;
-				if (m->execs[i]->end_ns > bend)
-					bend = m->execs[i]->end_ns;
-				if (!d->driver)
-					d->driver = m->execs[i];
-			}
-		new_scope(&b, PT_DEPS_SEQ, NULL, SIZE_MAX);
-		groups_make(roots, nr, &rg);
-		for (k = 0; k < rg.count; k++)
-			driver(&b, 0, &rg, k, 0);
-		groups_free(&rg);
-		free(roots);
-	}
+	pt_depjobs_build(&b, m, &bstart, &bend, &d->driver);
 	if (!b.nj) {
 		*why = "the capture has no execution";
 		free(b.s);
 		return -1;
 	}
-	spans(&b);
 	/* Jobs by start: edges go forward only. */
 	perm = pt_xmalloc(b.nj * sizeof *perm);
 	inv = pt_xmalloc(b.nj * sizeof *inv);
@@ -1663,10 +950,10 @@ int pt_deps_build(const struct pt_model *m, struct pt_deps *d,
 			e[i] = (uint64_t)d->edge[i].from << 32 | d->edge[i].to;
 		memcpy(e + d->nedges, d->held, d->nheld * sizeof *e);
 		qsort(e, d->nedges + d->nheld, sizeof *e, cmp_u64);
-		graph_make(&g, b.nj, e, d->nedges + d->nheld);
+		pt_depsched_graph_make(&g, b.nj, e, d->nedges + d->nheld);
 		free(e);
 	}
-	levels(&g, dur, level);
+	pt_depsched_levels(&g, dur, level);
 	{
 		size_t at = SIZE_MAX;
 		int64_t best = -1;
@@ -1696,15 +983,15 @@ int pt_deps_build(const struct pt_model *m, struct pt_deps *d,
 	/* The most jobs that ran at once: the recorded schedule is one of
 	 * the candidates on that many CPUs or more. */
 	{
-		struct heap h = { pt_xmalloc((g.n + 1) * sizeof(int64_t)),
+		struct pt_depsched_heap h = { pt_xmalloc((g.n + 1) * sizeof(int64_t)),
 				  pt_xmalloc((g.n + 1) * sizeof(uint32_t)), 0 };
 
 		for (i = 0; i < g.n; i++) {
 			if (container[i])
 				continue;
 			while (h.n && h.key[0] <= d->job[i].start_ns)
-				heap_pop(&h);
-			heap_push(&h, d->job[i].end_ns, (uint32_t)i);
+				pt_depsched_heap_pop(&h);
+			pt_depsched_heap_push(&h, d->job[i].end_ns, (uint32_t)i);
 			if ((int)h.n > conc)
 				conc = (int)h.n;
 		}
@@ -1723,7 +1010,7 @@ int pt_deps_build(const struct pt_model *m, struct pt_deps *d,
 		unl = d->lead_ns + crit + d->tail_ns;
 		for (p = 1; d->nideal + 1 < sizeof d->ideal / sizeof *d->ideal;
 		     p *= 2) {
-			int64_t w = d->lead_ns + schedule(&g, dur, level,
+			int64_t w = d->lead_ns + pt_depsched_schedule(&g, dur, level,
 							  (size_t)p, g.n, NULL,
 							  NULL) +
 				    d->tail_ns;
@@ -1753,7 +1040,7 @@ int pt_deps_build(const struct pt_model *m, struct pt_deps *d,
 		int64_t *sst = pt_xmalloc((g.n ? g.n : 1) * sizeof *sst);
 		int *cp = pt_xmalloc((g.n ? g.n : 1) * sizeof *cp);
 
-		d->sched_span_ns = d->lead_ns + schedule(&g, dur, level,
+		d->sched_span_ns = d->lead_ns + pt_depsched_schedule(&g, dur, level,
 					(size_t)d->sched_cpus, g.n, sst, cp) +
 				   d->tail_ns;
 		for (i = 0; i < g.n; i++)
@@ -1852,7 +1139,7 @@ int pt_deps_build(const struct pt_model *m, struct pt_deps *d,
 	pairtab_free(&st.edges);
 	pairtab_free(&st.races);
 	pairtab_free(&st.memo);
-	graph_free(&g);
+	pt_depsched_graph_free(&g);
 	free(dur);
 	free(level);
 	return 0;
