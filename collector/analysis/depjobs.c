@@ -15,15 +15,17 @@ int pt_depjobs_tool_kind(const struct pt_exec *e)
 {
 	static const char *const tools[] = { "make", "gmake", "ninja",
 		"samu", "dune", "opam", "cargo", NULL };
-	const char *p = pt_exec_prog(e);
+	const char *p = pt_exec_prog(e), *x = strrchr(e->exe, '/');
 	size_t i;
 
 	if (!e->first_child)
 		return -1;
+	/* the program file too: `debian/rules` is make by its #! line */
+	x = x ? x + 1 : e->exe;
 	for (i = 0; tools[i]; i++)
-		if (!strcmp(p, tools[i]))
+		if (!strcmp(p, tools[i]) || !strcmp(x, tools[i]))
 			return i < 2 ? PT_DEPS_MAKE : PT_DEPS_NINJA;
-	return -1;
+	return pt_makedb_script(e->exe) ? PT_DEPS_MAKE : -1;
 }
 
 /* ---- building scopes and jobs ---- */
@@ -252,7 +254,8 @@ static void tool_scope(struct pt_depjobs *b, const struct pt_exec *e, int kind,
 	int64_t parsed = NONE, first_recipe = NONE;
 
 	groups_of(e->first_child, &g);
-	if (kind == PT_DEPS_MAKE || !strcmp(pt_exec_prog(e), "ninja")) {
+	if (kind == PT_DEPS_MAKE || !strcmp(pt_exec_prog(e), "ninja") ||
+	    (strrchr(e->exe, '/') && !strcmp(strrchr(e->exe, '/'), "/ninja"))) {
 		parsed = kind == PT_DEPS_MAKE ? parsed_at(b, e) : NONE;
 		db = db_of(b, e, kind);
 		b->s[s].db = db;

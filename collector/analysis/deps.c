@@ -335,7 +335,7 @@ struct state {
 	struct pt_deps *d;
 	struct pairtab edges, races, memo;
 	size_t cedge, crace;
-	size_t nraces_all;
+	const uint8_t *container;       /* per job: it holds a tool */
 };
 
 static int is_ordered(struct state *st, size_t x, size_t y)
@@ -475,16 +475,29 @@ static void depend(struct state *st, size_t x, size_t y, const char *path,
 		struct pt_deps_race *r = &d->race[*v - 1];
 
 		r->npaths++;
-		/* the strongest kind, the first path in order */
-		if (kind == PT_DEPS_RAW && r->kind != PT_DEPS_RAW) {
-			r->kind = kind;
-			r->path = path;
-			r->writer = x;
-			r->reader = y;
-		} else if (kind == r->kind && strcmp(path, r->path) < 0) {
-			r->path = path;
-			r->writer = x;
-			r->reader = y;
+		/* shown, by rank: two jobs that hold no tool (the compiles,
+		 * not the sub-makes that probed their output); the two
+		 * jobs of the common tool in the order they started (the
+		 * fix then puts the first before the second); the
+		 * strongest kind; the first path in order */
+		{
+			struct lca o;
+			int kx = !st->container[x] + !st->container[y];
+			int ko = !st->container[r->writer] +
+				 !st->container[r->reader];
+			int fx = l.ux <= l.uy, fo;
+
+			lca_of(d, r->writer, r->reader, &o);
+			fo = o.ux <= o.uy;
+			if (kx != ko ? kx > ko : fx != fo ? fx > fo :
+			    (kind == PT_DEPS_RAW) != (r->kind == PT_DEPS_RAW) ?
+			    kind == PT_DEPS_RAW :
+			    kind == r->kind && strcmp(path, r->path) < 0) {
+				r->kind = kind;
+				r->path = path;
+				r->writer = x;
+				r->reader = y;
+			}
 		}
 		return;
 	}
@@ -912,6 +925,7 @@ int pt_deps_build(const struct pt_model *m, struct pt_deps *d,
 		}
 	}
 	st.d = d;
+	st.container = container;
 	for (i = 0; i < pt.cap; i++)
 		if (pt.e[i].path)
 			path_deps(&st, &pt.e[i], &dt);

@@ -117,6 +117,31 @@ long pt_makedb_find(const struct pt_makedb *db, const char *name)
 	return find_exact(db, name);
 }
 
+int pt_makedb_script(const char *exe)
+{
+	char buf[128], *nl, *sp;
+	ssize_t n;
+	int fd;
+
+	/* the programs' own directories hold no makefiles */
+	if (exe[0] != '/' || !strncmp(exe, "/usr/", 5) ||
+	    !strncmp(exe, "/bin/", 5) || !strncmp(exe, "/sbin/", 6))
+		return 0;
+	if ((fd = open(exe, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)) < 0)
+		return 0;
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n < 4 || buf[0] != '#' || buf[1] != '!')
+		return 0;
+	buf[n] = 0;
+	if ((nl = strchr(buf, '\n')))
+		*nl = 0;
+	if ((sp = strchr(buf + 2, ' ')))
+		*sp = 0;
+	sp = strrchr(buf, '/');
+	return sp && (!strcmp(sp, "/make") || !strcmp(sp, "/gmake"));
+}
+
 /* ---- running make ---- */
 
 static char *join_dir(const char *dir, const char *rel)
@@ -164,8 +189,19 @@ static size_t make_args(const struct pt_exec *e, char **av, size_t max,
 	size_t i, n = 0;
 
 	*dir = pt_xstrdup(e->cwd);
-	av[n++] = pt_xstrdup(e->exe[0] == '/' ? e->exe : "make");
+	av[n++] = pt_xstrdup(e->exe[0] == '/' && !pt_makedb_script(e->exe) ?
+			     e->exe : "make");
 	av[n++] = pt_xstrdup("-pqk");
+	{
+		/* a makefile run by its #! line (debian/rules): make -f it */
+		const char *a0 = e->argc ? pt_exec_arg(e, 0) : "";
+		const char *b0 = strrchr(a0, '/') ? strrchr(a0, '/') + 1 : a0;
+
+		if (strcmp(b0, "make") && strcmp(b0, "gmake") && a0[0]) {
+			av[n++] = pt_xstrdup("-f");
+			av[n++] = pt_xstrdup(a0);
+		}
+	}
 	/* Lines that name $(MAKE) run even under -q: let them do nothing
 	 * (its value is "any text" when recipes are compared). */
 	av[n++] = pt_xstrdup("MAKE=:");

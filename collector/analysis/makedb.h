@@ -54,6 +54,9 @@ struct pt_makedb *pt_makedb_read(const struct pt_exec *e);
  */
 struct pt_makedb *pt_makedb_read_ninja(const struct pt_exec *e);
 
+/* Is exe a makefile that runs by its #! line (debian/rules)? */
+int pt_makedb_script(const char *exe);
+
 /* The target named name (relative to db->dir, or absolute), or -1. */
 long pt_makedb_find(const struct pt_makedb *db, const char *name);
 
