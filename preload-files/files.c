@@ -28,6 +28,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,13 +64,17 @@ static struct {
 	uint32_t mask;                  /* slots in use - 1, 0 before any */
 	uint64_t dropped;
 	uint64_t base;                  /* CLOCK_MONOTONIC ns the table began */
+	uint64_t wait_at;               /* when wait_ns was read, 0: never */
+	int64_t wait_ns;                /* run_delay then, -1: unreadable */
+	int after_exec;                 /* since the table went out, only an
+					 * exec that failed noted anything */
 	char cwd[PATH_MAX];
 	size_t cwd_len;
 } ft;
 static struct entry entries[FILES_MAX];
 static uint32_t slots[SLOTS];           /* entry index + 1; 0: empty */
 static char pool[POOL_BYTES];
-static struct pt_item items[2 + CHUNK];   /* BASE, TIMES, then FILEs */
+static struct pt_item items[3 + CHUNK];   /* BASE, TIMES, FILEs, WAIT */
 static char times[CHUNK * 21 + 1];
 /* libproftrace.so's entry point (find_entry) */
 static pt_files_entry_fn *entry;
@@ -87,7 +92,7 @@ REAL(execv); REAL(execvp); REAL(execvpe); REAL(fexecve); REAL(_exit);
 REAL(_Exit); REAL(dl_iterate_phdr); REAL(remove); REAL(rmdir);
 REAL(mkstemp); REAL(mkstemp64); REAL(mkostemp); REAL(mkostemp64);
 REAL(mkstemps); REAL(mkstemps64); REAL(mkostemps); REAL(mkostemps64);
-REAL(euidaccess); REAL(eaccess);
+REAL(euidaccess); REAL(eaccess); REAL(posix_spawn); REAL(posix_spawnp);
 static int (*real___open_2)(const char *, int);
 static int (*real___open64_2)(const char *, int);
 static int (*real___openat_2)(int, const char *, int);
@@ -119,6 +124,13 @@ static uint32_t hash_bytes(const char *s, size_t n)
 	while (n--)
 		h = (h ^ (unsigned char)*s++) * 16777619u;
 	return h;
+}
+
+/* Did a call fail because its path is not there?  Then the path is
+ * noted as missing: a later job may make it (doc/format.md, FILES). */
+static int absent(int e)
+{
+	return e == ENOENT || e == ENOTDIR;
 }
 
 static uint64_t mono_ns(void)
@@ -280,19 +292,137 @@ static int probe_redundant(const struct entry *x)
 }
 
 /*
+ * Is the absolute, normal path p[0..n) one of the system's own trees,
+ * or in one, which a build does not write?  A path missing there, or a
+ * directory there looked at, is not noted: every compile looks for each
+ * system header in /usr/local/include and in gcc's own directory first,
+ * and its driver for each tool in a list of its directories, and stats
+ * each; kept, those were 70 % of a build's accesses and doubled its
+ * capture, for no dependency a job could make.
+ */
+static int system_path(const char *p, size_t n)
+{
+	static const char *const trees[] = {
+		"/usr/", "/lib/", "/lib32/", "/lib64/", "/libx32/", "/bin/",
+		"/sbin/", "/etc/", "/proc/", "/sys/", "/dev/",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof trees / sizeof *trees; i++) {
+		size_t k = pt_strlen(trees[i]) - 1;     /* without its '/' */
+
+		if (n >= k && !pt_strncmp(p, trees[i], k) &&
+		    (n == k || p[k] == '/'))
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * Keep (k, p[0..n)), p built in place at the pool's top, after room for
+ * "K ": 0 (also when it is there already: its first time stays), -1 when
+ * the table has no room.
+ */
+static int keep(char k, char *p, size_t n)
+{
+	uint32_t h = hash_bytes(p, n) ^ (uint32_t)k * 0x9e3779b1u, i, probe;
+	int found;
+
+	i = find(k, p, n, h, &probe, &found);
+	if (found)
+		return 0;
+	if (ft.count >= FILES_MAX)
+		return -1;
+	if (2 * (ft.count + 1) > slot_mask() + 1 && slot_mask() + 1 < SLOTS) {
+		grow();
+		i = find(k, p, n, h, &probe, &found);
+	}
+	if (probe == PROBES)
+		return -1;
+	p[-2] = k;
+	p[-1] = ' ';
+	p[n] = '\0';
+	entries[ft.count] = (struct entry){ ft.top, (uint32_t)n + 2, h,
+					    (mono_ns() - ft.base) / 1000 };
+	slots[i] = ++ft.count;
+	ft.top += (uint32_t)n + 3;
+	return 0;
+}
+
+/* Is (k, p[0..n)) in the table? */
+static int known(char k, const char *p, size_t n)
+{
+	uint32_t probe;
+	int found;
+
+	find(k, p, n, hash_bytes(p, n) ^ (uint32_t)k * 0x9e3779b1u, &probe,
+	     &found);
+	return found;
+}
+
+/*
+ * Keep a missing path p[0..n), built in place as for keep(), as its
+ * first directory that is not there either, if one is not: every path
+ * below it is missing too, and one item says so for all (a compiler
+ * looks for each of a dozen system headers in its bits/ and sys/ under
+ * each -I directory).  What is known comes from the table: a directory
+ * noted missing covers the path; one known to exist ('e', an item never
+ * sent) ends the walk; else one faccessat of the directory, the first
+ * time in the image.  0 or -1 as keep().
+ */
+static int keep_missing(char *p, size_t n)
+{
+	size_t s, there = 0;
+
+	for (;;) {
+		long r;
+		int e;
+
+		for (s = n - 1; s > 0 && p[s] != '/'; s--)
+			;
+		if (s == 0 || known('e', p, s))
+			break;
+		if (known('m', p, s))
+			return 0;
+		p[s] = '\0';
+		r = PT_SC3(SYS_faccessat, AT_FDCWD, p, F_OK);
+		e = errno;
+		p[s] = '/';
+		if (r == 0 || !absent(e)) {
+			there = s;
+			break;
+		}
+		n = s;
+	}
+	if (keep('m', p, n) < 0)
+		return -1;
+	if (there && ft.count < FILES_MAX && POOL_BYTES - ft.top >= ITEM_ROOM) {
+		char *q = pool + ft.top + 2;
+
+		if (q != p)
+			pt_memcpy(q, p, there);
+		keep('e', q, there);
+	}
+	return 0;
+}
+
+/* Set while exec_failed notes its path (below). */
+static int noting_exec;
+
+/*
  * Note an access of kind k to path (relative to dirfd).  Under the
  * table's lock, taken without waiting: a signal handler's access while
  * the table is busy, or another thread's, is counted as dropped.
  */
 static void note_at(int dirfd, const char *path, char k)
 {
-	char *item, *p;
+	char *p;
 	size_t plen, n;
-	uint32_t h, i, probe;
-	int found;
 
 	if (!path || !path[0] || !ft.owner)
 		return;
+	if (!noting_exec)
+		ft.after_exec = 0;
 	if (__atomic_exchange_n(&ft.lock, 1, __ATOMIC_ACQUIRE)) {
 		__atomic_add_fetch(&ft.dropped, 1, __ATOMIC_RELAXED);
 		return;
@@ -302,8 +432,7 @@ static void note_at(int dirfd, const char *path, char k)
 	    POOL_BYTES - ft.top < ITEM_ROOM)
 		goto drop;
 	/* "K PATH", built in place: kept if new. */
-	item = pool + ft.top;
-	p = item + 2;
+	p = pool + ft.top + 2;
 	if (path[0] != '/') {
 		if (dirfd == AT_FDCWD) {
 			if (cwd_fresh() < 0)
@@ -328,24 +457,10 @@ static void note_at(int dirfd, const char *path, char k)
 	}
 	pt_memcpy(p + n, path, plen);
 	n = normalize(p, n + plen);
-	h = hash_bytes(p, n) ^ (uint32_t)k * 0x9e3779b1u;
-	i = find(k, p, n, h, &probe, &found);
-	if (found)
-		goto out;               /* seen: its first time stays */
-	if (2 * (ft.count + 1) > slot_mask() + 1 && slot_mask() + 1 < SLOTS) {
-		grow();
-		i = find(k, p, n, h, &probe, &found);
-	}
-	if (probe == PROBES)
-		goto drop;
-	item[0] = k;
-	item[1] = ' ';
-	p[n] = '\0';
-	entries[ft.count] = (struct entry){ ft.top, (uint32_t)n + 2, h,
-					    (mono_ns() - ft.base) / 1000 };
-	slots[i] = ++ft.count;
-	ft.top += (uint32_t)n + 3;
-	goto out;
+	if ((k == 'm' || k == 's') && system_path(p, n))
+		goto out;
+	if ((k == 'm' ? keep_missing(p, n) : keep(k, p, n)) == 0)
+		goto out;
 drop:
 	ft.dropped++;
 out:
@@ -358,20 +473,67 @@ static void note(const char *path, char k)
 }
 
 /*
+ * The run-queue wait of this process's main thread since its fork, in
+ * ns: /proc/self/schedstat's second field (run_delay), or -1 when it is
+ * not read again: unreadable, or read (and so sent) less than a
+ * millisecond ago, which the model takes as this image's still.  Three
+ * system calls, and eight bytes or so in the capture.
+ */
+static int64_t read_wait(void)
+{
+	char buf[80], *p;
+	uint64_t now = mono_ns(), v = 0;
+	ssize_t got;
+	int fd;
+
+	if (ft.wait_at && now - ft.wait_at < 1000000u)
+		return -1;
+	ft.wait_at = now;
+	ft.wait_ns = -1;
+	fd = pt_sys_open("/proc/self/schedstat", O_RDONLY | O_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	got = pt_sys_read(fd, buf, sizeof buf - 1);
+	pt_sys_close(fd);
+	if (got <= 0)
+		return -1;
+	buf[got] = '\0';
+	/* "ON_CPU_NS RUN_DELAY_NS TIMESLICES\n" */
+	for (p = buf; *p >= '0' && *p <= '9'; p++)
+		;
+	if (*p++ != ' ' || *p < '0' || *p > '9')
+		return -1;
+	while (*p >= '0' && *p <= '9')
+		v = v * 10 + (uint64_t)(*p++ - '0');
+	ft.wait_ns = (int64_t)v;
+	return ft.wait_ns;
+}
+
+/*
  * Send the table and empty it: at the image's end, and before an exec
  * (whose image starts a table of its own).  Not from a vfork child: the
  * table is its parent's.
  */
-static void flush(void)
+static void flush_at(int at_exec)
 {
-	char base[24], *e;
-	uint32_t i = 0, n;
+	char base[24], wait[24], *e, *w = wait;
+	uint32_t i = 0, n, first;
+	int64_t wait_ns;
 
 	if (!ft.owner || pt_sys_getpid() != ft.owner)
 		return;
 	if (__atomic_exchange_n(&ft.lock, 1, __ATOMIC_ACQUIRE))
 		return;
-	if (!ft.count && !ft.dropped)
+	/* Sent even with no access: the wait is the image's. */
+	wait_ns = entry ? read_wait() : -1;
+	/* In ms, rounded: most images wait under one, "0"; the digits
+	 * below were a third of what --files added to a capture. */
+	if (wait_ns >= 0)
+		w = put_dec(wait, ((uint64_t)wait_ns + 500000) / 1000000);
+	/* Not before an exec: a fork child that only execs would send a
+	 * record, and become an execution of its own; its wait goes on in
+	 * the counter the new image reads. */
+	if (!ft.count && !ft.dropped && (w == wait || at_exec))
 		goto out;
 	e = put_dec(base, ft.base);
 	*e = '\0';
@@ -385,8 +547,9 @@ static void flush(void)
 		char *t = times;
 
 		for (n = 2; n < 2 + CHUNK && i < ft.count; i++) {
-			if (pool[entries[i].off] == 'p' &&
-			    probe_redundant(&entries[i]))
+			if ((pool[entries[i].off] == 'p' &&
+			     probe_redundant(&entries[i])) ||
+			    pool[entries[i].off] == 'e')
 				continue;
 			items[n++] = (struct pt_item){ PT_TAG_FILE,
 				pool + entries[i].off, entries[i].len };
@@ -399,9 +562,16 @@ static void flush(void)
 		*t = '\0';
 		items[1] = (struct pt_item){ PT_TAG_FILES_TIMES, times,
 					     (size_t)(t - times) };
+		first = n == 2 ? 2 : 0;     /* no FILE: no BASE, TIMES */
+		if (i == ft.count && w > wait)
+			items[n++] = (struct pt_item){ PT_TAG_FILES_WAIT, wait,
+						       (size_t)(w - wait) };
+		if (n == 2u + (uint32_t)(w > wait && i == ft.count) && at_exec &&
+		    !(i == ft.count && ft.dropped))
+			break;
 		if (n == 2 && !(i == ft.count && ft.dropped))
 			break;
-		if (!entry || entry(items, n,
+		if (!entry || entry(items + first, n - first,
 					   i == ft.count ? ft.dropped : 0) < 0)
 			break;
 	} while (i < ft.count);
@@ -409,7 +579,20 @@ static void flush(void)
 	ft.dropped = 0;
 	ft.base = mono_ns();
 out:
+	ft.after_exec = 0;
 	__atomic_store_n(&ft.lock, 0, __ATOMIC_RELEASE);
+}
+
+/* At the image's end: the table, and the wait even when alone. */
+static void flush(void)
+{
+	flush_at(0);
+}
+
+/* Before an exec: the table, the wait only beside it. */
+static void flush_exec(void)
+{
+	flush_at(1);
 }
 
 /*
@@ -468,6 +651,8 @@ static void forked_child(void)
 	ft.dropped = 0;
 	ft.owner = pt_sys_getpid();
 	ft.base = mono_ns();
+	ft.wait_at = 0;                 /* a new process: its own counter */
+	ft.after_exec = 0;
 }
 
 static void on_end(int status, void *arg)
@@ -509,7 +694,7 @@ __attribute__((constructor)) static void files_init(void)
 	FIND(dl_iterate_phdr); FIND(remove); FIND(rmdir); FIND(mkstemp);
 	FIND(mkstemp64); FIND(mkostemp); FIND(mkostemp64); FIND(mkstemps);
 	FIND(mkstemps64); FIND(mkostemps); FIND(mkostemps64);
-	FIND(euidaccess); FIND(eaccess); FIND(__xstat); FIND(__xstat64);
+	FIND(euidaccess); FIND(eaccess); FIND(posix_spawn); FIND(posix_spawnp); FIND(__xstat); FIND(__xstat64);
 	FIND(__lxstat); FIND(__lxstat64); FIND(__fxstatat);
 	FIND(__fxstatat64);
 	/* Registered after libproftrace.so's (its constructor ran first:
@@ -523,30 +708,30 @@ __attribute__((constructor)) static void files_init(void)
 	pt_errno_restore(saved);
 }
 
-/* Kind of an open by its flags. */
-static char open_kind(int flags, int ok)
+/* Kind of an open by its flags; e: errno after a failed one. */
+static char open_kind(int flags, int ok, int e)
 {
-	if (flags & O_PATH)
-		return ok ? 'p' : 0;
 	if (!ok)
-		return 0;
+		return absent(e) ? 'm' : 0;
+	if (flags & O_PATH)
+		return 'p';
 	if ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC))
 		return 'w';
 	return 'r';
 }
 
-static void note_open(int dirfd, const char *path, int flags, int ret)
+static void note_open(int dirfd, const char *path, int flags, int ret, int e)
 {
-	char k = open_kind(flags, ret >= 0);
+	char k = open_kind(flags, ret >= 0, e);
 
 	if (k)
 		note_at(dirfd, path, k);
 }
 
-static char fopen_kind(const char *mode, int ok)
+static char fopen_kind(const char *mode, int ok, int e)
 {
 	if (!ok)
-		return 0;
+		return absent(e) ? 'm' : 0;
 	if (mode && (mode[0] != 'r' || pt_strchr(mode, '+')))
 		return 'w';
 	return 'r';
@@ -570,7 +755,7 @@ static char fopen_kind(const char *mode, int ok)
 		MODE_ARG(flags, mode);                                      \
 		ret = REAL_OF(name)(path, flags, mode);                       \
 		e = errno;                                                  \
-		note_open(AT_FDCWD, path, flags, ret);                      \
+		note_open(AT_FDCWD, path, flags, ret, e);                   \
 		errno = e;                                                  \
 		return ret;                                                 \
 	}
@@ -585,7 +770,7 @@ OPEN_HOOK(open64)
 		MODE_ARG(flags, mode);                                      \
 		ret = REAL_OF(name)(dirfd, path, flags, mode);                \
 		e = errno;                                                  \
-		note_open(dirfd, path, flags, ret);                         \
+		note_open(dirfd, path, flags, ret, e);                      \
 		errno = e;                                                  \
 		return ret;                                                 \
 	}
@@ -603,20 +788,22 @@ OPENAT_HOOK(openat64)
 		return ret;                                                 \
 	}
 
-HOOK(int, __open_2, (const char *p, int f), (p, f), note_open(AT_FDCWD, p, f, ret))
-HOOK(int, __open64_2, (const char *p, int f), (p, f), note_open(AT_FDCWD, p, f, ret))
-HOOK(int, __openat_2, (int d, const char *p, int f), (d, p, f), note_open(d, p, f, ret))
-HOOK(int, __openat64_2, (int d, const char *p, int f), (d, p, f), note_open(d, p, f, ret))
-HOOK(int, creat, (const char *p, mode_t m), (p, m), if (ret >= 0) note(p, 'w'))
-HOOK(int, creat64, (const char *p, mode_t m), (p, m), if (ret >= 0) note(p, 'w'))
+HOOK(int, __open_2, (const char *p, int f), (p, f), note_open(AT_FDCWD, p, f, ret, e))
+HOOK(int, __open64_2, (const char *p, int f), (p, f), note_open(AT_FDCWD, p, f, ret, e))
+HOOK(int, __openat_2, (int d, const char *p, int f), (d, p, f), note_open(d, p, f, ret, e))
+HOOK(int, __openat64_2, (int d, const char *p, int f), (d, p, f), note_open(d, p, f, ret, e))
+HOOK(int, creat, (const char *p, mode_t m), (p, m),
+     if (ret >= 0) note(p, 'w'); else if (absent(e)) note(p, 'm'))
+HOOK(int, creat64, (const char *p, mode_t m), (p, m),
+     if (ret >= 0) note(p, 'w'); else if (absent(e)) note(p, 'm'))
 HOOK(FILE *, fopen, (const char *p, const char *m), (p, m),
-     { char k = fopen_kind(m, ret != NULL); if (k) note(p, k); })
+     { char k = fopen_kind(m, ret != NULL, e); if (k) note(p, k); })
 HOOK(FILE *, fopen64, (const char *p, const char *m), (p, m),
-     { char k = fopen_kind(m, ret != NULL); if (k) note(p, k); })
+     { char k = fopen_kind(m, ret != NULL, e); if (k) note(p, k); })
 HOOK(FILE *, freopen, (const char *p, const char *m, FILE *s), (p, m, s),
-     { char k = fopen_kind(m, ret != NULL); if (k && p) note(p, k); })
+     { char k = fopen_kind(m, ret != NULL, e); if (k && p) note(p, k); })
 HOOK(FILE *, freopen64, (const char *p, const char *m, FILE *s), (p, m, s),
-     { char k = fopen_kind(m, ret != NULL); if (k && p) note(p, k); })
+     { char k = fopen_kind(m, ret != NULL, e); if (k && p) note(p, k); })
 /* A rename may move the working directory: ask the kernel again. */
 HOOK(int, rename, (const char *a, const char *b), (a, b),
      if (ret == 0) { note(a, 'd'); note(b, 'n'); ft.cwd_ok = 0; })
@@ -648,43 +835,59 @@ HOOK(int, mkdirat, (int d, const char *p, mode_t m), (d, p, m),
 HOOK(int, truncate, (const char *p, off_t l), (p, l), if (ret == 0) note(p, 'w'))
 HOOK(int, truncate64, (const char *p, off64_t l), (p, l),
      if (ret == 0) note(p, 'w'))
-HOOK(int, stat, (const char *p, struct stat *s), (p, s), if (ret == 0 && !S_ISDIR(s->st_mode)) note(p, 'p'))
-HOOK(int, stat64, (const char *p, struct stat64 *s), (p, s), if (ret == 0 && !S_ISDIR(s->st_mode)) note(p, 'p'))
-HOOK(int, lstat, (const char *p, struct stat *s), (p, s), if (ret == 0 && !S_ISDIR(s->st_mode)) note(p, 'p'))
-HOOK(int, lstat64, (const char *p, struct stat64 *s), (p, s), if (ret == 0 && !S_ISDIR(s->st_mode)) note(p, 'p'))
+/*
+ * The stat family: a file is probed ('p'), a directory looked at ('s'),
+ * a path that is not there missing ('m').  An fstat through
+ * AT_EMPTY_PATH names no path.
+ */
+static char stat_kind(int ret, int e, int isdir)
+{
+	if (ret == 0)
+		return isdir ? 's' : 'p';
+	return absent(e) ? 'm' : 0;
+}
+
+#define STAT_NOTE(s) \
+	{ char k_ = stat_kind(ret, e, ret == 0 && S_ISDIR((s)->st_mode)); \
+	  if (k_) note(p, k_); }
+#define STATAT_NOTE(s) \
+	{ char k_ = stat_kind(ret, e, ret == 0 && S_ISDIR((s)->st_mode)); \
+	  if (k_ && (!(f & AT_EMPTY_PATH) || p[0])) note_at(d, p, k_); }
+#define ACCESS_NOTE(at) \
+	{ if (ret == 0) at(p, 'p'); else if (absent(e)) at(p, 'm'); }
+#define NOTE_CWD(p_, k_) note(p_, k_)
+#define NOTE_DIRFD(p_, k_) note_at(d, p_, k_)
+
+HOOK(int, stat, (const char *p, struct stat *s), (p, s), STAT_NOTE(s))
+HOOK(int, stat64, (const char *p, struct stat64 *s), (p, s), STAT_NOTE(s))
+HOOK(int, lstat, (const char *p, struct stat *s), (p, s), STAT_NOTE(s))
+HOOK(int, lstat64, (const char *p, struct stat64 *s), (p, s), STAT_NOTE(s))
 HOOK(int, fstatat, (int d, const char *p, struct stat *s, int f), (d, p, s, f),
-     if (ret == 0 && !S_ISDIR(s->st_mode) && (!(f & AT_EMPTY_PATH) || p[0]))
-	     note_at(d, p, 'p'))
+     STATAT_NOTE(s))
 HOOK(int, fstatat64, (int d, const char *p, struct stat64 *s, int f),
-     (d, p, s, f),
-     if (ret == 0 && !S_ISDIR(s->st_mode) && (!(f & AT_EMPTY_PATH) || p[0]))
-	     note_at(d, p, 'p'))
+     (d, p, s, f), STATAT_NOTE(s))
+/* A statx asked no type: a probe, as before directories were told. */
 HOOK(int, statx, (int d, const char *p, int f, unsigned m, struct statx *s),
      (d, p, f, m, s),
-     if (ret == 0 && (!(s->stx_mask & STATX_TYPE) ||
-			 !S_ISDIR(s->stx_mode)) &&
-	 (!(f & AT_EMPTY_PATH) || p[0]))
-	     note_at(d, p, 'p'))
+     { char k_ = stat_kind(ret, e, ret == 0 && (s->stx_mask & STATX_TYPE) &&
+				   S_ISDIR(s->stx_mode));
+       if (k_ && (!(f & AT_EMPTY_PATH) || p[0])) note_at(d, p, k_); })
 HOOK(int, __xstat, (int v, const char *p, struct stat *s), (v, p, s),
-     if (ret == 0 && !S_ISDIR(s->st_mode)) note(p, 'p'))
+     STAT_NOTE(s))
 HOOK(int, __xstat64, (int v, const char *p, struct stat64 *s), (v, p, s),
-     if (ret == 0 && !S_ISDIR(s->st_mode)) note(p, 'p'))
+     STAT_NOTE(s))
 HOOK(int, __lxstat, (int v, const char *p, struct stat *s), (v, p, s),
-     if (ret == 0 && !S_ISDIR(s->st_mode)) note(p, 'p'))
+     STAT_NOTE(s))
 HOOK(int, __lxstat64, (int v, const char *p, struct stat64 *s), (v, p, s),
-     if (ret == 0 && !S_ISDIR(s->st_mode)) note(p, 'p'))
+     STAT_NOTE(s))
 HOOK(int, __fxstatat, (int v, int d, const char *p, struct stat *s, int f),
-     (v, d, p, s, f),
-     if (ret == 0 && !S_ISDIR(s->st_mode) && (!(f & AT_EMPTY_PATH) || p[0]))
-	     note_at(d, p, 'p'))
+     (v, d, p, s, f), STATAT_NOTE(s))
 HOOK(int, __fxstatat64, (int v, int d, const char *p, struct stat64 *s,
-			 int f), (v, d, p, s, f),
-     if (ret == 0 && !S_ISDIR(s->st_mode) && (!(f & AT_EMPTY_PATH) || p[0]))
-	     note_at(d, p, 'p'))
-HOOK(int, access, (const char *p, int m), (p, m), if (ret == 0) note(p, 'p'))
+			 int f), (v, d, p, s, f), STATAT_NOTE(s))
+HOOK(int, access, (const char *p, int m), (p, m), ACCESS_NOTE(NOTE_CWD))
 /* glibc's own access(): they do not go through the hook above. */
-HOOK(int, euidaccess, (const char *p, int m), (p, m), if (ret == 0) note(p, 'p'))
-HOOK(int, eaccess, (const char *p, int m), (p, m), if (ret == 0) note(p, 'p'))
+HOOK(int, euidaccess, (const char *p, int m), (p, m), ACCESS_NOTE(NOTE_CWD))
+HOOK(int, eaccess, (const char *p, int m), (p, m), ACCESS_NOTE(NOTE_CWD))
 /* The mkstemp family creates the file named by its template, filled in,
  * by glibc's internal open. */
 HOOK(int, mkstemp, (char *t), (t), if (ret >= 0) note(t, 'w'))
@@ -698,7 +901,7 @@ HOOK(int, mkostemps, (char *t, int n, int f), (t, n, f),
 HOOK(int, mkostemps64, (char *t, int n, int f), (t, n, f),
      if (ret >= 0) note(t, 'w'))
 HOOK(int, faccessat, (int d, const char *p, int m, int f), (d, p, m, f),
-     if (ret == 0) note_at(d, p, 'p'))
+     ACCESS_NOTE(NOTE_DIRFD))
 HOOK(int, chdir, (const char *p), (p), if (ret == 0) ft.cwd_ok = 0)
 HOOK(int, fchdir, (int fd), (fd), if (ret == 0) ft.cwd_ok = 0)
 
@@ -803,6 +1006,86 @@ static char *const *with_item(char *const *envp, size_t n, size_t at,
 	return out;
 }
 
+/*
+ * The PATH search of execvp, execvpe, execlp and posix_spawnp, for a
+ * name without '/': glibc tries each directory by its own internal
+ * execve, which no hook sees, so the directories that lack the program
+ * are found here first, one faccessat each, up to the first that has it
+ * (where glibc's search ends too) and noted missing: a job may put the
+ * program there later.  Only under --files; the search itself is left
+ * to glibc.  The candidate is built on the stack (a vfork child runs
+ * this on its parent's): one path, as glibc's own search does.
+ */
+static __attribute__((noinline)) void path_search(const char *file)
+{
+	char cand[PATH_MAX];
+	const char *d;
+	size_t flen;
+	int e = errno;
+
+	if (!file || !file[0] || pt_strchr(file, '/') || !ft.owner)
+		return;
+	flen = pt_strlen(file);
+	d = getenv("PATH");
+	if (!d)
+		d = "/bin:/usr/bin";    /* glibc's default, confstr(_CS_PATH) */
+	for (;;) {
+		size_t k = pt_strcspn(d, ":");
+
+		/* An empty entry is the working directory. */
+		if (k + 1 + flen < sizeof cand) {
+			size_t at = 0;
+
+			if (k) {
+				pt_memcpy(cand, d, k);
+				cand[k] = '/';
+				at = k + 1;
+			}
+			pt_memcpy(cand + at, file, flen + 1);
+			if (PT_SC3(SYS_faccessat, AT_FDCWD, cand, X_OK) == 0)
+				break;
+			if (absent(errno))
+				note(cand, 'm');
+		}
+		if (!d[k])
+			break;
+		d += k + 1;
+	}
+	errno = e;
+}
+
+/* After an exec that returned: a path that is not there is missing.
+ * A bare name was searched for in PATH: path_search noted that. */
+static void exec_failed(int dirfd, const char *p)
+{
+	int e = errno;
+
+	if (p && p[0] && absent(e) && (dirfd != AT_FDCWD || pt_strchr(p, '/'))) {
+		noting_exec = 1;
+		note_at(dirfd, p, 'm');
+		noting_exec = 0;
+	}
+	ft.after_exec = 1;
+	errno = e;
+}
+
+/*
+ * Before an execve or execveat of p: the table goes out, unless all it
+ * holds since it last went out is what failed execs noted and p is not
+ * there either (one faccessat), so that this exec fails too.  A shell
+ * that runs a program by trying each PATH directory with execve (dash)
+ * sends its misses in one record with the try that succeeds, not one
+ * record per try.  (A vfork child sends nothing either way: the table
+ * is its parent's.)
+ */
+static void exec_flush(int dirfd, const char *p)
+{
+	if (ft.after_exec && p && p[0] &&
+	    PT_SC3(SYS_faccessat, dirfd, p, F_OK) < 0 && absent(errno))
+		return;
+	flush_exec();
+}
+
 /* Apart, so that an exec that needs no repair does not touch its frame. */
 #define EXEC_REPAIRED(name, params, args)                                   \
 	static __attribute__((noinline)) int name##_repaired params         \
@@ -812,39 +1095,45 @@ static char *const *with_item(char *const *envp, size_t n, size_t at,
 		v = with_item(v, n, at, out, scratch);                      \
 		return REAL_OF(name) args;                                  \
 	}
-#define EXEC_HOOK_ENV(name, params, args, rparams, rargs)                   \
+#define EXEC_HOOK_ENV(name, params, args, rparams, rargs, before, after)    \
 	EXEC_REPAIRED(name, rparams, args)                                  \
 	PT_EXPORT int name params                                           \
 	{                                                                   \
-		int e = errno;                                              \
+		int e = errno, r;                                           \
 		size_t n, at;                                               \
                                                                             \
-		flush();                                                    \
+		before;                                                     \
 		errno = e;                                                  \
 		if (needs_item(v, &n, &at))                                 \
-			return name##_repaired rargs;                       \
-		return REAL_OF(name) args;                                  \
+			r = name##_repaired rargs;                          \
+		else                                                        \
+			r = REAL_OF(name) args;                             \
+		after;                                                      \
+		return r;                                                   \
 	}
 EXEC_HOOK_ENV(execve, (const char *p, char *const a[], char *const v[]),
 	      (p, a, v),
 	      (const char *p, char *const a[], char *const *v, size_t n,
-	       size_t at), (p, a, v, n, at))
+	       size_t at), (p, a, v, n, at), exec_flush(AT_FDCWD, p),
+	      exec_failed(AT_FDCWD, p))
 EXEC_HOOK_ENV(execvpe, (const char *p, char *const a[], char *const v[]),
 	      (p, a, v),
 	      (const char *p, char *const a[], char *const *v, size_t n,
-	       size_t at), (p, a, v, n, at))
+	       size_t at), (p, a, v, n, at), { path_search(p); flush_exec(); },
+	      exec_failed(AT_FDCWD, p))
 EXEC_HOOK_ENV(fexecve, (int fd, char *const a[], char *const v[]),
 	      (fd, a, v),
 	      (int fd, char *const a[], char *const *v, size_t n, size_t at),
-	      (fd, a, v, n, at))
+	      (fd, a, v, n, at), flush_exec(), )
 EXEC_HOOK_ENV(execveat, (int d, const char *p, char *const a[],
 			 char *const v[], int f), (d, p, a, v, f),
 	      (int d, const char *p, char *const a[], char *const *v, int f,
-	       size_t n, size_t at), (d, p, a, v, f, n, at))
+	       size_t n, size_t at), (d, p, a, v, f, n, at),
+	      exec_flush(d, p), exec_failed(d, p))
 
 /* execv and execvp pass environ: repaired, it goes to execve and
  * execvpe instead (which libproftrace.so then records). */
-#define EXEC_HOOK_ENVIRON(name, with)                                       \
+#define EXEC_HOOK_ENVIRON(name, with, before)                               \
 	static __attribute__((noinline)) int name##_repaired(               \
 		const char *p, char *const a[], size_t n, size_t at)        \
 	{                                                                   \
@@ -855,29 +1144,33 @@ EXEC_HOOK_ENV(execveat, (int d, const char *p, char *const a[],
 	}                                                                   \
 	PT_EXPORT int name(const char *p, char *const a[])                  \
 	{                                                                   \
-		int e = errno;                                              \
+		int e = errno, r;                                           \
 		size_t n, at;                                               \
                                                                             \
-		flush();                                                    \
+		before;                                                     \
+		flush_exec();                                               \
 		errno = e;                                                  \
 		if (needs_item(environ, &n, &at))                           \
-			return name##_repaired(p, a, n, at);                \
-		return REAL_OF(name)(p, a);                                 \
+			r = name##_repaired(p, a, n, at);                   \
+		else                                                        \
+			r = REAL_OF(name)(p, a);                            \
+		exec_failed(AT_FDCWD, p);                                   \
+		return r;                                                   \
 	}
-EXEC_HOOK_ENVIRON(execv, execve)
-EXEC_HOOK_ENVIRON(execvp, execvpe)
+EXEC_HOOK_ENVIRON(execv, execve, )
+EXEC_HOOK_ENVIRON(execvp, execvpe, path_search(p))
 
 /*
  * execl, execlp, execle: the table goes out, then the call goes on as
  * glibc's own does, with the arguments gathered into an array on the
  * stack (as large as glibc's would be) for execv, execvp or execve.
  */
-#define EXECL_HOOK(name, next, with_env)                                    \
+#define EXECL_HOOK(name, next, with_env, before)                            \
 	PT_EXPORT int name(const char *p, const char *arg, ...)             \
 	{                                                                   \
 		va_list ap;                                                 \
 		size_t n = 1, i;                                            \
-		int e = errno;                                              \
+		int e = errno, r;                                           \
                                                                             \
 		va_start(ap, arg);                                          \
 		while (va_arg(ap, const char *))                            \
@@ -894,15 +1187,52 @@ EXEC_HOOK_ENVIRON(execvp, execvpe)
 				envp = va_arg(ap, char *const *);           \
 			va_end(ap);                                         \
 			(void)envp;                                         \
-			flush();                                            \
+			before;                                             \
+			flush_exec();                                       \
 			errno = e;                                          \
-			return with_env ? execve(p, argv, envp)             \
-					: REAL_OF(next)(p, argv);           \
+			if (with_env)                                       \
+				return execve(p, argv, envp);               \
+			r = REAL_OF(next)(p, argv);                         \
+			exec_failed(AT_FDCWD, p);                           \
+			return r;                                           \
 		}                                                           \
 	}
-EXECL_HOOK(execl, execv, 0)
-EXECL_HOOK(execlp, execvp, 0)
-EXECL_HOOK(execle, execv, 1)
+EXECL_HOOK(execl, execv, 0, )
+EXECL_HOOK(execlp, execvp, 0, path_search(p))
+EXECL_HOOK(execle, execv, 1, )
+
+/*
+ * posix_spawn and posix_spawnp go on to libproftrace.so's hooks; here
+ * only what they looked for and did not find (they return the error).
+ */
+PT_EXPORT int posix_spawn(pid_t *pid, const char *p,
+			  const posix_spawn_file_actions_t *fa,
+			  const posix_spawnattr_t *at, char *const a[],
+			  char *const v[])
+{
+	int r = REAL_OF(posix_spawn)(pid, p, fa, at, a, v), e = errno;
+
+	if (absent(r))
+		note(p, 'm');
+	errno = e;
+	return r;
+}
+
+PT_EXPORT int posix_spawnp(pid_t *pid, const char *p,
+			   const posix_spawn_file_actions_t *fa,
+			   const posix_spawnattr_t *at, char *const a[],
+			   char *const v[])
+{
+	int r, e;
+
+	path_search(p);
+	r = REAL_OF(posix_spawnp)(pid, p, fa, at, a, v);
+	e = errno;
+	if (absent(r) && pt_strchr(p, '/'))
+		note(p, 'm');
+	errno = e;
+	return r;
+}
 
 /* The list without this library's entry, as preload/phdr.c leaves out
  * libproftrace.so's: ASan's runtime must come first after the program. */

@@ -98,7 +98,7 @@ void pt_files_add(struct build *b, uint32_t pid, uint64_t t,
 			w->capture = b->capture;
 			w->pid = pid;
 			w->mono = t;
-			w->wait_ns = strtoull(s, NULL, 10);
+			w->wait_ns = strtoull(s, NULL, 10) * 1000000; /* sent in ms */
 			continue;
 		}
 		if (tag != PT_TAG_FILE)

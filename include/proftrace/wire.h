@@ -137,7 +137,7 @@ enum pt_tag {
 	PT_TAG_FILES_BASE = 17,         /* FILES: the FILE items' time 0 */
 	PT_TAG_FILES_TIMES = 18,        /* FILES: the FILE items' times */
 	PT_TAG_FILES_WAIT = 19,         /* FILES: the process's run-queue wait
-					 * so far, ns, decimal (below) */
+					 * so far, ms, decimal (below) */
 };
 
 /*
@@ -267,12 +267,13 @@ struct pt_rec_exit {                    /* 32 bytes */
  * image accessed, at that time first: K, one byte of enum pt_file_kind;
  * a space; PATH, absolute and lexically normal (no ".", "..", "//"),
  * bytes.  FILES_DROPPED, in the last record of a batch, counts accesses
- * the table could not keep.  FILES_WAIT, once in each batch:
- * the time the process's main thread spent runnable but waiting for a
- * CPU since its fork, in ns (/proc/self/schedstat's second field, which
+ * the table could not keep.  FILES_WAIT, once in each batch: the time
+ * the process's main thread spent runnable but waiting for a CPU since
+ * its fork, in ms, rounded (/proc/self/schedstat's second field, which
  * an exec does not reset), read as the batch went out: at the image's
  * end or before its exec.  A batch with no access is sent for it alone
- * (BASE, an empty TIMES, WAIT).  Absent: not readable.
+ * (WAIT, no BASE or TIMES), at the image's end only.  Absent: not read (below 1 ms since the last
+ * reading sent) or not readable.
  */
 enum pt_file_kind {
 	PT_FILE_READ   = 'r',           /* opened for reading */
@@ -284,7 +285,10 @@ enum pt_file_kind {
 	PT_FILE_DIRSTAT = 's',          /* stat of a directory */
 	PT_FILE_MISSING = 'm',          /* open, stat, access or exec of a path
 					 * that is not there (ENOENT, ENOTDIR),
-					 * or a PATH search's miss */
+					 * or a PATH search's miss; or its first
+					 * directory not there either */
+	/* (no 's' or 'm' in /usr, /lib*, /bin, /sbin, /etc, /proc, /sys,
+	 * /dev: doc/format.md) */
 };
 
 /* Variables whose values HELLO always carries when they are set. */
