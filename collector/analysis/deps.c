@@ -542,7 +542,9 @@ static void path_deps(struct state *st, struct pathent *pe,
 				depend(st, w->job, r->job, pe->path,
 				       PT_DEPS_WAW, 1);
 			if (r->miss != NONE && r->miss < wt && wmin(r) == NONE)
-				depend(st, r->job, w->job, pe->path,
+				/* the maker first: it is what the looker
+				 * needs before it */
+				depend(st, w->job, r->job, pe->path,
 				       PT_DEPS_MISSING, 0);
 		}
 	}

@@ -121,7 +121,7 @@ static const char *race_kind(int k)
 	case PT_DEPS_WAW:
 		return "both write it";
 	case PT_DEPS_MISSING:
-		return "looked for before it was made";
+		return "looked for before the first made it";
 	case PT_DEPS_DIR:
 		return "made in a directory the first one makes";
 	default:

@@ -126,7 +126,8 @@ try:
         print("skip: a read of a file that does not exist yet: the "
               "library records no failed look-up")
     else:
-        one_race("read before it exists", dj, d + "/f", "r", "w", "add ")
+        one_race("read before it exists", dj, d + "/f", "w", "r",
+                 "add w as a prerequisite of r (Makefile:")
         check("read before it exists: its kind",
               dj["races"] and dj["races"][0]["kind"] == "missing")
 
