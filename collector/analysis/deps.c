@@ -958,6 +958,11 @@ int pt_deps_build(const struct pt_model *m, struct pt_deps *d,
 		 * waited for a CPU. */
 		d->wait_ns = (d->wait_ns > 0 ? d->wait_ns : 0) + w;
 		dur[i] = dur[i] > w ? dur[i] - w : 0;
+		/* The waits of processes that ran side by side add up past
+		 * the time they shared: never less than the CPU it used. */
+		if (dur[i] < d->job[i].cpu_ns)
+			dur[i] = d->job[i].cpu_ns < d->job[i].dur_ns ?
+				 d->job[i].cpu_ns : d->job[i].dur_ns;
 	}
 	{
 		uint64_t *e = pt_xmalloc((d->nedges + d->nheld + 1) * sizeof *e);
