@@ -1,106 +1,139 @@
 /*
- * The build's dependency graph from the files its jobs read and wrote,
- * and what an ideal schedule of its jobs would take (analysis/deps.h).
+ * The build's jobs as its tools had them, the file dependencies between
+ * them, the order the tools declared, the races (a file dependency the
+ * declared order does not imply), the serializations (an imposed order
+ * with no file dependency under it, by what an ideal schedule saves
+ * without it) and the ideal wall times (analysis/deps.h).
  *
- * Jobs: the children of the build's driver, the first execution from
- * the root down that started more than one program (make, ninja, a
- * shell script); a child that is itself a build tool (a recursive make)
- * stands for its children.  Each job is its whole subtree.
+ * Scopes and jobs.  A scope is a tool that ran jobs: make (a recipe is
+ * a job: its lines, the make's children of one target, with what they
+ * ran), ninja (an edge: one child), the script that drives the build
+ * (the first execution from a root down that started more than one
+ * program: each child a job), and the capture's roots together.  A job
+ * that runs a build tool anywhere below it (`cd sub && $(MAKE)`, dh
+ * running make, a make exec'd by a shell) holds that tool's scope; its
+ * own work is the rest.  An image and what its pid exec'd are one job.
  *
- * An edge A -> B when B read, probed or executed a path that A wrote
- * (wrote, made, renamed or linked to, made a directory of) before B
- * first read it.  Jobs are ordered by start and edges go forward only,
- * so the graph has no cycle.
+ * Declared order between two jobs: at the lowest scope holding both,
+ * the two jobs of that scope they belong to are ordered when make's
+ * database (analysis/makedb.h) has one target depend on the other, or
+ * make read .NOTPARALLEL; where the targets are not known (ninja, a
+ * script, a make whose directory is gone), when the two did not run at
+ * the same time.  Two sub-makes of one recipe are ordered when they
+ * did not run at the same time (the recipe ran them one after the
+ * other).
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "analysis/analysis.h"
 #include "analysis/deps.h"
+#include "analysis/depjobs.h"
+#include "analysis/depsched.h"
+#include "analysis/makedb.h"
 #include "base/strbuf.h"
+#include "base/util.h"
 
 /* Pairs of jobs looked at for one path, at most: a log every job
  * appends to would otherwise cost jobs squared. */
 #define PAIRS_PER_PATH 200000u
-#define SER_MAX 20
+#define SER_MAX 10
 #define RACE_MAX 50
+#define CUTS_MAX 400
 
-static int is_tool(const struct pt_exec *e)
-{
-	static const char *const tools[] = { "make", "gmake", "ninja",
-		"dune", "opam", "cargo", "samu", NULL };
-	const char *p = pt_exec_prog(e);
-	size_t i;
+/* ---- the declared order ---- */
 
-	for (i = 0; tools[i]; i++)
-		if (!strcmp(p, tools[i]))
-			return 1;
-	return 0;
-}
-
-static size_t nchildren(const struct pt_exec *e)
-{
-	size_t n = 0;
-
-	for (e = e->first_child; e; e = e->next_sibling)
-		n++;
-	return n;
-}
-
-struct jobs {
-	struct pt_deps_job *j;
-	size_t n, cap;
+struct chain {
+	size_t scope[32], job[32];
+	size_t n;
 };
 
-static void span(const struct pt_exec *e, int64_t *s, int64_t *end)
+static void chain_of(const struct pt_deps *d, size_t j, struct chain *c)
 {
-	if (e->start_ns < *s)
-		*s = e->start_ns;
-	if (e->end_ns > *end)
-		*end = e->end_ns;
-	for (e = e->first_child; e; e = e->next_sibling)
-		span(e, s, end);
-}
-
-static void add_jobs(struct jobs *js, const struct pt_exec *parent, int depth)
-{
-	const struct pt_exec *c;
-
-	for (c = parent->first_child; c; c = c->next_sibling) {
-		if (depth < 8 && is_tool(c) && c->first_child) {
-			add_jobs(js, c, depth + 1);
-			continue;
-		}
-		if (js->n == js->cap) {
-			js->cap = js->cap ? 2 * js->cap : 64;
-			js->j = pt_xrealloc(js->j, js->cap * sizeof *js->j);
-		}
-		memset(&js->j[js->n], 0, sizeof *js->j);
-		js->j[js->n].e = c;
-		js->j[js->n].start_ns = c->start_ns;
-		js->j[js->n].end_ns = c->end_ns;
-		span(c, &js->j[js->n].start_ns, &js->j[js->n].end_ns);
-		js->n++;
+	c->n = 0;
+	while (j != SIZE_MAX && c->n < 32) {
+		c->job[c->n] = j;
+		c->scope[c->n++] = d->job[j].scope;
+		j = d->scope[d->job[j].scope].parent_job;
 	}
 }
 
-static int cmp_job(const void *x, const void *y)
+static int overlap(int64_t s1, int64_t e1, int64_t s2, int64_t e2)
 {
-	const struct pt_deps_job *a = x, *b = y;
+	return s1 < e2 && s2 < e1;
+}
 
-	if (a->start_ns != b->start_ns)
-		return a->start_ns < b->start_ns ? -1 : 1;
-	return a->e->id < b->e->id ? -1 : a->e->id > b->e->id;
+struct lca {
+	size_t scope, ux, uy;           /* the scope, x's and y's jobs in it */
+	size_t sx, sy;                  /* the scopes just below, when ux ==
+					 * uy (SIZE_MAX: x or y is ux itself) */
+};
+
+static void lca_of(const struct pt_deps *d, size_t x, size_t y,
+		   struct lca *l)
+{
+	struct chain cx, cy;
+	size_t i, k;
+
+	chain_of(d, x, &cx);
+	chain_of(d, y, &cy);
+	for (i = 0; i < cx.n; i++)
+		for (k = 0; k < cy.n; k++)
+			if (cx.scope[i] == cy.scope[k]) {
+				l->scope = cx.scope[i];
+				l->ux = cx.job[i];
+				l->uy = cy.job[k];
+				l->sx = i ? cx.scope[i - 1] : SIZE_MAX;
+				l->sy = k ? cy.scope[k - 1] : SIZE_MAX;
+				return;
+			}
+	l->scope = 0;
+	l->ux = cx.job[cx.n - 1];
+	l->uy = cy.job[cy.n - 1];
+	l->sx = l->sy = SIZE_MAX;
+}
+
+/* Is the order of jobs x and y declared (or, where nothing declares
+ * it, did they not run at the same time)? */
+static int ordered(struct pt_deps *d, size_t x, size_t y)
+{
+	struct lca l;
+	const struct pt_deps_scope *s;
+	const struct pt_deps_job *a, *b;
+
+	lca_of(d, x, y, &l);
+	if (l.ux == l.uy) {
+		if (l.sx == SIZE_MAX || l.sy == SIZE_MAX)
+			return 1;
+		return !overlap(d->scope[l.sx].start_ns, d->scope[l.sx].end_ns,
+				d->scope[l.sy].start_ns, d->scope[l.sy].end_ns);
+	}
+	s = &d->scope[l.scope];
+	a = &d->job[l.ux];
+	b = &d->job[l.uy];
+	if (s->db) {
+		long ta, tb;
+
+		if (s->notparallel)
+			return 1;
+		ta = a->target ? pt_makedb_find(s->db, a->target) : -1;
+		tb = b->target ? pt_makedb_find(s->db, b->target) : -1;
+		if (ta >= 0 && tb >= 0)
+			return pt_makedb_reaches(s->db, (size_t)ta, (size_t)tb) ||
+			       pt_makedb_reaches(s->db, (size_t)tb, (size_t)ta);
+	}
+	return !overlap(a->start_ns, a->end_ns, b->start_ns, b->end_ns);
 }
 
 /* ---- paths: who wrote and who read each, first time per job ---- */
 
 struct touch {
 	uint32_t job;
-	int64_t t;
-	uint8_t write;                  /* 1: wrote; 0: read (2: really read,
-					 * not probed: what a race needs) */
-	uint8_t strong;
+	int64_t r, w, k, del, miss;     /* first read or probe, write or new
+					 * name, mkdir, delete, failed look:
+					 * NONE for none */
+	int64_t dstat;                  /* a stat that found a directory */
+	uint8_t strong;                 /* really read, not probed */
 };
 
 struct pathent {
@@ -114,6 +147,11 @@ struct pathtab {
 	size_t n, cap;                  /* cap: a power of two */
 };
 
+static size_t ptr_hash(const void *p)
+{
+	return (size_t)(((uintptr_t)p >> 3) * 0x9e3779b97f4a7c15ull);
+}
+
 static struct pathent *path_get(struct pathtab *pt, const char *path)
 {
 	size_t h, i;
@@ -124,9 +162,8 @@ static struct pathent *path_get(struct pathtab *pt, const char *path)
 		nt.e = pt_xcalloc(nt.cap, sizeof *nt.e);
 		for (i = 0; i < pt->cap; i++)
 			if (pt->e[i].path) {
-				h = ((uintptr_t)pt->e[i].path >> 3) * 0x9e3779b97f4a7c15ull;
-				for (h &= nt.cap - 1; nt.e[h].path;
-				     h = (h + 1) & (nt.cap - 1))
+				for (h = ptr_hash(pt->e[i].path) & (nt.cap - 1);
+				     nt.e[h].path; h = (h + 1) & (nt.cap - 1))
 					;
 				nt.e[h] = pt->e[i];
 			}
@@ -134,8 +171,8 @@ static struct pathent *path_get(struct pathtab *pt, const char *path)
 		free(pt->e);
 		*pt = nt;
 	}
-	h = ((uintptr_t)path >> 3) * 0x9e3779b97f4a7c15ull;
-	for (h &= pt->cap - 1; pt->e[h].path; h = (h + 1) & (pt->cap - 1))
+	for (h = ptr_hash(path) & (pt->cap - 1); pt->e[h].path;
+	     h = (h + 1) & (pt->cap - 1))
 		if (pt->e[h].path == path)
 			return &pt->e[h];
 	pt->e[h].path = path;
@@ -144,215 +181,413 @@ static struct pathent *path_get(struct pathtab *pt, const char *path)
 }
 
 static void touch(struct pathtab *pt, const char *path, uint32_t job,
-		  int64_t t, int write, int strong)
+		  int64_t t, int kind)
 {
 	struct pathent *pe;
-	size_t i;
+	struct touch *x;
 
 	/* Devices and the kernel's files carry no build's data. */
 	if (!strncmp(path, "/dev/", 5) || !strncmp(path, "/proc/", 6) ||
 	    !strncmp(path, "/sys/", 5) || !strcmp(path, "/dev"))
 		return;
 	pe = path_get(pt, path);
-	/* The job's own touches are last: its first of each sort is kept. */
-	for (i = pe->n; i-- > 0 && pe->t[i].job == job;)
-		if (pe->t[i].write == write) {
-			if (t < pe->t[i].t)
-				pe->t[i].t = t;
-			pe->t[i].strong |= (uint8_t)strong;
-			return;
+	/* Jobs are gathered one after the other: the job's is last. */
+	if (!pe->n || pe->t[pe->n - 1].job != job) {
+		if (pe->n == pe->cap) {
+			pe->cap = pe->cap ? 2 * pe->cap : 4;
+			pe->t = pt_xrealloc(pe->t, pe->cap * sizeof *pe->t);
 		}
-	if (pe->n == pe->cap) {
-		pe->cap = pe->cap ? 2 * pe->cap : 4;
-		pe->t = pt_xrealloc(pe->t, pe->cap * sizeof *pe->t);
+		pe->t[pe->n++] = (struct touch){ job, NONE, NONE, NONE, NONE,
+						 NONE, NONE, 0 };
 	}
-	pe->t[pe->n++] = (struct touch){ job, t, (uint8_t)write,
-					 (uint8_t)strong };
+	x = &pe->t[pe->n - 1];
+	switch (kind) {
+	case 'x':                       /* executed */
+	case 'r':
+		x->strong = 1;
+		/* fall through */
+	case 'p':
+		if (t < x->r)
+			x->r = t;
+		break;
+	case 'w':
+	case 'n':
+		if (t < x->w)
+			x->w = t;
+		break;
+	case 'k':
+		if (t < x->k)
+			x->k = t;
+		break;
+	case 'd':
+		if (t < x->del)
+			x->del = t;
+		break;
+	case 'm':
+		if (t < x->miss)
+			x->miss = t;
+		break;
+	case 's':
+		/* a directory found: mkdir -p, install -d, test -d look
+		 * for it and would make it themselves */
+		if (t < x->dstat)
+			x->dstat = t;
+		break;
+	}
 }
 
 static void gather(const struct pt_model *m, struct pathtab *pt,
-		   const struct pt_exec *e, uint32_t job)
+		   const struct own *o, uint32_t job)
 {
-	const struct pt_file_access *a;
-	const struct pt_exec *c;
-	size_t n, i;
+	size_t k, n, i;
 
-	if (e->type == PT_EXEC_EXEC && e->exe[0] == '/' &&
-	    !(e->flags & PT_EXF_UNTRACED))
-		/* Interned in the same table: the same string, the same pointer. */
-		touch(pt, e->exe, job, e->start_ns,
-		      0, 1);
-	a = pt_model_files(m, e, &n);
-	for (i = 0; i < n; i++) {
-		int w = a[i].kind == 'w' || a[i].kind == 'n' ||
-			a[i].kind == 'k';
-		int r = a[i].kind == 'r' || a[i].kind == 'p';
+	for (k = 0; k < o->n; k++) {
+		const struct pt_exec *e = o->e[k];
+		const struct pt_file_access *a;
 
-		if (w || r)
-			touch(pt, a[i].path, job, a[i].time_ns, w,
-			      a[i].kind == 'r');
+		if (e->type == PT_EXEC_EXEC && e->exe[0] == '/' &&
+		    !(e->flags & PT_EXF_UNTRACED))
+			touch(pt, e->exe, job, e->start_ns, 'x');
+		a = pt_model_files(m, e, &n);
+		for (i = 0; i < n; i++)
+			touch(pt, a[i].path, job, a[i].time_ns, a[i].kind);
 	}
-	for (c = e->first_child; c; c = c->next_sibling)
-		gather(m, pt, c, job);
 }
 
-/* ---- the graph ---- */
-
-struct graph {
-	size_t n;
-	size_t *succ_first;             /* [n + 1] */
-	uint32_t *succ;
-	uint32_t *npred;
+/* Directories made, by name (their paths' strings, not pointers). */
+struct dirtab {
+	struct pathent **e;
+	size_t cap;
 };
 
-static int cmp_edge(const void *x, const void *y)
+static struct pathent *dir_find(const struct dirtab *dt, const char *s,
+				size_t n)
+{
+	size_t h;
+
+	if (!dt->cap)
+		return NULL;
+	for (h = pt_hash_bytes(s, n) & (dt->cap - 1); dt->e[h];
+	     h = (h + 1) & (dt->cap - 1))
+		if (!strncmp(dt->e[h]->path, s, n) && !dt->e[h]->path[n])
+			return dt->e[h];
+	return NULL;
+}
+
+static int64_t wmin(const struct touch *t)
+{
+	return t->w < t->k ? t->w : t->k;
+}
+
+/* Written, then removed by the same job: its temporary file. */
+static int temporary(const struct touch *t)
+{
+	return t->del != NONE && t->del > wmin(t);
+}
+
+/* ---- pairs of jobs: edges, races, memo ---- */
+
+struct pairtab {                        /* (x, y) -> value + 1 */
+	uint64_t *key;
+	size_t *val;
+	size_t n, cap;
+};
+
+static size_t *pair_slot(struct pairtab *p, size_t x, size_t y)
+{
+	uint64_t k = (uint64_t)x << 32 | (uint32_t)y;
+	size_t h, i;
+
+	if (2 * (p->n + 1) > p->cap) {
+		struct pairtab q = { NULL, NULL, p->n, p->cap ? 2 * p->cap : 1024 };
+
+		q.key = pt_xmalloc(q.cap * sizeof *q.key);
+		q.val = pt_xcalloc(q.cap, sizeof *q.val);
+		for (i = 0; i < p->cap; i++)
+			if (p->val[i]) {
+				for (h = ptr_hash((void *)(uintptr_t)(p->key[i] << 3)) &
+					 (q.cap - 1);
+				     q.val[h]; h = (h + 1) & (q.cap - 1))
+					;
+				q.key[h] = p->key[i];
+				q.val[h] = p->val[i];
+			}
+		free(p->key);
+		free(p->val);
+		*p = q;
+	}
+	for (h = ptr_hash((void *)(uintptr_t)(k << 3)) & (p->cap - 1);
+	     p->val[h]; h = (h + 1) & (p->cap - 1))
+		if (p->key[h] == k)
+			return &p->val[h];
+	p->key[h] = k;
+	p->n++;
+	return &p->val[h];              /* 0: new */
+}
+
+static void pairtab_free(struct pairtab *p)
+{
+	free(p->key);
+	free(p->val);
+}
+
+struct state {
+	struct pt_deps *d;
+	struct pairtab edges, races, memo;
+	size_t cedge, crace;
+	const uint8_t *container;       /* per job: it holds a tool */
+};
+
+static int is_ordered(struct state *st, size_t x, size_t y)
+{
+	size_t *v = pair_slot(&st->memo, x < y ? x : y, x < y ? y : x);
+
+	if (!*v)
+		*v = (size_t)ordered(st->d, x, y) + 1;
+	return (int)*v - 1;
+}
+
+static const char *rel(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	if (!strncmp(path, dir, n) && path[n] == '/')
+		return path + n + 1;
+	return path;
+}
+
+/* What to add where, in one sentence. */
+static char *fix_text(const struct pt_deps *d, const struct lca *l,
+		      const char *path, int kind, size_t x, size_t y)
+{
+	struct pt_sb sb = PT_SB_INIT;
+	const struct pt_deps_scope *s = &d->scope[l->scope];
+	const struct pt_deps_job *a = &d->job[l->ux], *b = &d->job[l->uy];
+
+	if (l->ux == l->uy) {
+		const struct pt_deps_scope *sx = &d->scope[l->sx];
+		const struct pt_deps_scope *sy = &d->scope[l->sy];
+
+		pt_sb_addf(&sb, "one job runs the %s in %s and the %s in %s "
+			   "at the same time: run the first before the second",
+			   pt_exec_prog(sx->e), sx->e->cwd,
+			   pt_exec_prog(sy->e), sy->e->cwd);
+		if (a->target)
+			pt_sb_addf(&sb, " (recipe of %s%s%s)", a->target,
+				   a->where ? ", " : "",
+				   a->where ? a->where : "");
+	} else if (s->kind == PT_DEPS_NINJA && s->db && b->target) {
+		const char *r = rel(path, s->db->dir);
+
+		if (kind == PT_DEPS_WAW)
+			pt_sb_addf(&sb, "two edges write %s: leave it to one, or "
+				   "order them (build.ninja)", r);
+		else if (kind == PT_DEPS_DIR)
+			pt_sb_addf(&sb, "the edge of %s creates a file in a "
+				   "directory another edge makes: add it as an "
+				   "order-only input (build %s: ... || DIR) "
+				   "(build.ninja)", b->target, b->target);
+		else
+			pt_sb_addf(&sb, "add %s as an input of %s, order-only "
+				   "if it is a header (build %s: ... || %s) "
+				   "(build.ninja)", r, b->target, b->target, r);
+	} else if (s->kind == PT_DEPS_MAKE && s->db && a->target &&
+		   b->target) {
+		const char *r = rel(path, s->db->dir);
+		const char *wh = b->where ? b->where : "its makefile";
+
+		if (kind == PT_DEPS_DIR) {
+			const char *sl = strrchr(r, '/');
+			size_t dl = sl ? (size_t)(sl - r) : 0;
+
+			if (!dl && r == path) {
+				sl = strrchr(path, '/');
+				dl = (size_t)(sl - path);
+			}
+			pt_sb_addf(&sb, "add %.*s as an order-only prerequisite "
+				   "of %s (%s: | %.*s) (%s)", (int)dl, r,
+				   b->target, b->target, (int)dl, r, wh);
+		} else if (kind == PT_DEPS_WAW)
+			pt_sb_addf(&sb, "%s and %s both write %s: add %s as a "
+				   "prerequisite of %s, or leave %s to one "
+				   "rule (%s)", a->target, b->target, r,
+				   a->target, b->target, r, wh);
+		else if (pt_makedb_find(s->db, path) >= 0 && strcmp(r, path))
+			pt_sb_addf(&sb, "add %s as a prerequisite of %s (%s)",
+				   r, b->target, wh);
+		else
+			pt_sb_addf(&sb, "add %s as a prerequisite of %s (%s)",
+				   a->target, b->target, wh);
+	} else if (s->kind == PT_DEPS_MAKE || s->kind == PT_DEPS_NINJA) {
+		pt_sb_addf(&sb, "%s in %s ran the two at the same time: "
+			   "declare that the second needs %s",
+			   pt_exec_prog(s->e), s->e->cwd, path);
+	} else
+		pt_sb_addf(&sb, "the two ran at the same time: let %s wait "
+			   "for the first",
+			   s->e ? "the script" : "the second");
+	(void)x;
+	(void)y;
+	return pt_sb_detach(&sb, NULL);
+}
+
+static void add_edge(struct state *st, size_t x, size_t y, const char *path)
+{
+	struct pt_deps *d = st->d;
+	size_t *v;
+
+	if (x >= y)
+		return;         /* start order: the graph has no cycle */
+	v = pair_slot(&st->edges, x, y);
+	if (*v) {
+		struct pt_deps_edge *e = &d->edge[*v - 1];
+
+		e->npaths++;
+		if (strcmp(path, e->path) < 0)
+			e->path = path;
+		return;
+	}
+	if (d->nedges == st->cedge) {
+		st->cedge = st->cedge ? 2 * st->cedge : 256;
+		d->edge = pt_xrealloc(d->edge, st->cedge * sizeof *d->edge);
+	}
+	d->edge[d->nedges] = (struct pt_deps_edge){ x, y, path, 1 };
+	*v = ++d->nedges;
+}
+
+/* A file dependency from x to y (x first): an edge, and a race when the
+ * declared order does not imply it. */
+static void depend(struct state *st, size_t x, size_t y, const char *path,
+		   int kind, int edge)
+{
+	struct pt_deps *d = st->d;
+	struct lca l;
+	size_t *v;
+
+	if (edge)
+		add_edge(st, x, y, path);
+	if (is_ordered(st, x, y))
+		return;
+	lca_of(d, x, y, &l);
+	v = pair_slot(&st->races, l.ux < l.uy ? l.ux : l.uy,
+		      l.ux < l.uy ? l.uy : l.ux);
+	if (*v) {
+		struct pt_deps_race *r = &d->race[*v - 1];
+
+		r->npaths++;
+		/* shown, by rank: two jobs that hold no tool (the compiles,
+		 * not the sub-makes that probed their output); the two
+		 * jobs of the common tool in the order they started (the
+		 * fix then puts the first before the second); the
+		 * strongest kind; the first path in order */
+		{
+			struct lca o;
+			int kx = !st->container[x] + !st->container[y];
+			int ko = !st->container[r->writer] +
+				 !st->container[r->reader];
+			int fx = l.ux <= l.uy, fo;
+
+			lca_of(d, r->writer, r->reader, &o);
+			fo = o.ux <= o.uy;
+			if (kx != ko ? kx > ko : fx != fo ? fx > fo :
+			    (kind == PT_DEPS_RAW) != (r->kind == PT_DEPS_RAW) ?
+			    kind == PT_DEPS_RAW :
+			    kind == r->kind && strcmp(path, r->path) < 0) {
+				r->kind = kind;
+				r->path = path;
+				r->writer = x;
+				r->reader = y;
+			}
+		}
+		return;
+	}
+	if (d->nrace == st->crace) {
+		st->crace = st->crace ? 2 * st->crace : 16;
+		d->race = pt_xrealloc(d->race, st->crace * sizeof *d->race);
+	}
+	d->race[d->nrace] = (struct pt_deps_race){ path, x, y, kind, 1, NULL };
+	*v = ++d->nrace;
+}
+
+static void path_deps(struct state *st, struct pathent *pe,
+		      const struct dirtab *dt)
+{
+	size_t a, b, pairs = 0;
+
+	for (a = 0; a < pe->n && pairs < PAIRS_PER_PATH; a++) {
+		const struct touch *w = &pe->t[a];
+		int64_t wt = wmin(w);
+
+		if (wt == NONE || temporary(w))
+			continue;
+		for (b = 0; b < pe->n && pairs < PAIRS_PER_PATH; b++) {
+			const struct touch *r = &pe->t[b];
+
+			if (b == a || temporary(r))
+				continue;
+			pairs++;
+			if (r->r != NONE && wt < r->r && r->r < wmin(r))
+				depend(st, w->job, r->job, pe->path,
+				       PT_DEPS_RAW, 1);
+			else if (r->r != NONE && wt < r->r && wmin(r) == NONE)
+				depend(st, w->job, r->job, pe->path,
+				       PT_DEPS_RAW, 1);
+			else if (r->strong && r->r < wt && wmin(r) == NONE &&
+				 wt < NONE)
+				/* read before the other wrote it: the old
+				 * contents, or the new ones in another order */
+				depend(st, w->job, r->job, pe->path,
+				       PT_DEPS_RAW, 0);
+			if (w->w != NONE && r->w != NONE && w->w < r->w)
+				depend(st, w->job, r->job, pe->path,
+				       PT_DEPS_WAW, 1);
+			if (r->miss != NONE && r->miss < wt && wmin(r) == NONE)
+				/* the maker first: it is what the looker
+				 * needs before it */
+				depend(st, w->job, r->job, pe->path,
+				       PT_DEPS_MISSING, 0);
+		}
+	}
+	/* Made in a directory another job made. */
+	if (dt->cap) {
+		const char *sl = strrchr(pe->path, '/');
+		struct pathent *de;
+
+		if (!sl || sl == pe->path ||
+		    !(de = dir_find(dt, pe->path, (size_t)(sl - pe->path))))
+			return;
+		for (a = 0; a < de->n; a++) {
+			const struct touch *mk = &de->t[a];
+
+			if (mk->k == NONE)
+				continue;
+			for (b = 0; b < pe->n; b++) {
+				const struct touch *f = &pe->t[b];
+				size_t q;
+				int own = 0;
+
+				if (f->job == mk->job || wmin(f) == NONE ||
+				    wmin(f) < mk->k)
+					continue;
+				for (q = 0; q < de->n; q++)
+					if (de->t[q].job == f->job &&
+					    (de->t[q].k != NONE ||
+					     de->t[q].miss != NONE ||
+					     de->t[q].dstat != NONE))
+						own = 1;        /* mkdir -p */
+				if (!own)
+					depend(st, mk->job, f->job, pe->path,
+					       PT_DEPS_DIR, 1);
+			}
+		}
+	}
+}
+
+static int cmp_u64(const void *x, const void *y)
 {
 	const uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
 
 	return a < b ? -1 : a > b;
-}
-
-/* ---- heaps for the schedule ---- */
-
-struct heap {
-	int64_t *key;
-	uint32_t *val;
-	size_t n;
-};
-
-static void heap_push(struct heap *h, int64_t key, uint32_t val)
-{
-	size_t i = h->n++;
-
-	while (i) {
-		size_t p = (i - 1) / 2;
-
-		if (h->key[p] <= key)
-			break;
-		h->key[i] = h->key[p];
-		h->val[i] = h->val[p];
-		i = p;
-	}
-	h->key[i] = key;
-	h->val[i] = val;
-}
-
-static void heap_pop(struct heap *h)
-{
-	int64_t key = h->key[--h->n];
-	uint32_t val = h->val[h->n];
-	size_t i = 0;
-
-	for (;;) {
-		size_t c = 2 * i + 1;
-
-		if (c >= h->n)
-			break;
-		if (c + 1 < h->n && h->key[c + 1] < h->key[c])
-			c++;
-		if (key <= h->key[c])
-			break;
-		h->key[i] = h->key[c];
-		h->val[i] = h->val[c];
-		i = c;
-	}
-	if (h->n) {
-		h->key[i] = key;
-		h->val[i] = val;
-	}
-}
-
-/*
- * List scheduling on cpus CPUs (0: as many as there are jobs): whenever
- * a CPU is free, it takes the ready job with the longest path to the
- * end.  Returns the makespan.
- */
-static int64_t schedule(const struct graph *g, const int64_t *dur,
-			const int64_t *level, size_t cpus, int64_t *start,
-			int *cpu)
-{
-	/* With start and cpu: where each job went, CPUs numbered from 0. */
-	int *free_cpu = pt_xmalloc((g->n + 1) * sizeof *free_cpu), nfree;
-	struct heap ready = { pt_xmalloc((g->n + 1) * sizeof(int64_t)),
-			      pt_xmalloc((g->n + 1) * sizeof(uint32_t)), 0 };
-	struct heap run = { pt_xmalloc((g->n + 1) * sizeof(int64_t)),
-			    pt_xmalloc((g->n + 1) * sizeof(uint32_t)), 0 };
-	uint32_t *left = pt_xmalloc((g->n + 1) * sizeof *left);
-	int64_t t = 0, end = 0;
-	size_t i, k, done = 0;
-
-	if (!cpus)
-		cpus = g->n ? g->n : 1;
-	for (nfree = 0; (size_t)nfree < cpus && (size_t)nfree <= g->n; nfree++)
-		free_cpu[nfree] = (int)(cpus - 1 - (size_t)nfree);
-	memcpy(left, g->npred, g->n * sizeof *left);
-	for (i = 0; i < g->n; i++)
-		if (!left[i])
-			heap_push(&ready, -level[i], (uint32_t)i);
-	while (done < g->n) {
-		while (run.n < cpus && ready.n) {
-			uint32_t j = ready.val[0];
-
-			heap_pop(&ready);
-			heap_push(&run, t + dur[j], j);
-			if (start) {
-				start[j] = t;
-				cpu[j] = free_cpu[--nfree];
-			}
-		}
-		if (!run.n)
-			break;          /* cannot happen: no cycles */
-		t = run.key[0];
-		while (run.n && run.key[0] == t) {
-			uint32_t j = run.val[0];
-
-			heap_pop(&run);
-			done++;
-			if (start)
-				free_cpu[nfree++] = cpu[j];
-			for (k = g->succ_first[j]; k < g->succ_first[j + 1]; k++)
-				if (!--left[g->succ[k]])
-					heap_push(&ready, -level[g->succ[k]],
-						  g->succ[k]);
-		}
-		end = t;
-	}
-	free(ready.key);
-	free(ready.val);
-	free(run.key);
-	free(run.val);
-	free(left);
-	free(free_cpu);
-	return end;
-}
-
-/* Is there a path from a to b (a < b)? */
-static int reaches(const struct graph *g, size_t a, size_t b, uint8_t *seen,
-		   uint32_t *stack)
-{
-	size_t sp = 0, k;
-	int found = 0;
-
-	memset(seen, 0, g->n);
-	stack[sp++] = (uint32_t)a;
-	seen[a] = 1;
-	while (sp && !found) {
-		uint32_t j = stack[--sp];
-
-		for (k = g->succ_first[j]; k < g->succ_first[j + 1]; k++) {
-			uint32_t s = g->succ[k];
-
-			if (s == b) {
-				found = 1;
-				break;
-			}
-			if (s < b && !seen[s]) {
-				seen[s] = 1;
-				stack[sp++] = s;
-			}
-		}
-	}
-	return found;
 }
 
 static int cmp_ser(const void *x, const void *y)
@@ -364,34 +599,199 @@ static int cmp_ser(const void *x, const void *y)
 	return a->first < b->first ? -1 : a->first > b->first;
 }
 
-static const struct pt_exec *find_driver(const struct pt_model *m)
+static int cmp_race(const void *x, const void *y)
 {
-	const struct pt_exec *root = NULL, *e;
-	size_t i;
+	const struct pt_deps_race *a = x, *b = y;
 
-	/* The root that spans the longest (a daemon's capture has many). */
-	for (i = 0; i < m->n; i++) {
-		e = m->execs[i];
-		if (!e->parent && (!root || e->end_ns - e->start_ns >
-					    root->end_ns - root->start_ns))
-			root = e;
+	if (a->writer != b->writer)
+		return a->writer < b->writer ? -1 : 1;
+	if (a->reader != b->reader)
+		return a->reader < b->reader ? -1 : 1;
+	return strcmp(a->path, b->path);
+}
+
+static int cmp_edge_s(const void *x, const void *y)
+{
+	const struct pt_deps_edge *a = x, *b = y;
+
+	if (a->from != b->from)
+		return a->from < b->from ? -1 : 1;
+	return a->to < b->to ? -1 : a->to > b->to;
+}
+
+/* Where the order across a cut is declared, in one sentence. */
+static char *ser_why(struct pt_deps *d, size_t x, size_t y)
+{
+	struct pt_sb sb = PT_SB_INIT;
+	struct lca l;
+	const struct pt_deps_scope *s;
+	const struct pt_deps_job *a, *b;
+
+	lca_of(d, x, y, &l);
+	s = &d->scope[l.scope];
+	a = &d->job[l.ux];
+	b = &d->job[l.uy];
+	if (l.ux == l.uy && l.sx != SIZE_MAX && l.sy != SIZE_MAX) {
+		const struct pt_deps_scope *sx = &d->scope[l.sx];
+		const struct pt_deps_scope *sy = &d->scope[l.sy];
+
+		pt_sb_addf(&sb, "one job runs the %s in %s, then the %s in %s",
+			   pt_exec_prog(sx->e),
+			   sx->db ? sx->db->dir : sx->e->cwd,
+			   pt_exec_prog(sy->e),
+			   sy->db ? sy->db->dir : sy->e->cwd);
+		if (a->target)
+			pt_sb_addf(&sb, " (recipe of %s%s%s)", a->target,
+				   a->where ? ", " : "", a->where ? a->where : "");
+	} else if (l.ux == l.uy) {
+		pt_sb_addstr(&sb, "one job runs both");
+	} else if (s->kind == PT_DEPS_MAKE && s->notparallel) {
+		pt_sb_addf(&sb, ".NOTPARALLEL (make in %s)",
+			   s->db ? s->db->dir : s->e->cwd);
+	} else if (s->kind == PT_DEPS_MAKE && s->db && a->target &&
+		   b->target &&
+		   pt_makedb_reaches(s->db,
+				     (size_t)pt_makedb_find(s->db, a->target),
+				     (size_t)pt_makedb_find(s->db, b->target))) {
+		pt_sb_addf(&sb, "%s depends on %s (%s)", b->target, a->target,
+			   b->where ? b->where : s->db->dir);
+	} else if (s->kind == PT_DEPS_SEQ && s->e) {
+		struct pt_sb c = PT_SB_INIT;
+
+		pt_exec_quote(s->e, &c);
+		pt_sb_addf(&sb, "the script %s runs them one after the other",
+			   c.buf ? c.buf : pt_exec_prog(s->e));
+		pt_sb_release(&c);
+	} else {
+		/* A tool's own choice (make -j1, a jobserver's slots, the
+		 * capture's roots): nothing declared to change. */
+		pt_sb_release(&sb);
+		return NULL;
 	}
-	for (e = root; e && nchildren(e) == 1; e = e->first_child)
-		;
-	return e && nchildren(e) >= 2 ? e : NULL;
+	return pt_sb_detach(&sb, NULL);
+}
+
+/* Edges of the schedule's graph: the file dependencies, and with cuts,
+ * each job before a cut to its barrier node (n + c), the barrier to each
+ * job after it; cut `skip` left out. */
+static size_t cut_edges(const struct pt_deps *d, const size_t *seg,
+			size_t ncuts, size_t skip, uint64_t **out)
+{
+	size_t n = d->njobs, i, ne = 0;
+	uint64_t *e = pt_xmalloc((d->nedges + d->nheld + 2 * n + 1) *
+				 sizeof *e);
+
+	for (i = 0; i < d->nedges; i++)
+		e[ne++] = (uint64_t)d->edge[i].from << 32 | d->edge[i].to;
+	for (i = 0; i < d->nheld; i++)
+		e[ne++] = d->held[i];
+	for (i = 0; i < n && ncuts; i++) {
+		size_t s = seg[i], after, before;
+
+		if (s == SIZE_MAX)
+			continue;
+		/* the barrier after segment s: cut s, or s + 1 if skipped */
+		after = s == skip ? s + 1 : s;
+		if (after < ncuts)
+			e[ne++] = (uint64_t)i << 32 | (n + after);
+		if (s) {
+			before = s - 1;
+			if (before == skip)
+				before = s >= 2 ? s - 2 : SIZE_MAX;
+			if (before != SIZE_MAX)
+				e[ne++] = (uint64_t)(n + before) << 32 | i;
+		}
+	}
+	*out = e;
+	return ne;
+}
+
+static int64_t makespan(const struct pt_deps *d, const int64_t *dur0,
+			const size_t *seg, size_t ncuts, size_t skip,
+			size_t cpus)
+{
+	size_t n = d->njobs + ncuts;
+	uint64_t *e;
+	size_t ne = cut_edges(d, seg, ncuts, skip, &e);
+	struct pt_depsched_graph g;
+	int64_t *dur = pt_xcalloc(n + 1, sizeof *dur);
+	int64_t *lv = pt_xcalloc(n + 1, sizeof *lv), span;
+
+	memcpy(dur, dur0, d->njobs * sizeof *dur);
+	pt_depsched_graph_make(&g, n, e, ne);
+	pt_depsched_levels(&g, dur, lv);
+	span = pt_depsched_schedule(&g, dur, lv, cpus, d->njobs, NULL, NULL);
+	pt_depsched_graph_free(&g);
+	free(e);
+	free(dur);
+	free(lv);
+	return span;
+}
+
+/* Is there a path from a to b (a < b) in g? */
+static int reaches(const struct pt_depsched_graph *g, size_t a, size_t b, uint8_t *seen,
+		   uint32_t *stack)
+{
+	size_t sp = 0, k;
+
+	if (a >= b)
+		return 0;
+	memset(seen, 0, g->n);
+	stack[sp++] = (uint32_t)a;
+	seen[a] = 1;
+	while (sp) {
+		uint32_t j = stack[--sp];
+
+		for (k = g->succ_first[j]; k < g->succ_first[j + 1]; k++) {
+			uint32_t s = g->succ[k];
+
+			if (s == b)
+				return 1;
+			if (s < b && !seen[s]) {
+				seen[s] = 1;
+				stack[sp++] = s;
+			}
+		}
+	}
+	return 0;
+}
+
+static int has_nested(const struct pt_deps *d, size_t j)
+{
+	size_t s;
+
+	for (s = 1; s < d->nscopes; s++)
+		if (d->scope[s].parent_job == j)
+			return 1;
+	return 0;
+}
+
+static int cmp_perm(const void *x, const void *y, void *ctx)
+{
+	const struct pt_deps_job *j = ctx;
+	size_t a = *(const size_t *)x, b = *(const size_t *)y;
+
+	if (j[a].start_ns != j[b].start_ns)
+		return j[a].start_ns < j[b].start_ns ? -1 : 1;
+	if (j[a].e->id != j[b].e->id)
+		return j[a].e->id < j[b].e->id ? -1 : 1;
+	return a < b ? -1 : a > b;
 }
 
 int pt_deps_build(const struct pt_model *m, struct pt_deps *d,
 		  const char **why)
 {
-	struct jobs js = { 0 };
+	struct pt_depjobs b = { 0 };
 	struct pathtab pt = { 0 };
-	uint64_t *edge = NULL;
-	size_t nedge = 0, cedge = 0, i, k, a, b;
-	struct graph g = { 0 };
+	struct dirtab dt = { 0 };
+	struct state st = { 0 };
+	size_t i, k, *perm, *inv, nleaf = 0;
 	int64_t *dur, *level, first = INT64_MAX, last = INT64_MIN;
+	int64_t bstart = INT64_MAX, bend = INT64_MIN;
+	uint8_t *container;
 	const char *cpus;
 	int conc = 0;
+	struct pt_depsched_graph g;
 
 	memset(d, 0, sizeof *d);
 	d->accesses = pt_model_files_count(m, &d->dropped);
@@ -400,115 +800,181 @@ int pt_deps_build(const struct pt_model *m, struct pt_deps *d,
 		       "proftrace record --files";
 		return -1;
 	}
-	if (!(d->driver = find_driver(m))) {
-		*why = "no execution started more than one program: there are "
-		       "no jobs to schedule";
+	if (m->ncaptures > 1) {
+		*why = "deps reads one build: give it one capture (the "
+		       "captures of several builds are no one schedule)";
 		return -1;
 	}
-	add_jobs(&js, d->driver, 0);
-	qsort(js.j, js.n, sizeof *js.j, cmp_job);
-	d->job = js.j;
-	d->njobs = js.n;
-	for (i = 0; i < js.n; i++) {
-		struct pt_sb sb = PT_SB_INIT;
-
-		if (js.j[i].e->argc)
-			pt_exec_quote(js.j[i].e, &sb);
-		d->job[i].cmd = pt_sb_detach(&sb, NULL);
-		gather(m, &pt, js.j[i].e, (uint32_t)i);
-		if (js.j[i].start_ns < first)
-			first = js.j[i].start_ns;
-		if (js.j[i].end_ns > last)
-			last = js.j[i].end_ns;
+	pt_depjobs_build(&b, m, &bstart, &bend, &d->driver);
+	if (!b.nj) {
+		*why = "the capture has no execution";
+		free(b.s);
+		return -1;
 	}
-	d->wall_ns = d->driver->end_ns - d->driver->start_ns;
-	{
-		/* The whole build: from its root's start to its end. */
-		const struct pt_exec *r = d->driver;
+	/* Jobs by start: edges go forward only. */
+	perm = pt_xmalloc(b.nj * sizeof *perm);
+	inv = pt_xmalloc(b.nj * sizeof *inv);
+	for (i = 0; i < b.nj; i++)
+		perm[i] = i;
+	qsort_r(perm, b.nj, sizeof *perm, cmp_perm, b.j);
+	for (i = 0; i < b.nj; i++)
+		inv[perm[i]] = i;
+	d->njobs = b.nj;
+	d->job = pt_xmalloc(b.nj * sizeof *d->job);
+	for (i = 0; i < b.nj; i++)
+		d->job[i] = b.j[perm[i]];
+	for (i = 0; i < b.ns; i++)
+		if (b.s[i].parent_job != SIZE_MAX)
+			b.s[i].parent_job = inv[b.s[i].parent_job];
+	d->scope = b.s;
+	d->nscopes = b.ns;
+	container = pt_xcalloc(b.nj, 1);
+	for (i = 0; i < b.nj; i++) {
+		size_t p = d->scope[d->job[i].scope].parent_job;
 
-		while (r->parent)
-			r = r->parent;
-		d->wall_ns = r->end_ns - r->start_ns;
-		d->lead_ns = first > r->start_ns ? first - r->start_ns : 0;
-		d->tail_ns = r->end_ns > last ? r->end_ns - last : 0;
-	}
-
-	/* Edges and races, path by path. */
-	for (i = 0; i < pt.cap; i++) {
-		struct pathent *pe = &pt.e[i];
-		size_t pairs = 0;
-
-		if (!pe->path)
-			continue;
-		for (a = 0; a < pe->n && pairs < PAIRS_PER_PATH; a++) {
-			const struct touch *w = &pe->t[a];
-
-			if (!w->write)
-				continue;
-			for (b = 0; b < pe->n && pairs < PAIRS_PER_PATH; b++) {
-				const struct touch *r = &pe->t[b];
-				const struct pt_deps_job *wj = &d->job[w->job];
-				const struct pt_deps_job *rj = &d->job[r->job];
-				int overlap;
-
-				if (r->write || r->job == w->job)
-					continue;
-				pairs++;
-				overlap = wj->start_ns < rj->end_ns &&
-					  rj->start_ns < wj->end_ns;
-				if (w->t < r->t && w->job < r->job) {
-					if (nedge == cedge) {
-						cedge = cedge ? 2 * cedge : 256;
-						edge = pt_xrealloc(edge, cedge *
-								   sizeof *edge);
-					}
-					edge[nedge++] = (uint64_t)w->job << 32 |
-							r->job;
-				}
-				if (overlap && r->strong &&
-				    (r->t < w->t || r->t < wj->end_ns) &&
-				    d->nrace < RACE_MAX) {
-					d->race = pt_xrealloc(d->race,
-						(d->nrace + 1) * sizeof *d->race);
-					d->race[d->nrace++] =
-						(struct pt_deps_race){ pe->path,
-							w->job, r->job };
-				}
-			}
+		if (p != SIZE_MAX && p < i) {
+			d->held = pt_xrealloc(d->held, (d->nheld + 1) *
+					      sizeof *d->held);
+			d->held[d->nheld++] = (uint64_t)p << 32 | i;
 		}
 	}
-	qsort(edge, nedge, sizeof *edge, cmp_edge);
-	for (i = k = 0; i < nedge; i++)
-		if (!k || edge[i] != edge[k - 1])
-			edge[k++] = edge[i];
-	nedge = k;
-	d->nedges = nedge;
-	g.n = js.n;
-	g.succ_first = pt_xcalloc(g.n + 1, sizeof *g.succ_first);
-	g.succ = pt_xmalloc((nedge ? nedge : 1) * sizeof *g.succ);
-	g.npred = pt_xcalloc(g.n ? g.n : 1, sizeof *g.npred);
-	for (i = 0; i < nedge; i++) {
-		g.succ_first[(edge[i] >> 32) + 1]++;
-		g.succ[i] = (uint32_t)edge[i];
-		g.npred[(uint32_t)edge[i]]++;
-	}
-	for (i = 0; i < g.n; i++)
-		g.succ_first[i + 1] += g.succ_first[i];
+	for (i = 0; i < b.nj; i++) {
+		struct pt_sb sb = PT_SB_INIT;
 
-	/* Longest path from each job to the end, in reverse start order. */
-	dur = pt_xmalloc((g.n ? g.n : 1) * sizeof *dur);
-	level = pt_xmalloc((g.n ? g.n : 1) * sizeof *level);
-	for (i = 0; i < g.n; i++)
-		dur[i] = d->job[i].end_ns > d->job[i].start_ns ?
-			 d->job[i].end_ns - d->job[i].start_ns : 0;
-	for (i = g.n; i-- > 0;) {
-		int64_t best = 0;
+		pt_exec_quote(d->job[i].e, &sb);
+		if (!sb.buf)
+			pt_sb_addstr(&sb, "");
+		d->job[i].cmd = pt_sb_detach(&sb, NULL);
+		gather(m, &pt, &b.own[perm[i]], (uint32_t)i);
+		{
+			/* What a tool itself read (its makefiles, build.ninja)
+			 * is the job's that runs it. */
+			size_t s;
 
-		for (k = g.succ_first[i]; k < g.succ_first[i + 1]; k++)
-			if (level[g.succ[k]] > best)
-				best = level[g.succ[k]];
-		level[i] = dur[i] + best;
+			for (s = 1; s < b.ns; s++)
+				if (b.s[s].parent_job == i && b.s[s].e) {
+					struct own one = { &b.s[s].e, 1, 1 };
+
+					gather(m, &pt, &one, (uint32_t)i);
+				}
+		}
+		container[i] = (uint8_t)has_nested(d, i);
+		d->work_ns += d->job[i].dur_ns;
+		d->cpu_ns += d->job[i].cpu_ns;
+		nleaf += !container[i];
+		if (d->job[i].start_ns < first)
+			first = d->job[i].start_ns;
+		if (d->job[i].end_ns > last)
+			last = d->job[i].end_ns;
 	}
+	if (nleaf < 2) {
+		*why = "no execution started more than one program: there are "
+		       "no jobs to schedule";
+		for (i = 0; i < b.nj; i++) {
+			free(b.own[i].e);
+			free(d->job[i].cmd);
+		}
+		for (i = 0; i < pt.cap; i++)
+			free(pt.e[i].t);
+		free(pt.e);
+		free(b.own);
+		free(b.j);
+		for (i = 0; i < b.ndbc; i++) {
+			free(b.dbc[i].key);
+			pt_makedb_free(b.dbc[i].db);
+		}
+		free(b.dbc);
+		free(perm);
+		free(inv);
+		free(container);
+		free(d->job);
+		free(b.s);
+		memset(d, 0, sizeof *d);
+		return -1;
+	}
+	d->wall_ns = bend - bstart;
+	d->lead_ns = first > bstart ? first - bstart : 0;
+	d->tail_ns = bend > last ? bend - last : 0;
+
+	/* Directories made, by name. */
+	{
+		size_t nd = 0;
+
+		for (i = 0; i < pt.cap; i++)
+			for (k = 0; pt.e[i].path && k < pt.e[i].n; k++)
+				if (pt.e[i].t[k].k != NONE) {
+					nd++;
+					break;
+				}
+		if (nd) {
+			dt.cap = 16;
+			while (dt.cap < 2 * nd)
+				dt.cap *= 2;
+			dt.e = pt_xcalloc(dt.cap, sizeof *dt.e);
+			for (i = 0; i < pt.cap; i++)
+				for (k = 0; pt.e[i].path && k < pt.e[i].n; k++)
+					if (pt.e[i].t[k].k != NONE) {
+						const char *p = pt.e[i].path;
+						size_t h;
+
+						for (h = pt_hash_bytes(p, strlen(p)) &
+							 (dt.cap - 1);
+						     dt.e[h]; h = (h + 1) & (dt.cap - 1))
+							;
+						dt.e[h] = &pt.e[i];
+						break;
+					}
+		}
+	}
+	st.d = d;
+	st.container = container;
+	for (i = 0; i < pt.cap; i++)
+		if (pt.e[i].path)
+			path_deps(&st, &pt.e[i], &dt);
+	qsort(d->edge, d->nedges, sizeof *d->edge, cmp_edge_s);
+	qsort(d->race, d->nrace, sizeof *d->race, cmp_race);
+	for (i = 0; i < d->nrace; i++) {
+		struct lca l;
+
+		lca_of(d, d->race[i].writer, d->race[i].reader, &l);
+		d->race[i].fix = fix_text(d, &l, d->race[i].path,
+					  d->race[i].kind, d->race[i].writer,
+					  d->race[i].reader);
+	}
+
+	/* Durations: each job's own work (a job that holds a tool's jobs:
+	 * what it did besides, before them: the script's own work between
+	 * its jobs is work). */
+	dur = pt_xcalloc(b.nj + 1, sizeof *dur);
+	level = pt_xcalloc(b.nj + 1, sizeof *level);
+	d->wait_ns = -1;
+	for (i = 0; i < b.nj; i++) {
+		int64_t w = d->job[i].wait_ns;
+
+		dur[i] = d->job[i].dur_ns;
+		if (w < 0)
+			continue;
+		/* Load-free: less the time its processes were runnable but
+		 * waited for a CPU. */
+		d->wait_ns = (d->wait_ns > 0 ? d->wait_ns : 0) + w;
+		dur[i] = dur[i] > w ? dur[i] - w : 0;
+		/* The waits of processes that ran side by side add up past
+		 * the time they shared: never less than the CPU it used. */
+		if (dur[i] < d->job[i].cpu_ns)
+			dur[i] = d->job[i].cpu_ns < d->job[i].dur_ns ?
+				 d->job[i].cpu_ns : d->job[i].dur_ns;
+	}
+	{
+		uint64_t *e = pt_xmalloc((d->nedges + d->nheld + 1) * sizeof *e);
+
+		for (i = 0; i < d->nedges; i++)
+			e[i] = (uint64_t)d->edge[i].from << 32 | d->edge[i].to;
+		memcpy(e + d->nedges, d->held, d->nheld * sizeof *e);
+		qsort(e, d->nedges + d->nheld, sizeof *e, cmp_u64);
+		pt_depsched_graph_make(&g, b.nj, e, d->nedges + d->nheld);
+		free(e);
+	}
+	pt_depsched_levels(&g, dur, level);
 	{
 		size_t at = SIZE_MAX;
 		int64_t best = -1;
@@ -518,14 +984,18 @@ int pt_deps_build(const struct pt_model *m, struct pt_deps *d,
 				best = level[i];
 				at = i;
 			}
+		/* Jobs that hold a tool's are on it as nothing: not named. */
 		while (at != SIZE_MAX) {
 			size_t next = SIZE_MAX;
 
-			d->crit = pt_xrealloc(d->crit,
-					      (d->ncrit + 1) * sizeof *d->crit);
-			d->crit[d->ncrit++] = at;
+			if (dur[at]) {
+				d->crit = pt_xrealloc(d->crit, (d->ncrit + 1) *
+						      sizeof *d->crit);
+				d->crit[d->ncrit++] = at;
+			}
 			for (k = g.succ_first[at]; k < g.succ_first[at + 1]; k++)
-				if (level[g.succ[k]] == level[at] - dur[at])
+				if (level[g.succ[k]] == level[at] - dur[at] &&
+				    (next == SIZE_MAX || !dur[next]))
 					next = g.succ[k];
 			at = next;
 		}
@@ -534,13 +1004,15 @@ int pt_deps_build(const struct pt_model *m, struct pt_deps *d,
 	/* The most jobs that ran at once: the recorded schedule is one of
 	 * the candidates on that many CPUs or more. */
 	{
-		struct heap h = { pt_xmalloc((g.n + 1) * sizeof(int64_t)),
+		struct pt_depsched_heap h = { pt_xmalloc((g.n + 1) * sizeof(int64_t)),
 				  pt_xmalloc((g.n + 1) * sizeof(uint32_t)), 0 };
 
 		for (i = 0; i < g.n; i++) {
+			if (container[i])
+				continue;
 			while (h.n && h.key[0] <= d->job[i].start_ns)
-				heap_pop(&h);
-			heap_push(&h, d->job[i].end_ns, (uint32_t)i);
+				pt_depsched_heap_pop(&h);
+			pt_depsched_heap_push(&h, d->job[i].end_ns, (uint32_t)i);
 			if ((int)h.n > conc)
 				conc = (int)h.n;
 		}
@@ -550,14 +1022,17 @@ int pt_deps_build(const struct pt_model *m, struct pt_deps *d,
 	cpus = pt_model_meta(m, 0, "cpus");
 	d->machine_cpus = cpus ? atoi(cpus) : 0;
 	{
-		int64_t unl = d->lead_ns + (g.n ? level[d->crit[0]] : 0) +
-			      d->tail_ns, prev = INT64_MAX;
+		int64_t crit = 0, unl, prev = INT64_MAX;
 		int p;
 
+		for (i = 0; i < g.n; i++)
+			if (level[i] > crit)
+				crit = level[i];
+		unl = d->lead_ns + crit + d->tail_ns;
 		for (p = 1; d->nideal + 1 < sizeof d->ideal / sizeof *d->ideal;
 		     p *= 2) {
-			int64_t w = d->lead_ns + schedule(&g, dur, level,
-							  (size_t)p, NULL,
+			int64_t w = d->lead_ns + pt_depsched_schedule(&g, dur, level,
+							  (size_t)p, g.n, NULL,
 							  NULL) +
 				    d->tail_ns;
 
@@ -583,62 +1058,109 @@ int pt_deps_build(const struct pt_model *m, struct pt_deps *d,
 	d->sched_cpus = d->machine_cpus > 0 ? d->machine_cpus : 2;
 	d->sched = pt_xcalloc(g.n ? g.n : 1, sizeof *d->sched);
 	{
-		int64_t *st = pt_xmalloc((g.n ? g.n : 1) * sizeof *st);
+		int64_t *sst = pt_xmalloc((g.n ? g.n : 1) * sizeof *sst);
 		int *cp = pt_xmalloc((g.n ? g.n : 1) * sizeof *cp);
 
-		d->sched_span_ns = d->lead_ns + schedule(&g, dur, level,
-					(size_t)d->sched_cpus, st, cp) +
+		d->sched_span_ns = d->lead_ns + pt_depsched_schedule(&g, dur, level,
+					(size_t)d->sched_cpus, g.n, sst, cp) +
 				   d->tail_ns;
 		for (i = 0; i < g.n; i++)
 			d->sched[i] = (struct pt_deps_slot){ cp[i],
-				d->lead_ns + st[i], d->lead_ns + st[i] + dur[i], 0 };
+				d->lead_ns + sst[i], d->lead_ns + sst[i] + dur[i],
+				0 };
 		for (i = 0; i < d->ncrit; i++)
 			d->sched[d->crit[i]].critical = 1;
-		free(st);
+		free(sst);
 		free(cp);
 	}
 
-	/* Serializations: a job that started once the one before it had
-	 * ended, with nothing else running, and no path between them. */
+	/* Serializations: a cut is a moment when one job started with
+	 * nothing running, every job before it done; each is an order the
+	 * build imposed.  Its gain: the ideal schedule on this machine's
+	 * CPUs with every cut as a barrier, less the same without it. */
 	{
-		uint8_t *seen = pt_xmalloc(g.n ? g.n : 1);
-		uint32_t *stack = pt_xmalloc((g.n ? g.n : 1) * sizeof *stack);
+		size_t *seg = pt_xmalloc((b.nj + 1) * sizeof *seg);
+		size_t ncuts = 0, *lastof = NULL, prevj = SIZE_MAX;
+		int64_t maxend = INT64_MIN, all, thr;
+		uint8_t *seen;
+		uint32_t *stack;
 
-		for (b = 1; b < g.n; b++) {
-			size_t prev = SIZE_MAX;
-			int busy = 0;
-
-			for (a = 0; a < b; a++) {
-				if (d->job[a].end_ns > d->job[b].start_ns) {
-					busy = 1;
-					break;
-				}
-				if (prev == SIZE_MAX ||
-				    d->job[a].end_ns > d->job[prev].end_ns)
-					prev = a;
-			}
-			if (busy || prev == SIZE_MAX ||
-			    reaches(&g, prev, b, seen, stack))
+		for (i = 0; i < b.nj; i++) {
+			seg[i] = SIZE_MAX;
+			if (container[i] || !d->job[i].dur_ns)
 				continue;
-			d->ser = pt_xrealloc(d->ser,
-					     (d->nser + 1) * sizeof *d->ser);
-			d->ser[d->nser++] = (struct pt_deps_ser){ prev, b,
-				dur[prev] < dur[b] ? dur[prev] : dur[b] };
+			if (prevj != SIZE_MAX && d->job[i].start_ns >= maxend &&
+			    ncuts < CUTS_MAX) {
+				lastof = pt_xrealloc(lastof, (ncuts + 1) *
+						     sizeof *lastof);
+				lastof[ncuts++] = prevj;
+			}
+			seg[i] = ncuts;
+			if (d->job[i].end_ns > maxend) {
+				maxend = d->job[i].end_ns;
+				prevj = i;
+			}
 		}
-		free(seen);
-		free(stack);
+		thr = d->wall_ns / 100 > 10000000 ? d->wall_ns / 100 : 10000000;
+		seen = pt_xmalloc(b.nj + 1);
+		stack = pt_xmalloc((b.nj + 1) * sizeof *stack);
+		if (ncuts) {
+			all = makespan(d, dur, seg, ncuts, SIZE_MAX,
+				       (size_t)d->sched_cpus);
+			for (k = 0; k < ncuts; k++) {
+				int64_t gain = all - makespan(d, dur, seg, ncuts,
+							      k,
+							      (size_t)d->sched_cpus);
+				size_t then = SIZE_MAX;
+				char *wy;
+
+				if (gain < thr)
+					continue;
+				/* a job after the cut that needs nothing
+				 * of the one before it */
+				wy = NULL;
+				for (i = 0; i < b.nj && !wy; i++)
+					if (seg[i] == k + 1 &&
+					    !reaches(&g, lastof[k], i, seen, stack) &&
+					    (wy = ser_why(d, lastof[k], i)))
+						then = i;
+				if (!wy)
+					continue;
+				d->ser = pt_xrealloc(d->ser, (d->nser + 1) *
+						     sizeof *d->ser);
+				d->ser[d->nser++] = (struct pt_deps_ser){
+					lastof[k], then, gain, wy };
+			}
+		}
 		qsort(d->ser, d->nser, sizeof *d->ser, cmp_ser);
+		for (i = SER_MAX; i < d->nser; i++)
+			free(d->ser[i].why);
 		if (d->nser > SER_MAX)
 			d->nser = SER_MAX;
+		free(seg);
+		free(lastof);
+		free(seen);
+		free(stack);
 	}
 
 	for (i = 0; i < pt.cap; i++)
 		free(pt.e[i].t);
 	free(pt.e);
-	free(edge);
-	free(g.succ_first);
-	free(g.succ);
-	free(g.npred);
+	free(dt.e);
+	for (i = 0; i < b.nj; i++)
+		free(b.own[i].e);
+	free(b.own);
+	free(b.j);
+	for (i = 0; i < b.ndbc; i++)
+		free(b.dbc[i].key);
+	free(b.dbc);            /* the databases are the scopes' now */
+	free(perm);
+	free(inv);
+	free(container);
+	pairtab_free(&st.edges);
+	pairtab_free(&st.races);
+	pairtab_free(&st.memo);
+	pt_depsched_graph_free(&g);
 	free(dur);
 	free(level);
 	return 0;
@@ -646,14 +1168,29 @@ int pt_deps_build(const struct pt_model *m, struct pt_deps *d,
 
 void pt_deps_free(struct pt_deps *d)
 {
-	size_t i;
+	size_t i, k;
 
 	for (i = 0; i < d->njobs; i++)
 		free(d->job[i].cmd);
 	free(d->job);
+	free(d->edge);
+	free(d->held);
+	for (i = 0; i < d->nscopes; i++) {
+		/* one database may serve several scopes: free it once */
+		for (k = 0; k < i; k++)
+			if (d->scope[k].db == d->scope[i].db)
+				break;
+		if (k == i)
+			pt_makedb_free(d->scope[i].db);
+	}
+	free(d->scope);
 	free(d->crit);
 	free(d->sched);
+	for (i = 0; i < d->nser; i++)
+		free(d->ser[i].why);
 	free(d->ser);
+	for (i = 0; i < d->nrace; i++)
+		free(d->race[i].fix);
 	free(d->race);
 	memset(d, 0, sizeof *d);
 }

@@ -10,12 +10,46 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "analysis/makedb.h"
 #include "model/model.h"
 
 struct pt_deps_job {
-	const struct pt_exec *e;        /* the execution the driver ran */
-	int64_t start_ns, end_ns;       /* its whole subtree's span */
+	const struct pt_exec *e;        /* its first execution */
+	int64_t start_ns, end_ns;       /* its span, with the tools it ran */
+	int64_t dur_ns;                 /* its own work: the time its own
+					 * processes ran, less what they
+					 * waited for a tool they started */
+	int64_t cpu_ns;                 /* their CPU time */
+	int64_t wait_ns;                /* their run-queue wait, -1: unknown */
 	char *cmd;                      /* command line, as the CSV quotes it */
+	const char *target;             /* the make target whose recipe it
+					 * is, or NULL */
+	const char *dir;                /* the directory its tool ran in */
+	const char *where;              /* "Makefile:12": the recipe's */
+	size_t scope;                   /* which tool ran it (scopes) */
+};
+
+enum pt_deps_scope_kind {
+	PT_DEPS_SEQ,                    /* a script: children it waited for
+					 * are ordered */
+	PT_DEPS_MAKE,                   /* make: its database, else timing */
+	PT_DEPS_NINJA,                  /* ninja, another tool: timing */
+};
+
+struct pt_deps_scope {                  /* a tool that ran jobs */
+	enum pt_deps_scope_kind kind;
+	const struct pt_exec *e;        /* NULL: the capture's roots */
+	size_t parent_job;              /* SIZE_MAX: none */
+	int64_t start_ns, end_ns;
+	int declared;                   /* its declared order was read */
+	int notparallel;
+	struct pt_makedb *db;           /* make's database, or NULL */
+};
+
+struct pt_deps_edge {                   /* a file dependency */
+	size_t from, to;                /* jobs */
+	const char *path;               /* the first path */
+	size_t npaths;
 };
 
 struct pt_deps_ideal {
@@ -23,18 +57,29 @@ struct pt_deps_ideal {
 	int64_t wall_ns;
 };
 
-struct pt_deps_ser {                    /* ran one after the other, with
-					 * no path between them */
-	size_t first, then;             /* jobs */
-	int64_t gain_ns;                /* what running them side by side
-					 * saves: the shorter of the two */
+struct pt_deps_ser {                    /* an order the build imposed
+					 * with no file dependency under it */
+	size_t first, then;             /* the jobs on each side */
+	int64_t gain_ns;                /* what the ideal schedule on
+					 * sched_cpus saves without it */
+	char *why;                      /* where it is declared */
 };
 
-struct pt_deps_race {                   /* read while another job was going
-					 * to write it, or writing it, with
-					 * the two unordered */
+enum pt_deps_race_kind {
+	PT_DEPS_RAW = 'r',              /* read after the other wrote it */
+	PT_DEPS_WAW = 'w',              /* both wrote it */
+	PT_DEPS_MISSING = 'm',          /* looked for before the other made it */
+	PT_DEPS_DIR = 'k',              /* made in a directory the other made */
+};
+
+struct pt_deps_race {                   /* a file dependency between two
+					 * jobs that the build's declared
+					 * order does not imply */
 	const char *path;
-	size_t writer, reader;          /* jobs */
+	size_t writer, reader;          /* jobs: the first, the second */
+	int kind;                       /* enum pt_deps_race_kind */
+	size_t npaths;                  /* paths between the same two */
+	char *fix;                      /* the prerequisite to add, where */
 };
 
 struct pt_deps_slot {                   /* a job in the drawn schedule */
@@ -44,9 +89,19 @@ struct pt_deps_slot {                   /* a job in the drawn schedule */
 };
 
 struct pt_deps {
-	const struct pt_exec *driver;   /* whose children are the jobs */
+	const struct pt_exec *driver;   /* the first root */
 	struct pt_deps_job *job;        /* by start */
 	size_t njobs, nedges;
+	struct pt_deps_edge *edge;      /* by from, then to */
+	struct pt_deps_scope *scope;
+	size_t nscopes;
+	uint64_t *held;                 /* the job that runs a tool before
+					 * that tool's jobs: from << 32 | to */
+	size_t nheld;
+	int64_t cpu_ns;                 /* the jobs' CPU time, all */
+	int64_t work_ns;                /* the jobs' own time, all */
+	int64_t wait_ns;                /* their run-queue wait, -1: unknown
+					 * (a capture without it) */
 	size_t accesses;                /* file accesses in the model */
 	uint64_t dropped;               /* accesses the images did not keep */
 	int machine_cpus;               /* 0: unknown */

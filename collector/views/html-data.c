@@ -32,6 +32,8 @@
 #include "analysis/report.h"
 #include "base/util.h"
 #include "base/quote.h"
+#include "base/utf8.h"
+#include "views/deps-out.h"
 #include "views/html-subs.h"
 
 #define CHUNK 65536             /* executions per line of the body */
@@ -162,7 +164,9 @@ static void head_capture(const struct pt_report *r, size_t c,
  * capture recorded with --files: the ideal times, [cpus or null, us];
  * the jobs as list scheduling places them on this machine's CPUs,
  * [execution, cpu, start us, end us, on the critical path], from the
- * run's start; the races, [path, writer, reader] (executions).
+ * run's start; labels, {execution: its job's target}; the races, [path,
+ * writer, reader (executions), fix]; the serializations, [gain us,
+ * first, then (executions), where declared].
  */
 static void head_deps(const struct pt_report *r, struct pt_sb *sb)
 {
@@ -170,7 +174,7 @@ static void head_deps(const struct pt_report *r, struct pt_sb *sb)
 	struct pt_deps d;
 	const char *why;
 	int64_t off;
-	size_t i;
+	size_t i, k;
 
 	if (m->ncaptures != 1 || !pt_model_files_count(m, NULL) ||
 	    pt_deps_build(m, &d, &why) < 0)
@@ -204,8 +208,16 @@ static void head_deps(const struct pt_report *r, struct pt_sb *sb)
 	pt_sb_addch(sb, ']');
 	key(sb, "jobs", 0);
 	pt_sb_addch(sb, '[');
-	for (i = 0; i < d.njobs; i++) {
-		pt_sb_addstr(sb, i ? ",[" : "[");
+	for (i = 0, k = 0; i < d.njobs; i++) {
+		size_t s;
+
+		/* a job that holds a tool: its jobs are drawn */
+		for (s = 1; s < d.nscopes; s++)
+			if (d.scope[s].parent_job == i)
+				break;
+		if (s < d.nscopes)
+			continue;
+		pt_sb_addstr(sb, k++ ? ",[" : "[");
 		num(sb, d.job[i].e->id);
 		pt_sb_addch(sb, ',');
 		num(sb, d.sched[i].cpu);
@@ -216,6 +228,22 @@ static void head_deps(const struct pt_report *r, struct pt_sb *sb)
 		pt_sb_addstr(sb, d.sched[i].critical ? ",1]" : ",0]");
 	}
 	pt_sb_addch(sb, ']');
+	/* each job's label (its target where known), by execution */
+	key(sb, "labels", 0);
+	pt_sb_addch(sb, '{');
+	for (i = 0, k = 0; i < d.njobs; i++) {
+		struct pt_sb l = PT_SB_INIT;
+
+		if (!d.job[i].target)
+			continue;
+		pt_deps_label(&d, i, &l);
+		pt_sb_addstr(sb, k++ ? ",\"" : "\"");
+		num(sb, d.job[i].e->id);
+		pt_sb_addstr(sb, "\":");
+		pt_html_json_str(sb, l.buf, l.len);
+		pt_sb_release(&l);
+	}
+	pt_sb_addch(sb, '}');
 	key(sb, "races", 0);
 	pt_sb_addch(sb, '[');
 	for (i = 0; i < d.nrace; i++) {
@@ -225,6 +253,22 @@ static void head_deps(const struct pt_report *r, struct pt_sb *sb)
 		num(sb, d.job[d.race[i].writer].e->id);
 		pt_sb_addch(sb, ',');
 		num(sb, d.job[d.race[i].reader].e->id);
+		pt_sb_addch(sb, ',');
+		pt_html_json_str(sb, d.race[i].fix, strlen(d.race[i].fix));
+		pt_sb_addch(sb, ']');
+	}
+	pt_sb_addch(sb, ']');
+	key(sb, "sers", 0);
+	pt_sb_addch(sb, '[');
+	for (i = 0; i < d.nser; i++) {
+		pt_sb_addstr(sb, i ? ",[" : "[");
+		num(sb, (d.ser[i].gain_ns + 500) / 1000);
+		pt_sb_addch(sb, ',');
+		num(sb, d.job[d.ser[i].first].e->id);
+		pt_sb_addch(sb, ',');
+		num(sb, d.job[d.ser[i].then].e->id);
+		pt_sb_addch(sb, ',');
+		pt_html_json_str(sb, d.ser[i].why, strlen(d.ser[i].why));
 		pt_sb_addch(sb, ']');
 	}
 	pt_sb_addstr(sb, "]}");

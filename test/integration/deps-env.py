@@ -88,7 +88,14 @@ def deps(cap):
 def shape(dj):
     """What deps says that does not hang on the recorded times: its
     graph (which jobs ran side by side, the serializations, does)."""
-    return (dj["driver"], dj["jobs"], dj["edges"], dj["races"],
+    lab = {j["id"]: j["label"] for j in dj["jobs"]}
+    return (dj["driver"],
+            sorted((j["label"], j["command"], j["holds_tool"])
+                   for j in dj["jobs"]),
+            sorted((lab[e["from"]], lab[e["to"]], e["path"])
+                   for e in dj["edges"]),
+            sorted((r["path"], r["writer"], r["reader"])
+                   for r in dj["races"]),
             [i["cpus"] for i in dj["ideal"]])
 
 

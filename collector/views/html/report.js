@@ -976,6 +976,7 @@
     g.fillRect(1, TOP + D.cpus * LANE + 4, D.now * k, LANE - 8);
     g.fillStyle = '#333';
     g.fillText('now: ' + secs(D.now) + ' s', 4, TOP + D.cpus * LANE + LANE / 2);
+    const jobLabel = (i) => (D.labels && D.labels[i] !== undefined ? D.labels[i] : S[label[i]]);
     for (const [i, cpu, a, b, crit] of D.jobs) {
       const x = 1 + a * k, bw = Math.max(1, (b - a) * k), y = TOP + cpu * LANE + 2;
       g.fillStyle = raced.has(i) ? '#e06666' : '#7faed6';
@@ -984,7 +985,7 @@
       if (bw > 40) {
         g.fillStyle = '#000';
         g.save(); g.beginPath(); g.rect(x, y, bw, LANE - 4); g.clip();
-        g.fillText(S[label[i]], x + 3, y + (LANE - 4) / 2);
+        g.fillText(jobLabel(i), x + 3, y + (LANE - 4) / 2);
         g.restore();
       }
       depsBars.push({ i: i, cpu: cpu, start: a, end: b, critical: !!crit, race: raced.has(i), x: x, y: y, w: bw, h: LANE - 4 });
@@ -997,9 +998,14 @@
       if (hit) { select(hit.i); reveal(hit.i); }
     };
     if (!D.races.length) $('deps-races').appendChild(el('tr')).appendChild(el('td', 'None.'));
-    else table($('deps-races'), ['path', 'writer', 'reader'],
-               D.races.map(([p, wr, rd]) => [p, link(S[label[wr]], wr), link(S[label[rd]], rd)]),
-               { text: ['l', 'l', 'l'] });
+    else table($('deps-races'), ['path', 'writer', 'reader', 'fix'],
+               D.races.map(([p, wr, rd, fix]) => [p, link(jobLabel(wr), wr), link(jobLabel(rd), rd), fix || '']),
+               { text: ['l', 'l', 'l', 'l'] });
+    const sers = D.sers || [];
+    if (!sers.length) $('deps-sers').appendChild(el('tr')).appendChild(el('td', 'None.'));
+    else table($('deps-sers'), ['gain s', 'waits', 'for', 'where'],
+               sers.map(([us, a, b, why]) => [secs(us), link(jobLabel(b), b), link(jobLabel(a), a), why]),
+               { text: [0, 'l', 'l', 'l'] });
   }
 
   /* ---- tables ---- */
@@ -1196,6 +1202,7 @@
     criticalSteps: () => A.cp.filter((s) => s[0] >= 0).map((s) => s[0]),
     // The ideal schedule as drawn: each job's bar, and the races listed.
     deps: () => H.deps ? { cpus: H.deps.cpus, bars: depsBars.map((b) => Object.assign({}, b, { label: S[label[b.i]] })),
+                            sers: Array.from($('deps-sers').querySelectorAll('tr')).map((r) => Array.from(r.cells).map((c) => c.textContent)),
                             races: Array.from($('deps-races').querySelectorAll('tr')).map((r) => Array.from(r.cells).map((c) => c.textContent)) } : null,
     visibleRange: () => [v0, v1],
     fullRange: () => [fullLo, fullHi],

@@ -1,0 +1,245 @@
+#!/usr/bin/env python3
+"""proftrace deps on builds with a missing dependency planted, whose
+answer is known by construction: each race is found from one ordinary
+run of a build that succeeded, whatever order the run took, with the
+path, the two jobs' targets and the prerequisite to add; the same build
+with the dependency declared has no race.
+
+- a read ordered by chance (`all: w r`, the reader slower), make -j2;
+- two rules that write one file, make -j1;
+- a read of a file that does not exist yet (its reader runs first),
+  make -j1: needs the library to record failed look-ups (skipped when
+  the capture has none);
+- `install: $(DIRS) $(FILES)`, files installed into directories other
+  prerequisites make, make -j1;
+- objects compiled into a directory another rule creates, make -j1;
+- two sub-makes that compile the same objects, their top Makefile
+  without `prog: lib` (lz4's `lz4-release : lib-release`), make -j2;
+- a ninja build whose generated header lacks its order-only input;
+- .NOTPARALLEL, and a SUBDIRS loop running two sub-makes one after the
+  other: each a serialization, its gain what running the two one-second
+  jobs side by side saves (the shorter's duration, from the CSV), and
+  where it is declared.
+JSON through Python's json module; durations from convert's CSV."""
+import argparse
+import csv
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--proftrace", required=True)
+args = ap.parse_args()
+PT = os.path.abspath(args.proftrace)
+failures = []
+
+
+def check(what, ok, detail=""):
+    if not ok:
+        failures.append(what)
+        print(f"FAIL: {what} {detail}")
+    else:
+        print(f"ok: {what}")
+
+
+def build(tmp, name, files, cmd):
+    """Write files into tmp/name, record cmd there with --files; return
+    (directory, deps JSON, CSV rows)."""
+    d = os.path.join(tmp, name)
+    os.makedirs(d)
+    for path, text in files.items():
+        os.makedirs(os.path.dirname(os.path.join(d, path)), exist_ok=True)
+        with open(os.path.join(d, path), "w") as f:
+            f.write(text)
+    cap = os.path.join(tmp, name + ".ptcap")
+    subprocess.run([PT, "record", "-q", "--force", "--files", "-o", cap,
+                    "--", *cmd], cwd=d, check=True,
+                   stdout=subprocess.DEVNULL)
+    out = subprocess.run([PT, "deps", "-f", "json", cap], check=True,
+                         cwd=d, stdout=subprocess.PIPE).stdout
+    rows = list(csv.DictReader(io.StringIO(subprocess.run(
+        [PT, "convert", "-f", "csv", cap], check=True,
+        stdout=subprocess.PIPE, text=True).stdout)))
+    return os.path.realpath(d), json.loads(out), rows, cap
+
+
+def targets(dj, race):
+    jobs = {j["id"]: j for j in dj["jobs"]}
+    return (jobs[race["writer_job"]]["target"],
+            jobs[race["reader_job"]]["target"])
+
+
+def one_race(what, dj, path, first, second, fix):
+    rs = dj["races"]
+    check(f"{what}: one race", len(rs) == 1, rs)
+    if len(rs) != 1:
+        return
+    r = rs[0]
+    check(f"{what}: its path", r["path"] == path, (r["path"], path))
+    check(f"{what}: its jobs' targets", targets(dj, r) == (first, second),
+          targets(dj, r))
+    check(f"{what}: the prerequisite to add", r["fix"].startswith(fix),
+          (r["fix"], fix))
+
+
+def no_race(what, dj):
+    check(f"{what}, declared: no race", dj["races"] == [], dj["races"])
+
+
+tmp = tempfile.mkdtemp(prefix="pt-deps-races-")
+try:
+    # ---- (a) a read ordered by chance ----
+    mk = ("all: w r\nw:\n\tsleep 0.2; echo x > f\n"
+          "r:%s\n\tsleep 0.6; cat f > out\n")
+    d, dj, _, _ = build(tmp, "chance", {"Makefile": mk % ""},
+                        ["make", "-s", "-j2"])
+    one_race("chance-ordered read", dj, d + "/f", "w", "r",
+             "add w as a prerequisite of r (Makefile:4)")
+    _, dj, _, _ = build(tmp, "chance1", {"Makefile": mk % " w"},
+                        ["make", "-s", "-j2"])
+    no_race("chance-ordered read", dj)
+
+    # ---- (b) two rules writing one file ----
+    mk = ("all: a b\na:\n\techo a > f\nb:%s\n\techo b > f\n")
+    d, dj, _, _ = build(tmp, "waw", {"Makefile": mk % ""},
+                        ["make", "-s", "-j1"])
+    one_race("two rules writing one file", dj, d + "/f", "a", "b",
+             "a and b both write f")
+    check("two rules writing one file: its kind",
+          dj["races"] and dj["races"][0]["kind"] == "write-write")
+    _, dj, _, _ = build(tmp, "waw1", {"Makefile": mk % " a"},
+                        ["make", "-s", "-j1"])
+    no_race("two rules writing one file", dj)
+
+    # ---- (c) a read of a file that does not exist yet ----
+    mk = ("all: r w\nr:%s\n\tcat f > out 2>/dev/null || true\n"
+          "w:\n\techo x > f\n")
+    d, dj, _, cap = build(tmp, "missing", {"Makefile": mk % ""},
+                          ["make", "-s", "-j1"])
+    acc = subprocess.run([PT, "convert", "-f", "files", cap], check=True,
+                         stdout=subprocess.PIPE, text=True).stdout
+    if ",missing," not in acc:
+        print("skip: a read of a file that does not exist yet: the "
+              "library records no failed look-up")
+    else:
+        one_race("read before it exists", dj, d + "/f", "w", "r",
+                 "add w as a prerequisite of r (Makefile:")
+        check("read before it exists: its kind",
+              dj["races"] and dj["races"][0]["kind"] == "missing")
+
+    # ---- (d) install: $(DIRS) $(FILES) ----
+    mk = ("DIRS = d1 d2\nFILES = d1/x d2/y\n"
+          "install: $(DIRS) $(FILES)\n$(DIRS):\n\tmkdir $@\n"
+          "d1/x d2/y:\n\tcp src $@\n%s")
+    d, dj, _, _ = build(tmp, "install", {"Makefile": mk % "",
+                                         "src": "x\n"},
+                        ["make", "-s", "-j1"])
+    rs = sorted((r["path"], targets(dj, r), r["kind"], r["fix"])
+                for r in dj["races"])
+    check("install: a race per directory", [x[:3] for x in rs] == [
+        (d + "/d1/x", ("d1", "d1/x"), "directory"),
+        (d + "/d2/y", ("d2", "d2/y"), "directory")], rs)
+    check("install: an order-only prerequisite to add",
+          all(x[3].startswith(f"add {x[1][0]} as an order-only "
+                              f"prerequisite of {x[1][1]}") for x in rs), rs)
+    _, dj, _, _ = build(tmp, "install1", {"Makefile": mk %
+                                          "d1/x: | d1\nd2/y: | d2\n",
+                                          "src": "x\n"},
+                        ["make", "-s", "-j1"])
+    no_race("install", dj)
+
+    # ---- (e) objects into a directory another rule makes ----
+    mk = ("all: obj prog\nprog: obj/a.o\n\tcat obj/a.o > $@\n"
+          "obj/%%.o: %%.c%s\n\tcp $< $@\nobj:\n\tmkdir obj\n")
+    d, dj, _, _ = build(tmp, "objdir", {"Makefile": mk % "",
+                                        "a.c": "a\n"},
+                        ["make", "-s", "-j1"])
+    one_race("objects into a directory", dj, d + "/obj/a.o", "obj",
+             "obj/a.o", "add obj as an order-only prerequisite of obj/a.o")
+    _, dj, _, _ = build(tmp, "objdir1", {"Makefile": mk % " | obj",
+                                         "a.c": "a\n"},
+                        ["make", "-s", "-j1"])
+    no_race("objects into a directory", dj)
+
+    # ---- (f) two sub-makes compiling the same objects ----
+    sub = ("all: ../lib/x.o main.o\n\tcat ../lib/x.o main.o > prog\n"
+           "../lib/%.o: ../lib/%.c\n\tsleep 0.3; cp $< $@\n"
+           "%.o: %.c\n\tcp $< $@\n")
+    top = ("all: lib-release prog-release\nlib-release:\n\t$(MAKE) -C lib\n"
+           "prog-release:%s\n\t$(MAKE) -C prog\n")
+    files = {"lib/Makefile": "all: x.o\n\tar rc libx.a x.o\n"
+                             "%.o: %.c\n\tsleep 0.3; cp $< $@\n",
+             "lib/x.c": "x\n", "prog/Makefile": sub, "prog/main.c": "m\n"}
+    d, dj, _, _ = build(tmp, "submakes", dict(files, Makefile=top % ""),
+                        ["make", "-s", "-j2"])
+    rs = dj["races"]
+    check("sub-makes: one race between the two recipes", len(rs) == 1, rs)
+    if rs:
+        check("sub-makes: the prerequisite between the recipes",
+              rs[0]["fix"] == "add lib-release as a prerequisite of "
+              "prog-release (Makefile:4)", rs[0]["fix"])
+        check("sub-makes: a path of lib",
+              rs[0]["path"].startswith(d + "/lib/x."), rs[0]["path"])
+    _, dj, _, _ = build(tmp, "submakes1",
+                        dict(files, Makefile=top % " lib-release"),
+                        ["make", "-s", "-j2"])
+    no_race("sub-makes", dj)
+
+    # ---- (g) ninja: a generated header without its order-only input ----
+    if shutil.which("ninja"):
+        nj = ("rule gen\n  command = sleep 0.3; cp $in $out\n"
+              "rule cc\n  command = cat $in gen.h > $out\n"
+              "rule link\n  command = cat $in > $out\n"
+              "build gen.h: gen gen.h.in\nbuild a.o: cc a.c%s\n"
+              "build b.o: cc b.c || gen.h\nbuild prog: link a.o b.o\n")
+        # gen.h there already (from a release tarball, say): the compile
+        # that runs first reads it, stale
+        files = {"gen.h.in": "x\n", "gen.h": "old\n", "a.c": "a\n",
+                 "b.c": "b\n"}
+        d, dj, _, _ = build(tmp, "ninja", dict(files, **{
+            "build.ninja": nj % ""}), ["ninja", "-j2"])
+        one_race("ninja header", dj, d + "/gen.h", "gen.h", "a.o",
+                 "add gen.h as an input of a.o")
+        _, dj, _, _ = build(tmp, "ninja1", dict(files, **{
+            "build.ninja": nj % " || gen.h"}), ["ninja", "-j2"])
+        no_race("ninja header", dj)
+    else:
+        print("skip: ninja: not installed")
+
+    # ---- (h) serializations: .NOTPARALLEL, a SUBDIRS loop ----
+    mk = (".NOTPARALLEL:\nall: a b\na:\n\tsleep 1; echo a > a.out\n"
+          "b:\n\tsleep 1; echo b > b.out\n")
+    d, dj, rows, _ = build(tmp, "notpar", {"Makefile": mk},
+                           ["make", "-s", "-j2"])
+    dur = {r["command"]: float(r["duration"]) for r in rows}
+    want = min(dur["/bin/sh -c 'sleep 1; echo a > a.out'"],
+               dur["/bin/sh -c 'sleep 1; echo b > b.out'"])
+    ss = dj["serializations"]
+    check(".NOTPARALLEL: one serialization, named", len(ss) == 1 and
+          ss[0]["why"].startswith(".NOTPARALLEL"), ss)
+    check(".NOTPARALLEL: its gain, the shorter job",
+          ss and abs(ss[0]["gain"] - want) < 0.05, (ss, want))
+    files = {"Makefile": "SUBDIRS = s1 s2\nall:\n\tfor d in $(SUBDIRS); "
+                         "do $(MAKE) -C $$d || exit 1; done\n",
+             "s1/Makefile": "all:\n\tsleep 1; echo > x\n",
+             "s2/Makefile": "all:\n\tsleep 1; echo > y\n"}
+    d, dj, rows, _ = build(tmp, "subdirs", files, ["make", "-s", "-j2"])
+    dur = [float(r["duration"]) for r in rows
+           if r["command"].startswith("/bin/sh -c 'sleep 1; echo >")]
+    ss = dj["serializations"]
+    check("SUBDIRS: one serialization, the loop named", len(ss) == 1 and
+          f"make in {d}/s1, then the make in {d}/s2" in ss[0]["why"], ss)
+    check("SUBDIRS: its gain, the shorter sub-make's job",
+          ss and len(dur) == 2 and abs(ss[0]["gain"] - min(dur)) < 0.05,
+          (ss, dur))
+    check("SUBDIRS: no race", dj["races"] == [], dj["races"])
+finally:
+    shutil.rmtree(tmp, ignore_errors=True)
+
+if failures:
+    print(f"{len(failures)} failed")
+    sys.exit(1)
