@@ -240,7 +240,7 @@ static void head_deps(const struct pt_report *r, struct pt_sb *sb)
 		pt_sb_addstr(sb, k++ ? ",\"" : "\"");
 		num(sb, d.job[i].e->id);
 		pt_sb_addstr(sb, "\":");
-		pt_html_json_str(sb, l.buf, l.len);
+		pt_quote_json(sb, l.buf, l.len, PT_JSON_SCRIPT);
 		pt_sb_release(&l);
 	}
 	pt_sb_addch(sb, '}');
@@ -254,7 +254,7 @@ static void head_deps(const struct pt_report *r, struct pt_sb *sb)
 		pt_sb_addch(sb, ',');
 		num(sb, d.job[d.race[i].reader].e->id);
 		pt_sb_addch(sb, ',');
-		pt_html_json_str(sb, d.race[i].fix, strlen(d.race[i].fix));
+		json_cstr(sb, d.race[i].fix);
 		pt_sb_addch(sb, ']');
 	}
 	pt_sb_addch(sb, ']');
@@ -268,7 +268,7 @@ static void head_deps(const struct pt_report *r, struct pt_sb *sb)
 		pt_sb_addch(sb, ',');
 		num(sb, d.job[d.ser[i].then].e->id);
 		pt_sb_addch(sb, ',');
-		pt_html_json_str(sb, d.ser[i].why, strlen(d.ser[i].why));
+		json_cstr(sb, d.ser[i].why);
 		pt_sb_addch(sb, ']');
 	}
 	pt_sb_addstr(sb, "]}");

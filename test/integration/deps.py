@@ -52,11 +52,11 @@ def check(what, ok, detail=""):
         print(f"ok: {what}")
 
 
-def record(cwd, cap, *cmd, files=True):
+def record(cwd, cap, *cmd, files=True, env=None):
     argv = [PT, "record", "-q", "--force", "-o", cap]
     argv += ["--files"] if files else []
     subprocess.run(argv + ["--", *cmd], cwd=cwd, check=True,
-                   stdout=subprocess.DEVNULL)
+                   stdout=subprocess.DEVNULL, env=env)
 
 
 def deps_json(cap):
@@ -387,8 +387,14 @@ open(b"after", "w").close()
         sb = os.path.join(tmp, f"sample{int(files)}")
         shutil.copytree(os.path.join(args.source, "sample"), sb)
         cap = os.path.join(tmp, f"sample{int(files)}.ptcap")
+        # Debian's default PATH: each directory before the one that
+        # holds a program is a miss recorded for every image that
+        # searches it (a machine's ~/.cargo/bin, pyenv's shims...), and
+        # the size compared is the library's, not this machine's PATH's.
         record(sb, cap, "sh", "-c",
-               "./configure >/dev/null && make -j2 >/dev/null", files=files)
+               "./configure >/dev/null && make -j2 >/dev/null", files=files,
+               env=dict(os.environ,
+                        PATH="/usr/local/bin:/usr/bin:/bin"))
         sizes[files] = os.path.getsize(cap)
     d = deps_json(cap)
     cpus = os.cpu_count()
