@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "analysis/deps.h"
+#include "analysis/deps-jobs.h"
 #include "model/model.h"
 
 #define NONE INT64_MAX                  /* no such time */

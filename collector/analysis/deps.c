@@ -455,6 +455,39 @@ static void add_edge(struct state *st, size_t x, size_t y, const char *path)
 	*v = ++d->nedges;
 }
 
+/*
+ * Would a serial run of scope's tool run job a before job b?  For make,
+ * where one target lists both as prerequisites, in that list's order
+ * (what make -j1 does); else, or when none does, in the order they
+ * started, which for two jobs started together is chance.
+ */
+static int serially_first(const struct pt_deps *d, size_t scope, size_t a,
+			  size_t b)
+{
+	const struct pt_deps_scope *s = &d->scope[scope];
+	const struct pt_deps_job *ja = &d->job[a], *jb = &d->job[b];
+	long ta, tb;
+	size_t i, k;
+
+	if (s->kind == PT_DEPS_MAKE && s->db && ja->target && jb->target &&
+	    (ta = pt_makedb_find(s->db, ja->target)) >= 0 &&
+	    (tb = pt_makedb_find(s->db, jb->target)) >= 0)
+		for (i = 0; i < s->db->n; i++) {
+			const struct pt_makedb_target *t = &s->db->t[i];
+			int at = -1, bt = -1;
+
+			for (k = 0; k < t->npre; k++) {
+				if (t->pre[k] == (uint32_t)ta && at < 0)
+					at = (int)k;
+				if (t->pre[k] == (uint32_t)tb && bt < 0)
+					bt = (int)k;
+			}
+			if (at >= 0 && bt >= 0)
+				return at < bt;
+		}
+	return a <= b;
+}
+
 /* A file dependency from x to y (x first): an edge, and a race when the
  * declared order does not imply it. */
 static void depend(struct state *st, size_t x, size_t y, const char *path,
@@ -477,18 +510,19 @@ static void depend(struct state *st, size_t x, size_t y, const char *path,
 		r->npaths++;
 		/* shown, by rank: two jobs that hold no tool (the compiles,
 		 * not the sub-makes that probed their output); the two
-		 * jobs of the common tool in the order they started (the
-		 * fix then puts the first before the second); the
+		 * jobs of the common tool in the order a serial run takes
+		 * them (serially_first: the fix then puts the first before
+		 * the second); the
 		 * strongest kind; the first path in order */
 		{
 			struct lca o;
 			int kx = !st->container[x] + !st->container[y];
 			int ko = !st->container[r->writer] +
 				 !st->container[r->reader];
-			int fx = l.ux <= l.uy, fo;
+			int fx = serially_first(d, l.scope, l.ux, l.uy), fo;
 
 			lca_of(d, r->writer, r->reader, &o);
-			fo = o.ux <= o.uy;
+			fo = serially_first(d, o.scope, o.ux, o.uy);
 			if (kx != ko ? kx > ko : fx != fo ? fx > fo :
 			    (kind == PT_DEPS_RAW) != (r->kind == PT_DEPS_RAW) ?
 			    kind == PT_DEPS_RAW :

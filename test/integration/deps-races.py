@@ -166,13 +166,15 @@ try:
     no_race("objects into a directory", dj)
 
     # ---- (f) two sub-makes compiling the same objects ----
+    # Objects written as a compiler writes them (O_TRUNC, no O_EXCL):
+    # cp's exclusive create made the race itself fail the build at times.
     sub = ("all: ../lib/x.o main.o\n\tcat ../lib/x.o main.o > prog\n"
-           "../lib/%.o: ../lib/%.c\n\tsleep 0.3; cp $< $@\n"
+           "../lib/%.o: ../lib/%.c\n\tsleep 0.3; cat $< > $@\n"
            "%.o: %.c\n\tcp $< $@\n")
     top = ("all: lib-release prog-release\nlib-release:\n\t$(MAKE) -C lib\n"
            "prog-release:%s\n\t$(MAKE) -C prog\n")
     files = {"lib/Makefile": "all: x.o\n\tar rc libx.a x.o\n"
-                             "%.o: %.c\n\tsleep 0.3; cp $< $@\n",
+                             "%.o: %.c\n\tsleep 0.3; cat $< > $@\n",
              "lib/x.c": "x\n", "prog/Makefile": sub, "prog/main.c": "m\n"}
     d, dj, _, _ = build(tmp, "submakes", dict(files, Makefile=top % ""),
                         ["make", "-s", "-j2"])
