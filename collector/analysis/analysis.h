@@ -1,7 +1,7 @@
 /*
  * Analyses shared by the views (report, trace JSON, folded stacks, diff):
  * labels, grouping, self times, the parallelism profile and the critical
- * path.  doc/proftrace-report.1.md defines every number; the definitions
+ * path.  doc/man/proftrace-report.1.scd defines every number; the definitions
  * are repeated next to the code that computes them.
  *
  * All times are nanoseconds on the model's one time axis (Unix epoch).  An

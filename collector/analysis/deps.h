@@ -2,7 +2,7 @@
  * What the build could have been: its jobs, the dependencies between
  * them found in the files they read and wrote (`record --files`), and
  * the wall time an ideal schedule of the same jobs would take on 1, 2,
- * 4... and unlimited CPUs (doc/proftrace-deps.1.md).
+ * 4... and unlimited CPUs (doc/man/proftrace-deps.1.scd).
  */
 #ifndef PT_DEPS_H
 #define PT_DEPS_H

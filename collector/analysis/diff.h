@@ -3,7 +3,7 @@
  * text in cmd-diff.c, Markdown in views/diff-md.c): both runs' totals,
  * the time per key (pt_group_key) in each run, the keys seen in both runs
  * by the size of their change, and those seen in one run only.
- * doc/proftrace-diff.1.md is the manual.
+ * doc/man/proftrace-diff.1.scd is the manual.
  */
 #ifndef PT_DIFF_H
 #define PT_DIFF_H

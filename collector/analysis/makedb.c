@@ -144,7 +144,7 @@ int pt_makedb_script(const char *exe)
 
 /* ---- running make ---- */
 
-static char *join_dir(const char *dir, const char *rel)
+char *pt_makedb_join(const char *dir, const char *rel)
 {
 	struct pt_sb sb = PT_SB_INIT;
 	char *out, *w, *r;
@@ -221,7 +221,7 @@ static size_t make_args(const struct pt_exec *e, char **av, size_t max,
 			if (keep[k]) {
 				av[n++] = pt_xstrdup(a);
 				if (!strncmp(a, "--directory=", 12)) {
-					char *d = join_dir(*dir, a + 12);
+					char *d = pt_makedb_join(*dir, a + 12);
 
 					free(*dir);
 					*dir = d;
@@ -234,7 +234,7 @@ static size_t make_args(const struct pt_exec *e, char **av, size_t max,
 				av[n++] = pt_xstrdup(a);
 				av[n++] = pt_xstrdup(pt_exec_arg(e, ++i));
 				if (!strcmp(a, "--directory")) {
-					char *d = join_dir(*dir, av[n - 1]);
+					char *d = pt_makedb_join(*dir, av[n - 1]);
 
 					free(*dir);
 					*dir = d;
@@ -259,7 +259,7 @@ static size_t make_args(const struct pt_exec *e, char **av, size_t max,
 						av[n++] = pt_xstrdup(v);
 					}
 					if (*p == 'C') {
-						char *d = join_dir(*dir, v);
+						char *d = pt_makedb_join(*dir, v);
 
 						free(*dir);
 						*dir = d;
@@ -802,7 +802,7 @@ static void rule_lines(struct pt_makedb *db)
 		*colon = 0;
 		if (!file || strcmp(file, w)) {
 			struct pt_sb sb = PT_SB_INIT;
-			char *path = join_dir(db->dir, w), *p;
+			char *path = pt_makedb_join(db->dir, w), *p;
 
 			free(file);
 			free(text);
@@ -986,7 +986,7 @@ struct pt_makedb *pt_makedb_read_ninja(const struct pt_exec *e)
 			av[n++] = pt_xstrdup(a);
 			av[n++] = pt_xstrdup(pt_exec_arg(e, ++i));
 			if (a[1] == 'C') {
-				char *d = join_dir(dir, av[n - 1]);
+				char *d = pt_makedb_join(dir, av[n - 1]);
 
 				free(dir);
 				dir = d;

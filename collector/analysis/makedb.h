@@ -57,6 +57,10 @@ struct pt_makedb *pt_makedb_read_ninja(const struct pt_exec *e);
 /* Is exe a makefile that runs by its #! line (debian/rules)? */
 int pt_makedb_script(const char *exe);
 
+/* rel in dir (rel itself if absolute), lexically normal (no ".", "..",
+ * empty components); malloc'd. */
+char *pt_makedb_join(const char *dir, const char *rel);
+
 /* The target named name (relative to db->dir, or absolute), or -1. */
 long pt_makedb_find(const struct pt_makedb *db, const char *name);
 

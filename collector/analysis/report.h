@@ -8,7 +8,7 @@
  * table shows (the first `top` rows, the steps of the path worth a line)
  * is chosen here too; the renderings only format.  The process tree is
  * the text's alone and reads `a` directly.
- * doc/proftrace-report.1.md defines every number.
+ * doc/man/proftrace-report.1.scd defines every number.
  */
 #ifndef PT_REPORT_H
 #define PT_REPORT_H

@@ -19,7 +19,7 @@
  * The run's wall and CPU time are tested alone (no FDR) with their own
  * spread and a minimum change of min_run.  With fewer than two runs on
  * both sides there is no spread to test against: no verdicts.
- * doc/proftrace-diff.1.md is the manual.
+ * doc/man/proftrace-diff.1.scd is the manual.
  */
 #ifndef PT_RUNDIFF_H
 #define PT_RUNDIFF_H

@@ -5,7 +5,7 @@
  * main steps; the critical path met most often.  Per key (runs.h): the
  * median, range and spread of its duration, and the median of its self
  * time, CPU time and peak memory, over the runs where it occurs.
- * doc/proftrace-report.1.md is the manual.
+ * doc/man/proftrace-report.1.scd is the manual.
  */
 #ifndef PT_RUNSUM_H
 #define PT_RUNSUM_H

@@ -1,6 +1,6 @@
 /*
  * proftrace deps: what the build could have been, from the files its
- * jobs read and wrote (doc/proftrace-deps.1.md).
+ * jobs read and wrote (doc/man/proftrace-deps.1.scd).
  */
 #include <getopt.h>
 #include <stdio.h>

@@ -8,7 +8,7 @@
  * verdicts, views/rundiff*.c's renderings, and the CI gate
  * (--fail-if-slower).  The two-run text is views/diff-text.c, its
  * Markdown views/diff-md.c; this file parses the options and dispatches.
- * doc/proftrace-diff.1.md is the manual.
+ * doc/man/proftrace-diff.1.scd is the manual.
  *
  * Exit status: 0; 1 if an input was damaged or unreadable, or a
  * --fail-if-slower limit was passed beyond noise; 2 for bad usage.

@@ -3,7 +3,7 @@
  * captures of one job, named by the time they were kept
  * (YYYYmmddTHHMMSSZ-PID.ptcap, so that names sort in time order); each
  * run is compared with those already there (diff KEPT... -- NEW) before
- * it joins them and the oldest beyond N go.  doc/proftrace-record.1.md
+ * it joins them and the oldest beyond N go.  doc/man/proftrace-record.1.scd
  * documents the layout.
  */
 #include "collect/finish.h"

@@ -1,5 +1,6 @@
-/* proftrace deps's outputs (doc/proftrace-deps.1.md). */
+/* proftrace deps's outputs (doc/man/proftrace-deps.1.scd). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "analysis/analysis.h"
@@ -49,35 +50,13 @@ void pt_deps_label(const struct pt_deps *d, size_t j, struct pt_sb *sb)
 	}
 	{
 		/* dir/target, lexically normal, from the build's directory */
-		struct pt_sb full = PT_SB_INIT;
-		char *p, *w, *r;
+		char *p = pt_makedb_join(dir, x->target);
 
-		pt_sb_addf(&full, "%s/%s", dir, x->target);
-		for (p = full.buf, w = r = p; *r;) {
-			while (*r == '/')
-				r++;
-			if (!*r)
-				break;
-			if (r[0] == '.' && (r[1] == '/' || !r[1])) {
-				r++;
-				continue;
-			}
-			if (r[0] == '.' && r[1] == '.' && (r[2] == '/' || !r[2])) {
-				r += 2;
-				while (w > p && *--w != '/')
-					;
-				continue;
-			}
-			*w++ = '/';
-			while (*r && *r != '/')
-				*w++ = *r++;
-		}
-		*w = 0;
 		if (!strncmp(p, base, n) && p[n] == '/')
 			pt_sb_addstr(sb, p + n + 1);
 		else
 			pt_sb_addstr(sb, p);
-		pt_sb_release(&full);
+		free(p);
 	}
 }
 

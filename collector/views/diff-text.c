@@ -1,7 +1,7 @@
 /*
  * The diff of two runs (diff.h) as text for a terminal or a CI log, each
  * line cut to the width (line.h): both runs' totals, the largest changes
- * per key, then what ran in one run only.  doc/proftrace-diff.1.md
+ * per key, then what ran in one run only.  doc/man/proftrace-diff.1.scd
  * defines every number.
  */
 #include <stdio.h>

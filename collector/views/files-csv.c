@@ -1,4 +1,4 @@
-/* convert -f files (doc/proftrace-convert.1.md). */
+/* convert -f files (doc/man/proftrace-convert.1.scd). */
 #include <inttypes.h>
 #include <stdio.h>
 

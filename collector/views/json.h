@@ -1,7 +1,7 @@
 /*
  * The trace exporter: Chrome Trace Event Format, object form, for
  * ui.perfetto.dev, chrome://tracing and speedscope.  doc/views.md and
- * doc/proftrace-convert.1.md describe the output; what consumers rely on:
+ * doc/man/proftrace-convert.1.scd describe the output; what consumers rely on:
  *
  *  - one complete ("X") event per execution, ts and dur in integer
  *    microseconds from the earliest start (never negative);

@@ -2,7 +2,7 @@
  * The Perfetto exporter: Perfetto's native protobuf trace (a Trace of
  * TracePackets carrying TrackDescriptors and TrackEvents), for
  * ui.perfetto.dev and trace_processor.  doc/views.md and
- * doc/proftrace-convert.1.md describe the output; what a reader may rely
+ * doc/man/proftrace-convert.1.scd describe the output; what a reader may rely
  * on:
  *
  *  - one process track per capture (ProcessDescriptor, pid = capture

@@ -3,7 +3,7 @@
  * captures, a summary, programs by self and by total time, the process
  * tree, the critical path, the parallelism profile, the failed
  * executions and what the programs said about themselves.  Every line is
- * cut to the width (line.h).  doc/proftrace-report.1.md defines every
+ * cut to the width (line.h).  doc/man/proftrace-report.1.scd defines every
  * number.
  */
 #include <stdarg.h>
