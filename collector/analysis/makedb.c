@@ -848,10 +848,33 @@ static void rule_lines(struct pt_makedb *db)
 	free(line);
 }
 
+/*
+ * Run the tool (av, n arguments, freed here) in cwd; its output, which
+ * must hold marker, in *buf, and a new database of directory dir for it.
+ * NULL, dir freed, when the tool could not say.
+ */
+static struct pt_makedb *db_of_run(char **av, size_t n, const char *cwd,
+				   const char *marker, char *dir, char **buf)
+{
+	struct pt_makedb *db;
+	size_t i, len;
+
+	*buf = run_make(av, cwd, &len, marker);
+	for (i = 0; i < n; i++)
+		free(av[i]);
+	if (!*buf) {
+		free(dir);
+		return NULL;
+	}
+	db = pt_xcalloc(1, sizeof *db);
+	db->dir = dir;
+	return db;
+}
+
 struct pt_makedb *pt_makedb_read(const struct pt_exec *e)
 {
 	char *av[256], *dir, *buf;
-	size_t n, i, len, nraw = 0;
+	size_t n, i, nraw = 0;
 	struct pt_makedb *db;
 	struct vars vs = { 0 };
 	struct raw *raws = NULL;
@@ -860,15 +883,9 @@ struct pt_makedb *pt_makedb_read(const struct pt_exec *e)
 	if (!e->argc || !e->cwd[0] || stat(e->cwd, &st) < 0)
 		return NULL;
 	n = make_args(e, av, sizeof av / sizeof *av, &dir);
-	buf = run_make(av, e->cwd, &len, "\n# Files\n");
-	for (i = 0; i < n; i++)
-		free(av[i]);
-	if (!buf) {
-		free(dir);
+	db = db_of_run(av, n, e->cwd, "\n# Files\n", dir, &buf);
+	if (!db)
 		return NULL;
-	}
-	db = pt_xcalloc(1, sizeof *db);
-	db->dir = dir;
 	{
 		/* The database is printed at the end: a sub-make's that ran
 		 * anyway came first.  The last one is this make's. */
@@ -968,7 +985,7 @@ static const char *quoted(const char **p, size_t *len)
 struct pt_makedb *pt_makedb_read_ninja(const struct pt_exec *e)
 {
 	char *av[256], *buf, *line, *next;
-	size_t n = 0, i, len, nn = 0, k;
+	size_t n = 0, i, nn = 0, k;
 	struct pt_makedb *db;
 	struct node *v = NULL;
 	struct stat st;
@@ -1010,15 +1027,9 @@ struct pt_makedb *pt_makedb_read_ninja(const struct pt_exec *e)
 		n += 2;
 		av[n] = NULL;
 	}
-	buf = run_make(av, e->cwd, &len, "digraph ninja");
-	for (i = 0; i < n; i++)
-		free(av[i]);
-	if (!buf) {
-		free(dir);
+	db = db_of_run(av, n, e->cwd, "digraph ninja", dir, &buf);
+	if (!db)
 		return NULL;
-	}
-	db = pt_xcalloc(1, sizeof *db);
-	db->dir = dir;
 	/* Labels first (a node may be named after it is used), then the
 	 * arrows into edges, then those out of them. */
 	for (pass = 0; pass < 3; pass++) {
