@@ -269,7 +269,7 @@ static int run(int argc, char **argv)
 		struct pt_deps dd;
 		const char *why;
 
-		if (pt_deps_build(&m, &dd, &why) == 0) {
+		if (pt_deps_build(&m, &dd, 0, &why) == 0) {
 			pt_deps_summary(&dd, o.t.markdown, stdout);
 			pt_deps_free(&dd);
 		}

@@ -177,7 +177,7 @@ static void head_deps(const struct pt_report *r, struct pt_sb *sb)
 	size_t i, k;
 
 	if (m->ncaptures != 1 || !pt_model_files_count(m, NULL) ||
-	    pt_deps_build(m, &d, &why) < 0)
+	    pt_deps_build(m, &d, 0, &why) < 0)
 		return;
 	{
 		const struct pt_exec *root = d.driver;
