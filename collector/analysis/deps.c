@@ -884,6 +884,66 @@ static void run_order(struct pt_deps *d, size_t *cap, const size_t *js,
 	free(by_end);
 }
 
+/*
+ * Mark the jobs of db's make that a goal wants: a target without a
+ * recipe that nothing depends on (all, install) reaches them through
+ * targets without recipes alone.  jobof[t]: the job of target t where
+ * stop[t].
+ */
+static void goal_wanted(struct pt_deps *d, const struct pt_makedb *db,
+			const uint8_t *stop, const uint32_t *jobof)
+{
+	size_t n = db->n, i, k, *first = pt_xcalloc(n + 2, sizeof *first);
+	uint32_t *up = NULL, *seen = pt_xcalloc(n + 1, sizeof *seen);
+	uint32_t *stack = pt_xmalloc((n + 1) * sizeof *stack);
+
+	for (i = 0; i < n; i++)
+		for (k = 0; k < db->t[i].npre; k++)
+			first[db->t[i].pre[k] + 1]++;
+	for (i = 0; i < n; i++)
+		first[i + 1] += first[i];
+	up = pt_xmalloc((first[n] + 1) * sizeof *up);
+	{
+		size_t *at = pt_xmalloc((n + 1) * sizeof *at);
+
+		memcpy(at, first, (n + 1) * sizeof *at);
+		for (i = 0; i < n; i++)
+			for (k = 0; k < db->t[i].npre; k++)
+				up[at[db->t[i].pre[k]]++] = (uint32_t)i;
+		free(at);
+	}
+	for (i = 0; i < n; i++) {
+		size_t sp = 0;
+		int wanted = 0;
+
+		if (!stop[i])
+			continue;
+		/* up from the job's target, through targets that ran no
+		 * recipe, to one nothing depends on */
+		for (k = first[i]; k < first[i + 1]; k++)
+			if (!stop[up[k]] && seen[up[k]] != i + 1) {
+				seen[up[k]] = (uint32_t)i + 1;
+				stack[sp++] = up[k];
+			}
+		while (sp && !wanted) {
+			uint32_t t = stack[--sp];
+
+			if (first[t] == first[t + 1])
+				wanted = 1;
+			for (k = first[t]; k < first[t + 1]; k++)
+				if (!stop[up[k]] && seen[up[k]] != i + 1) {
+					seen[up[k]] = (uint32_t)i + 1;
+					stack[sp++] = up[k];
+				}
+		}
+		d->wanted[jobof[i]] = (uint8_t)wanted;
+	}
+	free(first);
+	free(up);
+	free(seen);
+	free(stack);
+}
+
 /* The order each scope declared between its own jobs, as edges (from <<
  * 32 | to, from < to): make's and ninja's prerequisites where the
  * database names both targets, one job after the other under
@@ -949,6 +1009,7 @@ static void declared_edges(struct pt_deps *d)
 						add_decl(d, &cap, jobof[near[c]], y,
 							 1);
 			}
+			goal_wanted(d, db, stop, jobof);
 			free(jobof);
 			free(stop);
 			free(near);
@@ -1013,6 +1074,7 @@ int pt_deps_build(const struct pt_model *m, struct pt_deps *d,
 	container = pt_xcalloc(b.nj, 1);
 	d->nexecs = m->n;
 	d->job_of = pt_xmalloc((m->n ? m->n : 1) * sizeof *d->job_of);
+	d->wanted = pt_xcalloc(b.nj, 1);
 	memset(d->job_of, 0xff, (m->n ? m->n : 1) * sizeof *d->job_of);
 	declared_edges(d);
 	for (i = 0; i < b.nj; i++) {
@@ -1079,6 +1141,7 @@ int pt_deps_build(const struct pt_model *m, struct pt_deps *d,
 		free(d->job_of);
 		free(d->decl);
 		free(d->decl_tool);
+		free(d->wanted);
 		free(b.s);
 		memset(d, 0, sizeof *d);
 		return -1;
@@ -1370,6 +1433,7 @@ void pt_deps_free(struct pt_deps *d)
 	free(d->edge);
 	free(d->decl);
 	free(d->decl_tool);
+	free(d->wanted);
 	free(d->held);
 	for (i = 0; i < d->nscopes; i++) {
 		/* one database may serve several scopes: free it once */

@@ -78,6 +78,9 @@ struct pt_deps {
 					 * run-queue wait (what a schedule
 					 * places) */
 	uint8_t *container;             /* per job: it runs a build tool */
+	uint8_t *wanted;                /* per job: a goal of its make (all,
+					 * install) wants it, not only the
+					 * jobs that depend on it */
 	uint32_t *job_of;               /* per execution (pt_exec.id): its
 					 * job, UINT32_MAX: none */
 	size_t nexecs;

@@ -197,6 +197,14 @@ static int has_glob(const char *s)
 	return strpbrk(s, "*?[") != NULL;
 }
 
+/* pat against the whole of s (a glob, or the same text). */
+static int match_whole(const char *pat, const char *s)
+{
+	if (!s || !*s)
+		return 0;
+	return has_glob(pat) ? !fnmatch(pat, s, 0) : !strcmp(pat, s);
+}
+
 static int match(const char *pat, const char *s)
 {
 	if (!s || !*s)
@@ -204,47 +212,84 @@ static int match(const char *pat, const char *s)
 	return has_glob(pat) ? !fnmatch(pat, s, 0) : strstr(s, pat) != NULL;
 }
 
-/* Mark the jobs c matches: by target, command, or a program they ran. */
+static const char *base_name(const char *s)
+{
+	const char *b = s ? strrchr(s, '/') : NULL;
+
+	return b ? b + 1 : s;
+}
+
+/* Does job i or a program it ran match pat: how (see mark())? */
+static int job_match(const struct pt_deps *d, const struct pt_model *m,
+		     const char *pat, size_t i, int how)
+{
+	const struct pt_deps_job *j = &d->job[i];
+
+	if (how == 0)
+		return match_whole(pat, j->target) ||
+		       match_whole(pat, base_name(j->target));
+	if (how == 1 && d->container[i])
+		return 0;
+	if (match(pat, j->target) || match(pat, j->cmd))
+		return 1;
+	(void)m;
+	return 0;
+}
+
+/*
+ * Mark the jobs c matches, the closest sense first: a job's target or a
+ * program it ran named by the whole pattern (check, cc1); else the
+ * pattern in a target, a command or a program's path (src/, -O3); a job
+ * that runs a build tool by its command only when nothing else matched
+ * (what it runs is much more than its command says).  The jobs a
+ * matched job runs are matched with it.
+ */
 static size_t mark(const struct pt_deps *d, const struct pt_model *m,
 		   const struct pt_whatif_change *c, uint8_t *hit)
 {
 	size_t i, n = 0;
+	int how;
 
 	memset(hit, 0, d->njobs ? d->njobs : 1);
 	if (!c->pattern) {
 		hit[c->job] = 1;
-		return 1;
+		n = 1;
 	}
-	for (i = 0; i < d->njobs; i++)
-		if (match(c->pattern, d->job[i].target) ||
-		    match(c->pattern, d->job[i].cmd))
-			hit[i] = 1;
-	for (i = 0; i < m->n && i < d->nexecs; i++) {
-		const struct pt_exec *e = m->execs[i];
-		uint32_t j = d->job_of[e->id];
-
-		if (j == UINT32_MAX || hit[j])
-			continue;
-		if (match(c->pattern, pt_exec_prog(e)) ||
-		    match(c->pattern, e->exe)) {
-			hit[j] = 1;
-			continue;
-		}
-		{
+	for (how = 0; how < 3 && !n; how++) {
+		for (i = 0; i < d->njobs; i++)
+			if (job_match(d, m, c->pattern, i, how)) {
+				hit[i] = 1;
+				n++;
+			}
+		for (i = 0; i < m->n && i < d->nexecs; i++) {
+			const struct pt_exec *e = m->execs[i];
+			uint32_t j = d->job_of[e->id];
 			struct pt_sb sb = PT_SB_INIT;
+			int ok;
 
-			pt_exec_quote(e, &sb);
-			if (match(c->pattern, sb.buf))
+			if (j == UINT32_MAX || hit[j] ||
+			    (how == 1 && d->container[j]))
+				continue;
+			if (how == 0) {
+				ok = match_whole(c->pattern, pt_exec_prog(e));
+			} else {
+				pt_exec_quote(e, &sb);
+				ok = match(c->pattern, e->exe) ||
+				     match(c->pattern, sb.buf);
+				pt_sb_release(&sb);
+			}
+			if (ok) {
 				hit[j] = 1;
-			pt_sb_release(&sb);
+				n++;
+			}
 		}
 	}
 	/* a job that runs a tool: what it runs too */
-	for (i = 0; i < d->njobs; i++)
+	for (i = 0, n = 0; i < d->njobs; i++) {
 		if (!hit[i] && parent_of(d, i) != SIZE_MAX && hit[parent_of(d, i)])
 			hit[i] = 1;
-	for (i = 0; i < d->njobs; i++)
 		n += hit[i];
+	}
 	return n;
 }
 
@@ -272,8 +317,8 @@ static const char *name_of(const struct pt_deps *d, size_t j)
  * dependents the tool declared (a make prerequisite, a ninja input) are
  * all gone, as are the jobs that read its files and those of the tools
  * it runs (an instrumented build that only the profile run needs).  A
- * job nothing declared to need it stays (the build's products, a
- * script's steps).  -1 with *err when a job not dropped reads a file of
+ * job nothing declared to need it, or that a goal wants (the build's
+ * products: all), stays, as do a script's steps.  -1 with *err when a job not dropped reads a file of
  * one dropped.
  */
 static int drop(const struct pt_deps *d, uint8_t *gone, const uint8_t *hit,
@@ -302,7 +347,7 @@ static int drop(const struct pt_deps *d, uint8_t *gone, const uint8_t *hit,
 				need++;
 				needed += kept[s];
 			}
-		if (!need || needed)
+		if (!need || needed || d->wanted[i])
 			continue;
 		gone[i] = 1;
 		kept[d->job[i].scope]--;
