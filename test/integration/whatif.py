@@ -195,6 +195,13 @@ try:
           "check: prog testbin\n\tcat prog testbin > result; sleep 1\n")
     _, cap, rows = build(tmp, "check", mk, ["make", "-s", "-j1", "all",
                                             "check"])
+    dj = json.loads(subprocess.run([PT, "deps", "-f", "json", cap],
+                                   check=True, stdout=subprocess.PIPE).stdout)
+    lab = {j["id"]: j["label"] for j in dj["jobs"]}
+    decl = {(lab[e["from"]], lab[e["to"]]) for e in dj["edges"]
+            if e["kind"] == "declared"}
+    check("deps json: the declared prerequisites as edges",
+          decl == {("prog", "check"), ("testbin", "check")}, decl)
     w = whatif(cap, "--drop", "check")
     near("--drop check: saves it and its own program", w["saving"],
          sum(sleeps(rows, 1)), 0.3)
