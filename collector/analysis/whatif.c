@@ -10,7 +10,6 @@
  * unrecorded, the overheads) stays as it was.
  */
 #include <fnmatch.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -293,20 +292,6 @@ static size_t mark(const struct pt_deps *d, const struct pt_model *m,
 	return n;
 }
 
-static char *printf_dup(const char *fmt, ...)
-	__attribute__((format(printf, 1, 2)));
-
-static char *printf_dup(const char *fmt, ...)
-{
-	struct pt_sb sb = PT_SB_INIT;
-	va_list ap;
-
-	va_start(ap, fmt);
-	pt_sb_vaddf(&sb, fmt, ap);
-	va_end(ap);
-	return pt_sb_detach(&sb, NULL);
-}
-
 static const char *name_of(const struct pt_deps *d, size_t j)
 {
 	return d->job[j].target ? d->job[j].target : d->job[j].cmd;
@@ -360,7 +345,7 @@ static int drop(const struct pt_deps *d, uint8_t *gone, const uint8_t *hit,
 		size_t x = d->edge[k].from, y = d->edge[k].to;
 
 		if (hit[x] && !gone[y] && !holds(d, y, x)) {
-			*err = printf_dup("--drop %s: %s reads %s, which %s "
+			*err = pt_sb_dupf("--drop %s: %s reads %s, which %s "
 					  "writes: drop it too, or use --cached",
 					  pat, name_of(d, y), d->edge[k].path,
 					  name_of(d, x));
@@ -525,7 +510,7 @@ int pt_whatif_predict(const struct pt_deps *d, const struct pt_model *m,
 			continue;
 		case PT_WHATIF_SERIAL_FREE:
 			if (!w->files) {
-				*err = printf_dup("--serial-free needs the "
+				*err = pt_sb_dupf("--serial-free needs the "
 						  "files the jobs read and wrote: "
 						  "record the build with --files");
 				goto out;
@@ -537,7 +522,7 @@ int pt_whatif_predict(const struct pt_deps *d, const struct pt_model *m,
 		}
 		c[i].matched = mark(d, m, &c[i], hit);
 		if (!c[i].matched) {
-			*err = printf_dup("'%s' matches no job of the build "
+			*err = pt_sb_dupf("'%s' matches no job of the build "
 					  "(a part of a target, command or "
 					  "program, or a glob)", c[i].pattern);
 			goto out;
@@ -575,7 +560,7 @@ int pt_whatif_predict(const struct pt_deps *d, const struct pt_model *m,
 	plan_edges(&pl, serial_free);
 	w->changed_ns = schedule(&pl, w->new_slots, w->new_cpus, w);
 	if (w->base_ns < 0 || w->changed_ns < 0) {
-		*err = printf_dup("%s", cycle_msg);
+		*err = pt_sb_dupf("%s", cycle_msg);
 		goto out;
 	}
 	w->base_ns += d->lead_ns + d->tail_ns;
@@ -669,8 +654,8 @@ size_t pt_whatif_hints(const struct pt_deps *d, const struct pt_model *m,
 								base.slots : 1);
 	c = (struct pt_whatif_change){ .kind = PT_WHATIF_CPUS, .n = cpus };
 	if (pt_whatif_predict(d, m, &c, 1, &w, &err) == 0)
-		hint_add(h, &n, max, printf_dup("--cpus %d", cpus),
-			 printf_dup("%d CPUs, the build at -j%d", cpus, cpus),
+		hint_add(h, &n, max, pt_sb_dupf("--cpus %d", cpus),
+			 pt_sb_dupf("%d CPUs, the build at -j%d", cpus, cpus),
 			 &w);
 	else
 		free(err);
@@ -679,8 +664,8 @@ size_t pt_whatif_hints(const struct pt_deps *d, const struct pt_model *m,
 	if (base.files && d->nser) {
 		c = (struct pt_whatif_change){ .kind = PT_WHATIF_SERIAL_FREE };
 		if (pt_whatif_predict(d, m, &c, 1, &w, &err) == 0)
-			hint_add(h, &n, max, printf_dup("--serial-free"),
-				 printf_dup("the orders with no file dependency "
+			hint_add(h, &n, max, pt_sb_dupf("--serial-free"),
+				 pt_sb_dupf("the orders with no file dependency "
 					    "under them gone, %s first",
 					    d->ser[0].why), &w);
 		else
@@ -696,9 +681,9 @@ size_t pt_whatif_hints(const struct pt_deps *d, const struct pt_model *m,
 					       .job = best, .factor = 2 };
 		if (pt_whatif_predict(d, m, &c, 1, &w, &err) == 0)
 			hint_add(h, &n, max,
-				 printf_dup("--faster '%s=2'",
+				 pt_sb_dupf("--faster '%s=2'",
 					    name_of(d, best)),
-				 printf_dup("the longest job on the critical "
+				 pt_sb_dupf("the longest job on the critical "
 					    "path (%.2f s) twice as fast",
 					    (double)d->dur[best] / 1e9), &w);
 		else
