@@ -49,10 +49,14 @@ def near(what, got, want, tol):
 
 
 def build(tmp, name, makefile, cmd, files=True):
+    """makefile: the Makefile's text, or {path: text}."""
     d = os.path.join(tmp, name)
     os.makedirs(d)
-    with open(os.path.join(d, "Makefile"), "w") as f:
-        f.write(makefile)
+    tree = makefile if isinstance(makefile, dict) else {"Makefile": makefile}
+    for path, text in tree.items():
+        os.makedirs(os.path.dirname(os.path.join(d, path)), exist_ok=True)
+        with open(os.path.join(d, path), "w") as f:
+            f.write(text)
     cap = os.path.join(tmp, name + ".ptcap")
     subprocess.run([PT, "record", "-q", "--force"] +
                    (["--files"] if files else []) + ["-o", cap, "--", *cmd],
@@ -213,6 +217,27 @@ try:
     w = whatif(cap, "--cached", "prog")
     near("--cached prog: its time saved", w["saving"], sleeps(rows, 0.5)[0],
          0.2)
+
+    # ---- sub-makes: a SUBDIRS loop, and two sub-makes as prerequisites ----
+    sub = {"s1/Makefile": "all:\n\tsleep 1; echo > x\n",
+           "s2/Makefile": "all:\n\tsleep 1; echo > y\n"}
+    _, cap, rows = build(tmp, "subdirs", dict(sub, **{
+        "Makefile": "SUBDIRS = s1 s2\nall:\n\tfor d in $(SUBDIRS); "
+                    "do $(MAKE) -C $$d || exit 1; done\n"}),
+        ["make", "-s", "-j2"])
+    s = sorted(sleeps(rows, 1))
+    w = whatif(cap, "--serial-free")
+    near("SUBDIRS loop: --serial-free runs the two sub-makes side by side",
+         w["saving"], s[0], 0.3)
+    w = whatif(cap, "--jobs", "8")
+    near("SUBDIRS loop: more job slots change nothing", w["saving"], 0, 0.1)
+    _, cap, rows = build(tmp, "submakes", dict(sub, **{
+        "Makefile": "all: s1 s2\ns1 s2:\n\t$(MAKE) -C $@\n"
+                    ".PHONY: all s1 s2\n"}), ["make", "-s", "-j1"])
+    s = sorted(sleeps(rows, 1))
+    w = whatif(cap, "--jobs", "2")
+    near("two sub-makes at -j1: --jobs 2 runs them side by side",
+         w["saving"], s[0], 0.3)
 
     # ---- without --files ----
     _, cap, rows = build(tmp, "nofiles", four, ["make", "-s", "-j1"],
