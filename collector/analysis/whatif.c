@@ -309,29 +309,55 @@ static const char *name_of(const struct pt_deps *d, size_t j)
 static int drop(const struct pt_deps *d, uint8_t *gone, const uint8_t *hit,
 		const char *pat, struct pt_whatif *w, char **err)
 {
-	size_t i, k, *kept = pt_xcalloc(d->nscopes + 1, sizeof *kept);
+	size_t i, k, n = d->njobs, *kept = pt_xcalloc(d->nscopes + 1, sizeof *kept);
+	size_t *ef = pt_xcalloc(n + 2, sizeof *ef), *df = pt_xcalloc(n + 2, sizeof *df);
+	size_t *sf = pt_xcalloc(n + 2, sizeof *sf), *at;
+	uint32_t *dto = pt_xmalloc((d->ndecl + 1) * sizeof *dto);
+	uint32_t *sof = pt_xmalloc((d->nscopes + 1) * sizeof *sof);
 
-	for (i = 0; i < d->njobs; i++)
+	/* Each job's file edges (d->edge is by from), tool-declared
+	 * dependents and scopes, by index. */
+	for (k = 0; k < d->nedges; k++)
+		ef[d->edge[k].from + 1]++;
+	for (k = 0; k < d->ndecl; k++)
+		df[(d->decl[k] >> 32) + 1] += d->decl_tool[k];
+	for (k = 1; k < d->nscopes; k++)
+		if (d->scope[k].parent_job != SIZE_MAX)
+			sf[d->scope[k].parent_job + 1]++;
+	for (i = 0; i < n; i++) {
+		ef[i + 1] += ef[i];
+		df[i + 1] += df[i];
+		sf[i + 1] += sf[i];
+	}
+	at = pt_xmalloc((n + 1) * sizeof *at);
+	memcpy(at, df, (n + 1) * sizeof *at);
+	for (k = 0; k < d->ndecl; k++)
+		if (d->decl_tool[k])
+			dto[at[d->decl[k] >> 32]++] = (uint32_t)d->decl[k];
+	memcpy(at, sf, (n + 1) * sizeof *at);
+	for (k = 1; k < d->nscopes; k++)
+		if (d->scope[k].parent_job != SIZE_MAX)
+			sof[at[d->scope[k].parent_job]++] = (uint32_t)k;
+	free(at);
+	for (i = 0; i < n; i++)
 		kept[d->job[i].scope] += !gone[i];
 	/* Dependents come later: a job's are decided before it. */
-	for (i = d->njobs; i-- > 0;) {
-		size_t need = 0, needed = 0, s;
+	for (i = n; i-- > 0;) {
+		size_t need = 0, needed = 0;
 
 		if (gone[i])
 			continue;
-		for (k = 0; k < d->ndecl; k++)
-			if (d->decl_tool[k] && d->decl[k] >> 32 == i) {
-				need++;
-				needed += !gone[(uint32_t)d->decl[k]];
-			}
-		for (k = 0; k < d->nedges; k++)
-			if (d->edge[k].from == i && !holds(d, i, d->edge[k].to))
+		for (k = df[i]; k < df[i + 1]; k++) {
+			need++;
+			needed += !gone[dto[k]];
+		}
+		for (k = ef[i]; k < ef[i + 1]; k++)
+			if (!holds(d, i, d->edge[k].to))
 				needed += !gone[d->edge[k].to];
-		for (s = 1; s < d->nscopes; s++)
-			if (d->scope[s].parent_job == i) {
-				need++;
-				needed += kept[s];
-			}
+		for (k = sf[i]; k < sf[i + 1]; k++) {
+			need++;
+			needed += kept[sof[k]];
+		}
 		if (!need || needed || d->wanted[i])
 			continue;
 		gone[i] = 1;
@@ -340,6 +366,11 @@ static int drop(const struct pt_deps *d, uint8_t *gone, const uint8_t *hit,
 				       sizeof *w->taken);
 		w->taken[w->ntaken++] = i;
 	}
+	free(ef);
+	free(df);
+	free(sf);
+	free(dto);
+	free(sof);
 	free(kept);
 	for (k = 0; k < d->nedges; k++) {
 		size_t x = d->edge[k].from, y = d->edge[k].to;
