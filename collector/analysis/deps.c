@@ -812,8 +812,217 @@ static int cmp_perm(const void *x, const void *y, void *ctx)
 	return a < b ? -1 : a > b;
 }
 
+/* ---- the declared order as edges ---- */
+
+static void add_decl(struct pt_deps *d, size_t *cap, size_t x, size_t y,
+		     int tool)
+{
+	if (d->ndecl == *cap) {
+		*cap = *cap ? 2 * *cap : 64;
+		d->decl = pt_xrealloc(d->decl, *cap * sizeof *d->decl);
+		d->decl_tool = pt_xrealloc(d->decl_tool, *cap);
+	}
+	d->decl_tool[d->ndecl] = (uint8_t)tool;
+	d->decl[d->ndecl++] = (uint64_t)x << 32 | y;
+}
+
+/* A declared order the run kept (a database read after the build may
+ * not be the one it ran with); the clocks of two processes: a
+ * millisecond's slack. */
+static int ended_before(const struct pt_deps *d, size_t x, size_t y)
+{
+	return d->job[x].end_ns <= d->job[y].start_ns + 1000000;
+}
+
+static int cmp_end(const void *x, const void *y, void *ctx)
+{
+	const struct pt_deps_job *j = ctx;
+	size_t a = *(const size_t *)x, b = *(const size_t *)y;
+
+	if (j[a].end_ns != j[b].end_ns)
+		return j[a].end_ns < j[b].end_ns ? -1 : 1;
+	return a < b ? -1 : a > b;
+}
+
+/* The order jobs js[0..k) (by start) ran in: x before y when x ended
+ * before y started, only the nearest such x of each y (the rest follow
+ * through it).  With known (or NULL), only pairs one of which it does
+ * not mark. */
+static void run_order(struct pt_deps *d, size_t *cap, const size_t *js,
+		      size_t k, const uint8_t *known)
+{
+	size_t *by_end = pt_xmalloc((k ? k : 1) * sizeof *by_end), i, lo, hi;
+
+	memcpy(by_end, js, k * sizeof *by_end);
+	qsort_r(by_end, k, sizeof *by_end, cmp_end, d->job);
+	for (i = 0; i < k; i++) {
+		const struct pt_deps_job *y = &d->job[js[i]];
+		int64_t latest = INT64_MIN;
+
+		/* the jobs that ended before y started: by_end[0..lo) */
+		for (lo = 0, hi = k; lo < hi;) {
+			size_t mid = (lo + hi) / 2;
+
+			if (d->job[by_end[mid]].end_ns <= y->start_ns)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		/* x is nearest when no other of them started after x ended */
+		while (lo--) {
+			const struct pt_deps_job *x = &d->job[by_end[lo]];
+
+			if (x->end_ns <= latest)
+				break;
+			if (by_end[lo] < js[i] &&
+			    (!known || !known[by_end[lo]] || !known[js[i]]))
+				add_decl(d, cap, by_end[lo], js[i], 0);
+			if (x->start_ns > latest)
+				latest = x->start_ns;
+		}
+	}
+	free(by_end);
+}
+
+/*
+ * Mark the jobs of db's make that a goal wants: a target without a
+ * recipe that nothing depends on (all, install) reaches them through
+ * targets without recipes alone.  jobof[t]: the job of target t where
+ * stop[t].
+ */
+static void goal_wanted(struct pt_deps *d, const struct pt_makedb *db,
+			const uint8_t *stop, const uint32_t *jobof)
+{
+	size_t n = db->n, i, k, *first = pt_xcalloc(n + 2, sizeof *first);
+	uint32_t *up = NULL, *seen = pt_xcalloc(n + 1, sizeof *seen);
+	uint32_t *stack = pt_xmalloc((n + 1) * sizeof *stack);
+
+	for (i = 0; i < n; i++)
+		for (k = 0; k < db->t[i].npre; k++)
+			first[db->t[i].pre[k] + 1]++;
+	for (i = 0; i < n; i++)
+		first[i + 1] += first[i];
+	up = pt_xmalloc((first[n] + 1) * sizeof *up);
+	{
+		size_t *at = pt_xmalloc((n + 1) * sizeof *at);
+
+		memcpy(at, first, (n + 1) * sizeof *at);
+		for (i = 0; i < n; i++)
+			for (k = 0; k < db->t[i].npre; k++)
+				up[at[db->t[i].pre[k]]++] = (uint32_t)i;
+		free(at);
+	}
+	for (i = 0; i < n; i++) {
+		size_t sp = 0;
+		int wanted = 0;
+
+		if (!stop[i])
+			continue;
+		/* up from the job's target, through targets that ran no
+		 * recipe, to one nothing depends on */
+		for (k = first[i]; k < first[i + 1]; k++)
+			if (!stop[up[k]] && seen[up[k]] != i + 1) {
+				seen[up[k]] = (uint32_t)i + 1;
+				stack[sp++] = up[k];
+			}
+		while (sp && !wanted) {
+			uint32_t t = stack[--sp];
+
+			if (first[t] == first[t + 1])
+				wanted = 1;
+			for (k = first[t]; k < first[t + 1]; k++)
+				if (!stop[up[k]] && seen[up[k]] != i + 1) {
+					seen[up[k]] = (uint32_t)i + 1;
+					stack[sp++] = up[k];
+				}
+		}
+		d->wanted[jobof[i]] = (uint8_t)wanted;
+	}
+	free(first);
+	free(up);
+	free(seen);
+	free(stack);
+}
+
+/* The order each scope declared between its own jobs, as edges (from <<
+ * 32 | to, from < to): make's and ninja's prerequisites where the
+ * database names both targets, one job after the other under
+ * .NOTPARALLEL; elsewhere (a script, the roots, a job whose target is
+ * not known) the order they ran in. */
+static void declared_edges(struct pt_deps *d)
+{
+	size_t *first = pt_xcalloc(d->nscopes + 1, sizeof *first);
+	size_t *js = pt_xmalloc((d->njobs ? d->njobs : 1) * sizeof *js);
+	uint8_t *known = pt_xcalloc(d->njobs ? d->njobs : 1, 1);
+	size_t i, s, cap = 0;
+
+	for (i = 0; i < d->njobs; i++)
+		first[d->job[i].scope + 1]++;
+	for (s = 0; s < d->nscopes; s++)
+		first[s + 1] += first[s];
+	{
+		size_t *at = pt_xmalloc((d->nscopes + 1) * sizeof *at);
+
+		memcpy(at, first, (d->nscopes + 1) * sizeof *at);
+		for (i = 0; i < d->njobs; i++)
+			js[at[d->job[i].scope]++] = i;
+		free(at);
+	}
+	for (s = 0; s < d->nscopes; s++) {
+		struct pt_makedb *db = d->scope[s].db;
+		const size_t *sj = js + first[s];
+		size_t k = first[s + 1] - first[s], q;
+
+		if (db && d->scope[s].notparallel) {
+			for (q = 1; q < k; q++)
+				add_decl(d, &cap, sj[q - 1], sj[q], 1);
+			continue;
+		}
+		if (db) {
+			uint32_t *jobof = pt_xmalloc((db->n ? db->n : 1) *
+						     sizeof *jobof);
+			uint8_t *stop = pt_xcalloc(db->n ? db->n : 1, 1);
+			uint32_t *near = pt_xmalloc((db->n ? db->n : 1) *
+						    sizeof *near);
+
+			for (q = 0; q < k; q++) {
+				long t = d->job[sj[q]].target ?
+					 pt_makedb_find(db, d->job[sj[q]].target) : -1;
+
+				if (t < 0 || stop[t])
+					continue;
+				stop[t] = 1;
+				jobof[t] = (uint32_t)sj[q];
+				known[sj[q]] = 1;
+			}
+			for (q = 0; q < k; q++) {
+				size_t y = sj[q], nn, c;
+				long t;
+
+				if (!known[y])
+					continue;
+				t = pt_makedb_find(db, d->job[y].target);
+				nn = pt_makedb_nearest(db, (size_t)t, stop, near);
+				for (c = 0; c < nn; c++)
+					if (jobof[near[c]] < y &&
+					    ended_before(d, jobof[near[c]], y))
+						add_decl(d, &cap, jobof[near[c]], y,
+							 1);
+			}
+			goal_wanted(d, db, stop, jobof);
+			free(jobof);
+			free(stop);
+			free(near);
+		}
+		run_order(d, &cap, sj, k, db ? known : NULL);
+	}
+	free(first);
+	free(js);
+	free(known);
+}
+
 int pt_deps_build(const struct pt_model *m, struct pt_deps *d,
-		  const char **why)
+		  unsigned flags, const char **why)
 {
 	struct pt_depjobs b = { 0 };
 	struct pathtab pt = { 0 };
@@ -829,7 +1038,7 @@ int pt_deps_build(const struct pt_model *m, struct pt_deps *d,
 
 	memset(d, 0, sizeof *d);
 	d->accesses = pt_model_files_count(m, &d->dropped);
-	if (!d->accesses) {
+	if (!d->accesses && !(flags & PT_DEPS_ANY)) {
 		*why = "the capture holds no file accesses: record it with "
 		       "proftrace record --files";
 		return -1;
@@ -863,6 +1072,11 @@ int pt_deps_build(const struct pt_model *m, struct pt_deps *d,
 	d->scope = b.s;
 	d->nscopes = b.ns;
 	container = pt_xcalloc(b.nj, 1);
+	d->nexecs = m->n;
+	d->job_of = pt_xmalloc((m->n ? m->n : 1) * sizeof *d->job_of);
+	d->wanted = pt_xcalloc(b.nj, 1);
+	memset(d->job_of, 0xff, (m->n ? m->n : 1) * sizeof *d->job_of);
+	declared_edges(d);
 	for (i = 0; i < b.nj; i++) {
 		size_t p = d->scope[d->job[i].scope].parent_job;
 
@@ -879,6 +1093,8 @@ int pt_deps_build(const struct pt_model *m, struct pt_deps *d,
 		if (!sb.buf)
 			pt_sb_addstr(&sb, "");
 		d->job[i].cmd = pt_sb_detach(&sb, NULL);
+		for (k = 0; k < b.own[perm[i]].n; k++)
+			d->job_of[b.own[perm[i]].e[k]->id] = (uint32_t)i;
 		gather(m, &pt, &b.own[perm[i]], (uint32_t)i);
 		{
 			/* What a tool itself read (its makefiles, build.ninja)
@@ -922,6 +1138,10 @@ int pt_deps_build(const struct pt_model *m, struct pt_deps *d,
 		free(inv);
 		free(container);
 		free(d->job);
+		free(d->job_of);
+		free(d->decl);
+		free(d->decl_tool);
+		free(d->wanted);
 		free(b.s);
 		memset(d, 0, sizeof *d);
 		return -1;
@@ -1190,12 +1410,12 @@ int pt_deps_build(const struct pt_model *m, struct pt_deps *d,
 	free(b.dbc);            /* the databases are the scopes' now */
 	free(perm);
 	free(inv);
-	free(container);
+	d->container = container;
 	pairtab_free(&st.edges);
 	pairtab_free(&st.races);
 	pairtab_free(&st.memo);
 	pt_depsched_graph_free(&g);
-	free(dur);
+	d->dur = dur;
 	free(level);
 	return 0;
 }
@@ -1207,7 +1427,13 @@ void pt_deps_free(struct pt_deps *d)
 	for (i = 0; i < d->njobs; i++)
 		free(d->job[i].cmd);
 	free(d->job);
+	free(d->job_of);
+	free(d->dur);
+	free(d->container);
 	free(d->edge);
+	free(d->decl);
+	free(d->decl_tool);
+	free(d->wanted);
 	free(d->held);
 	for (i = 0; i < d->nscopes; i++) {
 		/* one database may serve several scopes: free it once */

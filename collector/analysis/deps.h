@@ -66,6 +66,24 @@ struct pt_deps {
 	uint64_t *held;                 /* the job that runs a tool before
 					 * that tool's jobs: from << 32 | to */
 	size_t nheld;
+	uint64_t *decl;                 /* the order each tool declared
+					 * between its own jobs (or ran them
+					 * in, where it declares none): from
+					 * << 32 | to, from < to */
+	uint8_t *decl_tool;             /* per decl: 1 the tool declared it
+					 * (a prerequisite, .NOTPARALLEL),
+					 * 0 the order they ran in */
+	size_t ndecl;
+	int64_t *dur;                   /* per job: its own work, less its
+					 * run-queue wait (what a schedule
+					 * places) */
+	uint8_t *container;             /* per job: it runs a build tool */
+	uint8_t *wanted;                /* per job: a goal of its make (all,
+					 * install) wants it, not only the
+					 * jobs that depend on it */
+	uint32_t *job_of;               /* per execution (pt_exec.id): its
+					 * job, UINT32_MAX: none */
+	size_t nexecs;
 	int64_t cpu_ns;                 /* the jobs' CPU time, all */
 	int64_t work_ns;                /* the jobs' own time, all */
 	int64_t wait_ns;                /* their run-queue wait, -1: unknown
@@ -88,13 +106,18 @@ struct pt_deps {
 	size_t nrace;
 };
 
+/* pt_deps_build's flags */
+#define PT_DEPS_ANY 1u                  /* a capture without file accesses
+					 * too: the order is the tools' and
+					 * the process tree's alone */
+
 /*
  * Analyse m into d.  Returns 0; -1 with *why set to a one-line
  * explanation when there is nothing to analyse (a capture without file
- * accesses, no execution that ran jobs).
+ * accesses unless flags has PT_DEPS_ANY, no execution that ran jobs).
  */
 int pt_deps_build(const struct pt_model *m, struct pt_deps *d,
-		  const char **why);
+		  unsigned flags, const char **why);
 
 void pt_deps_free(struct pt_deps *d);
 

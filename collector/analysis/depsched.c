@@ -196,3 +196,104 @@ int64_t pt_depsched_schedule(const struct pt_depsched_graph *g, const int64_t *d
 	return end;
 }
 
+
+/* ---- the build as its tools would run it ---- */
+
+static void ready_push(struct pt_depsched_heap *slotted, uint32_t *now,
+		       size_t *nnow, const struct pt_depsched_node *nd,
+		       uint32_t j)
+{
+	if (nd[j].slot && nd[j].dur > 0)
+		pt_depsched_heap_push(slotted, (int64_t)j, j);
+	else
+		now[(*nnow)++] = j;
+}
+
+int64_t pt_depsched_run(const struct pt_depsched_graph *g,
+			const struct pt_depsched_node *nd, size_t slots,
+			double cpus, int64_t *start, int64_t *end)
+{
+	size_t n = g->n, i, k, nrun = 0, nnow = 0, done = 0, busy = 0;
+	uint32_t *left = pt_xmalloc((n + 1) * sizeof *left);
+	uint32_t *now = pt_xmalloc((n + 1) * sizeof *now);
+	uint32_t *run = pt_xmalloc((n + 1) * sizeof *run);
+	double *rem = pt_xmalloc((n + 1) * sizeof *rem), t = 0, span = 0;
+	struct pt_depsched_heap slotted = {
+		pt_xmalloc((n + 1) * sizeof(int64_t)),
+		pt_xmalloc((n + 1) * sizeof(uint32_t)), 0 };
+
+	memcpy(left, g->npred, n * sizeof *left);
+	for (i = 0; i < n; i++)
+		if (!left[i])
+			ready_push(&slotted, now, &nnow, nd, (uint32_t)i);
+	for (;;) {
+		double demand = 0, rate = 1, dt = -1;
+
+		/* Start what may start: nodes of no slot at once, the
+		 * others in index order while slots are free. */
+		while (nnow || (slotted.n && (!slots || busy < slots))) {
+			uint32_t j;
+
+			if (nnow) {
+				j = now[--nnow];
+			} else {
+				j = slotted.val[0];
+				pt_depsched_heap_pop(&slotted);
+				busy++;
+			}
+			if (start)
+				start[j] = (int64_t)(t + 0.5);
+			if (nd[j].dur > 0) {
+				rem[j] = (double)nd[j].dur;
+				run[nrun++] = j;
+				continue;
+			}
+			/* nothing to do: done as soon as started */
+			if (end)
+				end[j] = (int64_t)(t + 0.5);
+			done++;
+			for (k = g->succ_first[j]; k < g->succ_first[j + 1]; k++)
+				if (!--left[g->succ[k]])
+					ready_push(&slotted, now, &nnow, nd,
+						   g->succ[k]);
+		}
+		if (!nrun)
+			break;
+		/* Running nodes share the CPUs: each at the same rate. */
+		for (i = 0; i < nrun; i++)
+			demand += nd[run[i]].cpu;
+		if (cpus > 0 && demand > cpus)
+			rate = cpus / demand;
+		for (i = 0; i < nrun; i++)
+			if (dt < 0 || rem[run[i]] / rate < dt)
+				dt = rem[run[i]] / rate;
+		t += dt;
+		for (i = 0; i < nrun;) {
+			uint32_t j = run[i];
+
+			rem[j] -= dt * rate;
+			if (rem[j] > 0.5) {
+				i++;
+				continue;
+			}
+			run[i] = run[--nrun];
+			if (end)
+				end[j] = (int64_t)(t + 0.5);
+			if (nd[j].slot)
+				busy--;
+			done++;
+			for (k = g->succ_first[j]; k < g->succ_first[j + 1]; k++)
+				if (!--left[g->succ[k]])
+					ready_push(&slotted, now, &nnow, nd,
+						   g->succ[k]);
+		}
+		span = t;
+	}
+	free(left);
+	free(now);
+	free(run);
+	free(rem);
+	free(slotted.key);
+	free(slotted.val);
+	return done == n ? (int64_t)(span + 0.5) : -1;
+}

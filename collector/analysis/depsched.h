@@ -49,4 +49,24 @@ int64_t pt_depsched_schedule(const struct pt_depsched_graph *g,
 			     size_t cpus, size_t instant, int64_t *start,
 			     int *cpu);
 
+struct pt_depsched_node {
+	int64_t dur;                    /* ns of work, at full speed */
+	double cpu;                     /* the CPUs it keeps busy meanwhile */
+	int slot;                       /* it takes one of the tools' job
+					 * slots (make -jN, ninja -jN) */
+};
+
+/*
+ * The build as its tools would run it: a node starts once every node
+ * before it in g is done, those that take a slot in index order (the
+ * order the recorded tools took them in) while fewer than slots run (0:
+ * no limit); the nodes running at once share cpus CPUs, each at
+ * min(1, cpus / the CPUs they would use together) of its speed.  With
+ * start and end (or NULL): each node's times.  Returns the makespan, or
+ * -1 when some node never became ready (g has a cycle).
+ */
+int64_t pt_depsched_run(const struct pt_depsched_graph *g,
+			const struct pt_depsched_node *nd, size_t slots,
+			double cpus, int64_t *start, int64_t *end);
+
 #endif

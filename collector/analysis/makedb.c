@@ -1217,6 +1217,32 @@ int pt_makedb_reaches(struct pt_makedb *db, size_t a, size_t b)
 	return found;
 }
 
+size_t pt_makedb_nearest(struct pt_makedb *db, size_t b, const uint8_t *stop,
+			 uint32_t *out)
+{
+	size_t sp = 0, n = 0, k;
+
+	memset(db->mark, 0, db->n);
+	db->stack[sp++] = (uint32_t)b;
+	db->mark[b] = 1;
+	while (sp) {
+		const struct pt_makedb_target *t = &db->t[db->stack[--sp]];
+
+		for (k = 0; k < t->npre; k++) {
+			uint32_t p = t->pre[k];
+
+			if (db->mark[p])
+				continue;
+			db->mark[p] = 1;
+			if (stop[p])
+				out[n++] = p;
+			else
+				db->stack[sp++] = p;
+		}
+	}
+	return n;
+}
+
 void pt_makedb_free(struct pt_makedb *db)
 {
 	size_t i, k;

@@ -73,6 +73,14 @@ long pt_makedb_match(const struct pt_makedb *db, const char *cmd);
 /* Does target b depend on target a, directly or through others? */
 int pt_makedb_reaches(struct pt_makedb *db, size_t a, size_t b);
 
+/*
+ * The targets b depends on nearest: those with stop[t] set that b
+ * reaches through targets without it, into out (room for db->n).
+ * Returns how many.
+ */
+size_t pt_makedb_nearest(struct pt_makedb *db, size_t b, const uint8_t *stop,
+			 uint32_t *out);
+
 void pt_makedb_free(struct pt_makedb *db);
 
 #endif

@@ -187,3 +187,16 @@ ssize_t pt_sb_read_path(struct pt_sb *sb, const char *path, size_t max)
 	sb->buf[sb->len] = 0;
 	return r < 0 ? -1 : (ssize_t)sb->len;
 }
+
+char *pt_sb_dupf(const char *fmt, ...)
+{
+	struct pt_sb sb = PT_SB_INIT;
+	va_list ap;
+
+	va_start(ap, fmt);
+	pt_sb_vaddf(&sb, fmt, ap);
+	va_end(ap);
+	if (!sb.buf)
+		pt_sb_addstr(&sb, "");
+	return pt_sb_detach(&sb, NULL);
+}

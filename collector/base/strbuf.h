@@ -72,6 +72,8 @@ ssize_t pt_sb_read_path(struct pt_sb *sb, const char *path, size_t max);
 void pt_sb_release(struct pt_sb *sb);
 /* Hand the buffer to the caller (who frees it); sb is reset. */
 char *pt_sb_detach(struct pt_sb *sb, size_t *len);
+/* A formatted string, malloc'd (the caller frees it); never NULL. */
+char *pt_sb_dupf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Allocation helpers that exit with a message instead of returning NULL. */
 void *pt_xmalloc(size_t n);

@@ -84,7 +84,7 @@ static int run(int argc, char **argv)
 			       NULL);
 	if (loaded < 0)
 		return 1;
-	if (pt_deps_build(&m, &d, &why) < 0) {
+	if (pt_deps_build(&m, &d, 0, &why) < 0) {
 		pt_warn("%s", why);
 		pt_model_free(&m);
 		return 1;

@@ -17,6 +17,7 @@
 #include "cli/cmd.h"
 #include "analysis/deps.h"
 #include "views/deps-out.h"
+#include "views/whatif-out.h"
 #include "cli/textopts.h"
 #include "model/load.h"
 #include "model/model.h"
@@ -269,8 +270,16 @@ static int run(int argc, char **argv)
 		struct pt_deps dd;
 		const char *why;
 
-		if (pt_deps_build(&m, &dd, &why) == 0) {
+		if (pt_deps_build(&m, &dd, 0, &why) == 0) {
+			struct pt_whatif_hint h[3];
+			int64_t now, spread;
+			size_t n = pt_whatif_hints(&dd, &m, h, 3, &now, &spread);
+
 			pt_deps_summary(&dd, o.t.markdown, stdout);
+			pt_whatif_write_hints(h, n, now, spread, o.t.markdown ?
+					      PT_WHATIF_MD : PT_WHATIF_TEXT,
+					      stdout);
+			pt_whatif_hints_free(h, n);
 			pt_deps_free(&dd);
 		}
 	}

@@ -24,6 +24,7 @@ extern const struct pt_cmd pt_cmd_diff;
 extern const struct pt_cmd pt_cmd_info;
 extern const struct pt_cmd pt_cmd_top;
 extern const struct pt_cmd pt_cmd_deps;
+extern const struct pt_cmd pt_cmd_whatif;
 
 /* Print "usage: proftrace NAME USAGE" to stderr; returns 2 (bad usage). */
 int pt_cmd_usage(const struct pt_cmd *cmd);

@@ -16,6 +16,7 @@ static const struct pt_cmd *const commands[] = {
 	&pt_cmd_info,
 	&pt_cmd_top,
 	&pt_cmd_deps,
+	&pt_cmd_whatif,
 };
 
 #define N_COMMANDS (sizeof commands / sizeof commands[0])

@@ -1,7 +1,6 @@
 /* The collector's life for record and daemon; see session.h. */
 #include "collect/session.h"
 
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -14,18 +13,6 @@
 #include "collect/finish.h"
 #include "collect/ptrace.h"
 #include "collect/rundir.h"
-
-static __attribute__((format(printf, 1, 2)))
-char *path_of(const char *fmt, ...)
-{
-	struct pt_sb sb = PT_SB_INIT;
-	va_list ap;
-
-	va_start(ap, fmt);
-	pt_sb_vaddf(&sb, fmt, ap);
-	va_end(ap);
-	return pt_sb_detach(&sb, NULL);
-}
 
 /* record's capture when -o is not given. */
 static char *default_output(void)
@@ -70,14 +57,14 @@ int pt_session_prepare(struct pt_session *ss, const struct pt_session_conf *c)
 					ss->files_visible, ss->visible) :
 		pt_rundir_preload_value(getenv("LD_PRELOAD"), ss->visible);
 	if (!c->daemon) {
-		ss->sock = path_of("%s/%s", ss->rundir, PT_SOCKET_NAME);
-		ss->traces = path_of("%s/trace", ss->rundir);
+		ss->sock = pt_sb_dupf("%s/%s", ss->rundir, PT_SOCKET_NAME);
+		ss->traces = pt_sb_dupf("%s/trace", ss->rundir);
 	} else if (!(ss->sock = c->socket ? pt_rundir_absolute(c->socket)
 					  : pt_rundir_socket(1))) {
 		return -1;
 	} else {
 		/* Next to the socket, in a directory of ours alone. */
-		ss->traces = path_of("%s.trace", ss->sock);
+		ss->traces = pt_sb_dupf("%s.trace", ss->sock);
 	}
 	c->fin->force = c->force;
 	return pt_finish_open(c->fin);
@@ -107,11 +94,11 @@ void pt_session_status(struct pt_session *ss)
 	char *path;
 
 	if (ss->c.daemon) {
-		path = path_of("%s.status", ss->sock);
+		path = pt_sb_dupf("%s.status", ss->sock);
 		pt_server_status(ss->s, path, "daemon", NULL, ss->output,
 				 fin->path[PT_FINISH_keep]);
 	} else {
-		path = path_of("%s/status", ss->rundir);
+		path = pt_sb_dupf("%s/status", ss->rundir);
 		ss->capture = realpath(ss->output, NULL);
 		if (!ss->capture)
 			ss->capture = pt_rundir_absolute(ss->output);

@@ -430,6 +430,13 @@ int pt_deps_write_json(const struct pt_deps *d, FILE *f)
 		jstr(&sb, d->edge[i].path);
 		pt_sb_addf(&sb, ", \"paths\": %zu}", d->edge[i].npaths);
 	}
+	/* the order the tools declared, or ran their jobs in */
+	for (i = 0; i < d->ndecl; i++) {
+		pt_sb_addstr(&sb, i || d->nedges ? ",\n  " : "\n  ");
+		pt_sb_addf(&sb, "{\"from\": %zu, \"to\": %zu, \"kind\": \"%s\"}",
+			   (size_t)(d->decl[i] >> 32), (size_t)(uint32_t)d->decl[i],
+			   d->decl_tool[i] ? "declared" : "ran");
+	}
 	pt_sb_addstr(&sb, "],\n \"serializations\": [");
 	for (i = 0; i < d->nser; i++) {
 		pt_sb_addstr(&sb, i ? ",\n  " : "\n  ");

@@ -30,6 +30,7 @@
 #include "analysis/analysis.h"
 #include "analysis/deps.h"
 #include "analysis/report.h"
+#include "analysis/whatif.h"
 #include "base/util.h"
 #include "base/quote.h"
 #include "base/utf8.h"
@@ -177,7 +178,7 @@ static void head_deps(const struct pt_report *r, struct pt_sb *sb)
 	size_t i, k;
 
 	if (m->ncaptures != 1 || !pt_model_files_count(m, NULL) ||
-	    pt_deps_build(m, &d, &why) < 0)
+	    pt_deps_build(m, &d, 0, &why) < 0)
 		return;
 	{
 		const struct pt_exec *root = d.driver;
@@ -270,6 +271,28 @@ static void head_deps(const struct pt_report *r, struct pt_sb *sb)
 		pt_sb_addch(sb, ',');
 		json_cstr(sb, d.ser[i].why);
 		pt_sb_addch(sb, ']');
+	}
+	pt_sb_addch(sb, ']');
+	/* what whatif says would save most */
+	key(sb, "hints", 0);
+	pt_sb_addch(sb, '[');
+	{
+		struct pt_whatif_hint h[3];
+		int64_t now, spread;
+		size_t n = pt_whatif_hints(&d, m, h, 3, &now, &spread);
+
+		for (i = 0; i < n; i++) {
+			pt_sb_addstr(sb, i ? ",[" : "[");
+			json_cstr(sb, h[i].change);
+			pt_sb_addch(sb, ',');
+			json_cstr(sb, h[i].why);
+			pt_sb_addch(sb, ',');
+			num(sb, (h[i].predicted_ns + 500) / 1000);
+			pt_sb_addch(sb, ',');
+			num(sb, (h[i].saving_ns + 500) / 1000);
+			pt_sb_addstr(sb, h[i].saving_ns < spread ? ",1]" : ",0]");
+		}
+		pt_whatif_hints_free(h, n);
 	}
 	pt_sb_addstr(sb, "]}");
 	pt_deps_free(&d);

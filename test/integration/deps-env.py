@@ -93,7 +93,7 @@ def shape(dj):
             sorted((j["label"], j["command"], j["holds_tool"])
                    for j in dj["jobs"]),
             sorted((lab[e["from"]], lab[e["to"]], e["path"])
-                   for e in dj["edges"]),
+                   for e in dj["edges"] if e["kind"] == "file"),
             sorted((r["path"], r["writer"], r["reader"])
                    for r in dj["races"]),
             [i["cpus"] for i in dj["ideal"]])

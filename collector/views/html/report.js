@@ -1006,6 +1006,12 @@
     else table($('deps-sers'), ['gain s', 'waits', 'for', 'where'],
                sers.map(([us, a, b, why]) => [secs(us), link(jobLabel(b), b), link(jobLabel(a), a), why]),
                { text: [0, 'l', 'l', 'l'] });
+    const hints = D.hints || [];
+    if (!hints.length) $('deps-hints').appendChild(el('tr')).appendChild(el('td', 'Nothing found to try.'));
+    else table($('deps-hints'), ['saves s', 'predicted s', 'change', 'what'],
+               hints.map(([chg, what, pus, sus, noise]) => [secs(sus) + (noise ? ' (within noise)' : ''), secs(pus),
+                                                          'proftrace whatif CAPTURE ' + chg, what]),
+               { text: [0, 0, 'l', 'l'] });
   }
 
   /* ---- tables ---- */
@@ -1202,6 +1208,7 @@
     criticalSteps: () => A.cp.filter((s) => s[0] >= 0).map((s) => s[0]),
     // The ideal schedule as drawn: each job's bar, and the races listed.
     deps: () => H.deps ? { cpus: H.deps.cpus, bars: depsBars.map((b) => Object.assign({}, b, { label: S[label[b.i]] })),
+                            hints: Array.from($('deps-hints').querySelectorAll('tr')).map((r) => Array.from(r.cells).map((c) => c.textContent)),
                             sers: Array.from($('deps-sers').querySelectorAll('tr')).map((r) => Array.from(r.cells).map((c) => c.textContent)),
                             races: Array.from($('deps-races').querySelectorAll('tr')).map((r) => Array.from(r.cells).map((c) => c.textContent)) } : null,
     visibleRange: () => [v0, v1],
