@@ -3,8 +3,9 @@
 build: each prediction made from one recorded build, each compared with
 the changed build really run, untraced.
 
-    bench/whatif-check.py [--build-dir build] [--rounds 7] [--cache DIR]
-                          [--only a,b,c,d] [--json FILE]
+    bench/whatif-check.py [--build-dir build] [--rounds 5] [--cache DIR]
+                          [--only a,b,c,d] [--work DIR] [--json FILE]
+    bench/whatif-check.py --work DIR --again FILE   (predict again only)
 
 The project is a real one: LZ4 1.9.4 as released (the upstream tarball
 of Debian's source package `lz4`, the version of the installed liblz4-1,
@@ -22,23 +23,28 @@ program).  The checks:
      of the test step; measured: `make -j2`
   c  `make -j2` recorded; the static library's compile made slower (its
      recipe compiles twice: lib/Makefile edited); the factor obtained
-     is that job's own time in a recording of the changed build over
-     the one in the unchanged; predicted: `whatif --faster PATTERN=1/f`
+     is that job's time as deps schedules it (its own time less its
+     wait for a CPU, never below its CPU time) in the recordings of the
+     changed build over the one in the unchanged; predicted: `whatif --faster PATTERN=1/f`
      (and with the nominal 0.5); measured: the changed `make -j2`
   d  `make -j2` recorded with `.NOTPARALLEL:` planted in lib/Makefile
      (the static and the shared library, which share no file, built one
      after the other); predicted: `whatif --serial-free`; measured: the
      `make -j2` of the tree without it
 
-Each measured figure is the median wall of ROUNDS untraced builds, the
-builds of one round in an order that rotates from round to round (so a
-machine shared with other work moves them alike), each in a fresh copy
-of its tree at a fixed path (the copy not timed).  The recordings are
-made once, each in a tree of its own that stays until the predictions
-are read (deps and whatif read the makefiles where the build ran).
-Without a `whatif` in the proftrace given, its rows say so and the
-measurements and deps' rows are still made.  The load average is
-printed at the start and the end: timed figures, which move with it.
+Each round records every build a check predicts from (`record -q
+--files`, each in a tree of its own, kept until the predictions are
+read: deps and whatif read the makefiles where the build ran) and runs
+every real build once, untraced, in a fresh copy of its tree at a fixed
+path (the copy not timed); the order of all these rotates from round to
+round, so that a machine shared with other work moves them alike.  A
+measured figure is the median wall of the rounds' real builds; a
+predicted one the median of the predictions from the rounds'
+recordings.  --rounds 1 is a quick look (about 2 minutes quiet, 5 per
+round at a load of 5).  --again predicts anew from the recordings and
+walls of an earlier run (its --work and --json), for a newer proftrace.
+The load average is printed: timed figures, which move with it, and
+whatif predicts for the machine without the load its recording saw.
 """
 
 import argparse
@@ -61,8 +67,8 @@ TESTS = ("test-lz4-basic", "test-lz4-sparse", "test-lz4-frame-concatenation")
 CHECK = "make -j2 && make -j2 -C tests " + " ".join(TESTS)
 # What whatif is told: the jobs of the test step, and the static
 # library's compile (its label: the cc line, or the target).
-DROP = "tests/*"
-SLOW = "lib/liblz4.a"
+DROP = "make -j2 -C tests*"
+SLOW = "liblz4.a"
 
 # The builds: name -> (tree variant, shell command).
 BUILDS = {
@@ -144,7 +150,7 @@ def slowed_time(pt, cap):
     """The load-free time of the static library's compile(s) in cap."""
     d, _ = pjson([pt, "deps", "-f", "json", cap])
     t = [load_free(j) for j in (d or {"jobs": []})["jobs"]
-         if j["label"] == SLOW]
+         if j["label"] == "lib/" + SLOW]
     return sum(t) if t else None
 
 
@@ -225,7 +231,7 @@ def main():
                 return None, "no whatif in this proftrace", []
             ps, first = [], None
             for cap in caps[name]:
-                d, err = pjson([pt, "whatif", cap, *change, "--format", "json"])
+                d, err = pjson([pt, "whatif", "--format", "json", cap, *change])
                 if d is None:
                     return None, " ".join(err), []
                 ps.append(d["predicted"])
@@ -280,19 +286,29 @@ def main():
               f" after each round, {(time.time() - started) / 60:.1f} min"
               + (" (predicted again)" if a.again else "") + "\n")
         print("| check | predicted by | real build | predicted s (min–max) | "
-              "measured s (min–max) | error |")
-        print("|---|---|---|---|---|---|")
+              "measured s, median (min–max) | error, median | error, "
+              "fastest |")
+        print("|---|---|---|---|---|---|---|")
         for c, what, key, p, d, ps in rows:
             m, w = meas[key], walls[key]
             err = 100 * (p - m) / m if p is not None else None
+            # whatif predicts the machine without the recording's load:
+            # other work only adds to a build's wall, so the fastest
+            # round is the nearest to that.
+            best = min(w)
+            errb = 100 * (p - best) / best if p is not None else None
             pred = (f"{p:.2f} ({min(ps):.2f}–{max(ps):.2f})" if p is not None
                     else d)
             print(f"| {c} | {what} | {real[key]} | {pred} | {m:.2f} "
                   f"({min(w):.2f}–{max(w):.2f}) | "
-                  + (f"{err:+.1f} %" if err is not None else "—") + " |")
+                  + (f"{err:+.1f} %" if err is not None else "—") + " | "
+                  + (f"{errb:+.1f} % ({best:.2f})" if errb is not None
+                     else "—") + " |")
             out["rows"].append({"check": c, "what": what, "real": real[key],
                                 "predicted": p, "predictions": ps,
                                 "measured": m, "error_pct": err,
+                                "least_loaded": best,
+                                "error_least_loaded_pct": errb,
                                 "whatif": d if isinstance(d, dict) else None})
         if a.json:
             with open(a.json, "w") as fh:
