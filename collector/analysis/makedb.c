@@ -624,6 +624,32 @@ struct raw {                    /* a target's recipe as printed */
 	char *stem;
 };
 
+/* "#  Also makes: a b": a grouped target's (&:, a pattern rule's several
+ * targets) others, made by the same run of its recipe.  Each is taken
+ * as a prerequisite of t (and t of each, from their own line): what
+ * needs one needs the job that made them all. */
+static void also_makes(struct pt_makedb *db, size_t t, const char *p)
+{
+	while (*p) {
+		const char *w;
+		size_t o;
+
+		while (*p == ' ')
+			p++;
+		for (w = p; *p && *p != ' '; p++)
+			;
+		if (p == w)
+			break;
+		o = target(db, w, (size_t)(p - w));
+		db->t[t].grouped = 1;
+		if (o == t)
+			continue;
+		db->t[t].pre = pt_xrealloc(db->t[t].pre, (db->t[t].npre + 1) *
+					   sizeof *db->t[t].pre);
+		db->t[t].pre[db->t[t].npre++] = (uint32_t)o;
+	}
+}
+
 static void parse(struct pt_makedb *db, char *buf, struct vars *vs,
 		  struct raw **raws, size_t *nraw)
 {
@@ -700,6 +726,8 @@ static void parse(struct pt_makedb *db, char *buf, struct vars *vs,
 				continue;
 			if (strstr(line, "#  Phony target"))
 				db->t[cur].phony = 1;
+			if (!strncmp(line, "#  Also makes: ", 15))
+				also_makes(db, (size_t)cur, line + 15);
 			if ((p = strstr(line, "pattern stem: '"))) {
 				char *q;
 

@@ -16,7 +16,9 @@
 struct pt_makedb_target {
 	char *name;                     /* as the makefile names it */
 	uint32_t *pre;                  /* prerequisites, normal and
-					 * order-only: targets of this db */
+					 * order-only, and the other targets
+					 * of a grouped rule: targets of
+					 * this db */
 	size_t npre;
 	char **recipe;                  /* its lines, expanded where the
 					 * database tells how ('\1': any
@@ -25,6 +27,8 @@ struct pt_makedb_target {
 	char *where;                    /* "Makefile:12" of the recipe, or
 					 * NULL */
 	int phony;
+	int grouped;                    /* one run of its recipe makes the
+					 * others of its rule too (&:) */
 };
 
 struct pt_makedb {
