@@ -617,7 +617,7 @@ static void find_entry(void)
 		return;
 	slash = pt_memrchr(info.dli_fname, '/', pt_strlen(info.dli_fname));
 	slash = slash ? slash + 1 : info.dli_fname;
-	if (pt_strncmp(slash, "libproftrace", 12))
+	if (pt_strncmp(slash, PT_LIB_STEM, PT_LEN(PT_LIB_STEM)))
 		return;
 	eh = info.dli_fbase;
 	ph = (const ElfW(Phdr) *)((const char *)eh + eh->e_phoff);
@@ -932,11 +932,8 @@ static void note_item(const char *list)
 {
 	while (list && *list) {
 		size_t k = pt_strcspn(list, ": ");
-		const char *slash = pt_memrchr(list, '/', k);
-		const char *base = slash ? slash + 1 : list;
 
-		if (k - (size_t)(base - list) >= 10 &&
-		    !pt_strncmp(base, "libptfiles", 10) && k <= PATH_MAX) {
+		if (pt_item_is(list, k, PT_FILES_STEM) && k <= PATH_MAX) {
 			pt_memcpy(preload_var, "LD_PRELOAD=", 11);
 			pt_memcpy(preload_var + 11, list, k);
 			preload_var[11 + k] = '\0';
@@ -969,13 +966,10 @@ static int needs_item(char *const *envp, size_t *n, size_t *at)
 				*at = i;
 			while (*l) {
 				size_t k = pt_strcspn(l, ": ");
-				const char *sl = pt_memrchr(l, '/', k);
-				const char *base = sl ? sl + 1 : l;
 
 				if ((k == item_len &&
 				     !pt_strncmp(l, preload_var + 11, k)) ||
-				    (k - (size_t)(base - l) >= 12 &&
-				     !pt_strncmp(base, "libproftrace", 12)))
+				    pt_item_is(l, k, PT_LIB_STEM))
 					return 0;
 				l += k;
 				l += *l != '\0';

@@ -128,25 +128,10 @@ static int list_has(const char *list, const char *entry, size_t len)
 	return 0;
 }
 
-/* Is the k-byte LD_PRELOAD item at p one of ours? */
-static int is_ours(const char *p, size_t k)
-{
-	const char *slash = pt_memrchr(p, '/', k);
-	const char *base = slash ? slash + 1 : p;
-
-	return k - (size_t)(base - p) >= 12 && !pt_strncmp(base, "libproftrace",
-							   12);
-}
-
-/* Is the k-byte LD_PRELOAD item at p the file-access library's? */
-static int is_files(const char *p, size_t k)
-{
-	const char *slash = pt_memrchr(p, '/', k);
-	const char *base = slash ? slash + 1 : p;
-
-	return k - (size_t)(base - p) >= 10 && !pt_strncmp(base, "libptfiles",
-							   10);
-}
+/* Is the k-byte LD_PRELOAD item at p one of ours?  The file-access
+ * library's? */
+#define is_ours(p, k) pt_item_is(p, k, PT_LIB_STEM)
+#define is_files(p, k) pt_item_is(p, k, PT_FILES_STEM)
 
 /*
  * Does LD_PRELOAD's list name a copy of the library other than ours (len
@@ -412,7 +397,7 @@ static unsigned added_mask(const char *list)
 static __attribute__((noinline)) void files_setup(char **envp,
 						  const char *preload)
 {
-	static const char name[] = "libptfiles.so";
+	static const char name[] = PT_FILES_NAME;
 	const char *lib = PT_STR(lib_path), *slash, *p, *ours = NULL;
 	char path[PATH_MAX];
 	size_t dir, k, rest;
