@@ -592,17 +592,13 @@ static void find_entry(void)
 {
 	const ElfW(Ehdr) *eh;
 	const ElfW(Phdr) *ph;
-	const char *slash;
 	ElfW(Addr) first = 0;
 	Dl_info info;
 	int i;
 
 	if (!real_execve || !dladdr((void *)real_execve, &info) ||
-	    !info.dli_fname || !info.dli_fbase)
-		return;
-	slash = pt_memrchr(info.dli_fname, '/', pt_strlen(info.dli_fname));
-	slash = slash ? slash + 1 : info.dli_fname;
-	if (pt_strncmp(slash, PT_LIB_STEM, PT_LEN(PT_LIB_STEM)))
+	    !info.dli_fname || !info.dli_fbase ||
+	    !pt_item_is(info.dli_fname, pt_strlen(info.dli_fname), PT_LIB_STEM))
 		return;
 	eh = info.dli_fbase;
 	ph = (const ElfW(Phdr) *)((const char *)eh + eh->e_phoff);
