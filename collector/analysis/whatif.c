@@ -608,10 +608,11 @@ int pt_whatif_predict(const struct pt_deps *d, const struct pt_model *m,
 	w->predicted_ns = w->free_ns + w->changed_ns - w->base_ns;
 	if (w->predicted_ns < 0)
 		w->predicted_ns = 0;
-	/* What the schedule does not explain of the recording, and a
-	 * tenth of the load taken off, is what one recording can tell. */
+	/* What the schedule does not explain of the recording, and the
+	 * load taken off, is what one recording can tell: on a loaded
+	 * machine the jobs' CPU time grows too, which no wait shows. */
 	w->spread_ns = (w->free_ns > w->base_ns ? w->free_ns - w->base_ns :
-			w->base_ns - w->free_ns) + w->lost_ns / 10;
+			w->base_ns - w->free_ns) + w->lost_ns;
 	if (w->spread_ns < (int64_t)(SPREAD_MIN_SHARE * (double)w->free_ns))
 		w->spread_ns = (int64_t)(SPREAD_MIN_SHARE * (double)w->free_ns);
 	rc = 0;
