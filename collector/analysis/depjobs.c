@@ -193,7 +193,7 @@ static long written_target(const struct pt_depjobs *b, const struct pt_makedb *d
 		if ((a[i].kind == 'w' || a[i].kind == 'n' ||
 		     a[i].kind == 'k') &&
 		    (t = pt_makedb_find(db, a[i].path)) >= 0 &&
-		    db->t[t].where)
+		    (db->t[t].where || db->t[t].nrecipe))
 			return t;
 	if (depth > 16)
 		return -1;

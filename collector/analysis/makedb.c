@@ -33,7 +33,8 @@
 
 struct var {
 	char *name, *value;
-	int any;                        /* from the environment: any text */
+	int any;                        /* from the environment, or set for
+					 * some target: any text */
 };
 
 struct vars {
@@ -618,6 +619,44 @@ static void add_var(struct vars *vs, const char *line, int any)
 	vs->n++;
 }
 
+/* "NAME = VALUE" after a target's colon: NAME's value in a recipe
+ * depends on the target it runs for (and is inherited by that target's
+ * prerequisites), so that in every recipe it is any text. */
+static void target_var(struct vars *vs, const char *p)
+{
+	size_t n, i;
+
+	for (;;) {
+		while (*p == ' ')
+			p++;
+		if (!strncmp(p, "override ", 9))
+			p += 9;
+		else if (!strncmp(p, "export ", 7))
+			p += 7;
+		else if (!strncmp(p, "private ", 8))
+			p += 8;
+		else
+			break;
+	}
+	n = strcspn(p, " :+?!=");
+	if (!n)
+		return;
+	for (i = 0; i < vs->n; i++)
+		if (strlen(vs->v[i].name) == n &&
+		    !memcmp(vs->v[i].name, p, n)) {
+			vs->v[i].any = 1;
+			return;
+		}
+	{
+		struct pt_sb sb = PT_SB_INIT;
+
+		pt_sb_add(&sb, p, n);
+		pt_sb_addstr(&sb, " = x");
+		add_var(vs, sb.buf, 1);
+		pt_sb_release(&sb);
+	}
+}
+
 struct raw {                    /* a target's recipe as printed */
 	size_t t;
 	struct pt_sb text;
@@ -779,6 +818,7 @@ static void parse(struct pt_makedb *db, char *buf, struct vars *vs,
 			if (*p == ':')
 				p++;
 			if (strchr(p, '=')) {   /* a target-specific variable */
+				target_var(vs, p);
 				continue;
 			}
 			cur = (long)target(db, line, (size_t)(colon - line));
@@ -944,6 +984,13 @@ struct pt_makedb *pt_makedb_read(const struct pt_exec *e)
 			expand(&x, s, (size_t)(end - s), &c, 0);
 			nl = normal(x.buf ? x.buf : "", x.len);
 			pt_sb_release(&x);
+			/* A blank before unknown text is the text's own: it
+			 * may be empty ("-O3 $(EMPTY) -c" ran as "-O3 -c"). */
+			for (k = 0, lit = 0; nl[k]; k++)
+				if (!(nl[k] == ' ' && nl[k + 1] == ANY))
+					nl[lit++] = nl[k];
+			nl[lit] = 0;
+			lit = 0;
 			for (k = 0; nl[k]; k++)
 				lit += nl[k] != ANY && nl[k] != ' ';
 			/* A line that is mostly unknown would match any. */

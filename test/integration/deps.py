@@ -11,6 +11,9 @@ known by construction:
   declaring it, under make -j2 with the read first: the race, with the
   header's path, its writer and its reader; the same Makefile with the
   dependency declared: no race, and the edge on the critical path;
+- a Makefile as LZ4's: a flag emptied for one goal by a target-specific
+  variable, objects from make's built-in rule, a library recipe that
+  echoes, compiles and archives: each recipe one job, no race;
 - the sample build (configure, make -j2): the ideal on this machine's
   CPUs never above the wall time, unlimited never above 1 CPU's; its
   capture with --files at most twice its size without;
@@ -253,6 +256,37 @@ try:
                                   stdout=subprocess.PIPE, text=True).stdout
             check("race in text", header in text and reader in text)
             page(cap, header)
+
+    # ---- recipes as LZ4's Makefiles write them ----
+    # A flag emptied for one goal (a target-specific variable, which its
+    # prerequisites inherit), so that no recipe line runs as the
+    # database spells it; objects from make's built-in rule; a library
+    # whose recipe echoes, compiles two sources in one cc, then archives.
+    # Each recipe is one job, whatever it ran: a job left out, or a
+    # recipe cut in two (with a race between its halves), is wrong.
+    lz = os.path.join(tmp, "lz")
+    os.mkdir(lz)
+    for n in ("a", "b", "x", "y"):
+        with open(os.path.join(lz, n + ".c"), "w") as f:
+            f.write(f"int {n}(void) {{ return 1; }}\n" if n != "a" else
+                    "int b(void), x(void), y(void);\n"
+                    "int main(void) { return b() + x() + y() - 3; }\n")
+    with open(os.path.join(lz, "Makefile"), "w") as f:
+        f.write("DEBUGFLAGS = -Wall -Wextra\nCFLAGS = -O1 $(DEBUGFLAGS)\n"
+                ".PHONY: release\nrelease: DEBUGFLAGS =\nrelease: prog\n"
+                "prog: a.o b.o libx.a\n\t$(CC) $(CFLAGS) a.o b.o libx.a "
+                "-o prog\n"
+                "libx.a: x.c y.c\n\t@echo making the library\n"
+                "\t$(COMPILE.c) $^\n\t$(AR) rcs $@ x.o y.o\n")
+    cap = os.path.join(tmp, "lz.ptcap")
+    record(lz, cap, "make", "-s", "-j1", "release")
+    d = deps_json(cap)
+    check("target-specific flags, built-in rule: one job a recipe",
+          sorted(j["label"] for j in leaf_jobs(d)) ==
+          ["a.o", "b.o", "libx.a", "prog"],
+          [(j["label"], j["command"]) for j in leaf_jobs(d)])
+    check("target-specific flags, built-in rule: no race",
+          d["races"] == [], d["races"])
 
     # ---- without --files ----
     cap = os.path.join(tmp, "plain.ptcap")
