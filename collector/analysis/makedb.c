@@ -1192,11 +1192,12 @@ struct pt_makedb *pt_makedb_read_ninja(const struct pt_exec *e)
 	return db;
 }
 
-long pt_makedb_match(const struct pt_makedb *db, const char *cmd)
+long pt_makedb_match(const struct pt_makedb *db, const char *cmd, long prefer)
 {
 	char *c = normal(cmd, strlen(cmd));
 	long found = -1;
 	size_t i, k;
+	int several = 0, preferred = 0;
 
 	for (i = 0; i < db->n; i++)
 		for (k = 0; k < db->t[i].nrecipe; k++) {
@@ -1205,14 +1206,16 @@ long pt_makedb_match(const struct pt_makedb *db, const char *cmd)
 			if (p[0] != ANY && p[0] != c[0])
 				continue;
 			if (glob(p, c)) {
-				if (found >= 0 && found != (long)i) {
-					free(c);
-					return -1;      /* which one is unsure */
-				}
+				if (found >= 0 && found != (long)i)
+					several = 1;
 				found = (long)i;
+				/* a later line of its recipe: the same run */
+				preferred |= (long)i == prefer && k > 0;
 			}
 		}
 	free(c);
+	if (several)
+		return preferred ? prefer : -2;         /* which one is unsure */
 	return found;
 }
 

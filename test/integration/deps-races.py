@@ -235,6 +235,23 @@ try:
                         ["make", "-s", "-j2"])
     no_race("one rule, two targets", dj)
 
+    # one rule with two targets whose recipe has two lines (lz4's
+    # `lz4 lz4-release:`), run once, beside another job: its lines are one
+    # job (the second line, the same for both targets, goes with the run
+    # the first started), no race
+    files = {"Makefile": "all: prog-release other\nother:\n"
+                         "\tsleep 0.1; echo o > other\n"
+                         "prog prog-release:\n\t$(MAKE) -s -C sub $@\n"
+                         "\tcp sub/prog .\n",
+             "sub/Makefile": "prog prog-release:\n"
+                             "\tsleep 0.2; echo p > prog\n"}
+    _, dj, _, _ = build(tmp, "tworule2", files, ["make", "-s", "-j2"])
+    no_race("one rule, two targets, two lines", dj)
+    check("one rule, two targets, two lines: one job for the recipe",
+          sorted(j["label"] for j in dj["jobs"] if j["label"] in
+                 ("prog", "prog-release")) == ["prog-release"],
+          [j["label"] for j in dj["jobs"]])
+
     # ---- (h) serializations: .NOTPARALLEL, a SUBDIRS loop ----
     mk = (".NOTPARALLEL:\nall: a b\na:\n\tsleep 1; echo a > a.out\n"
           "b:\n\tsleep 1; echo b > b.out\n")
