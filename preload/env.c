@@ -112,56 +112,28 @@ static void lookup_all(char *const *envp, const char *val[V_COUNT])
 	pt.env_n = n;
 }
 
-/* Is `entry` one of the ':'- or ' '-separated items of list? */
-static int list_has(const char *list, const char *entry, size_t len)
-{
-	const char *p = list;
-
-	while (*p) {
-		size_t k = pt_strcspn(p, ": ");
-
-		if (k == len && !pt_strncmp(p, entry, len))
-			return 1;
-		p += k;
-		p += *p != '\0';
-	}
-	return 0;
-}
-
-/* Is the k-byte LD_PRELOAD item at p one of ours? */
-static int is_ours(const char *p, size_t k)
-{
-	const char *slash = pt_memrchr(p, '/', k);
-	const char *base = slash ? slash + 1 : p;
-
-	return k - (size_t)(base - p) >= 12 && !pt_strncmp(base, "libproftrace",
-							   12);
-}
-
-/* Is the k-byte LD_PRELOAD item at p the file-access library's? */
-static int is_files(const char *p, size_t k)
-{
-	const char *slash = pt_memrchr(p, '/', k);
-	const char *base = slash ? slash + 1 : p;
-
-	return k - (size_t)(base - p) >= 10 && !pt_strncmp(base, "libptfiles",
-							   10);
-}
+/* Is the k-byte LD_PRELOAD item at p one of ours?  The file-access
+ * library's? */
+#define is_ours(p, k) pt_item_is(p, k, PT_LIB_STEM)
+#define is_files(p, k) pt_item_is(p, k, PT_FILES_STEM)
 
 /*
- * Does LD_PRELOAD's list name a copy of the library other than ours (len
- * bytes at entry)?  Then another collector (a `proftrace record` run
+ * Is `entry` (len bytes) one of the ':'- or ' '-separated items of list?
+ * With other: does LD_PRELOAD's list name a copy of the library other
+ * than entry, ours?  Then another collector (a `proftrace record` run
  * under this one) set the environment up for itself.
  */
-static int list_has_other_copy(const char *list, const char *entry,
-			       size_t len)
+static int list_has(const char *list, const char *entry, size_t len,
+		    int other)
 {
 	const char *p = list;
 
 	while (*p) {
 		size_t k = pt_strcspn(p, ": ");
 
-		if (is_ours(p, k) && (k != len || pt_strncmp(p, entry, len)))
+		if (other ? is_ours(p, k) &&
+			    (k != len || pt_strncmp(p, entry, len)) :
+			    k == len && !pt_strncmp(p, entry, len))
 			return 1;
 		p += k;
 		p += *p != '\0';
@@ -412,7 +384,7 @@ static unsigned added_mask(const char *list)
 static __attribute__((noinline)) void files_setup(char **envp,
 						  const char *preload)
 {
-	static const char name[] = "libptfiles.so";
+	static const char name[] = PT_FILES_NAME;
 	const char *lib = PT_STR(lib_path), *slash, *p, *ours = NULL;
 	char path[PATH_MAX];
 	size_t dir, k, rest;
@@ -891,10 +863,10 @@ static char *const *add_missing(char *const *envp, size_t n, char **out,
 		    !pt_strncmp(pre + 11, entry, entry_len + 1);
 	/* One library per process: the innermost collector's.  Adding ours
 	 * beside another copy would load both, each reporting every event. */
-	if (pre && !only_ours && list_has_other_copy(pre + 11, entry, entry_len))
+	if (pre && !only_ours && list_has(pre + 11, entry, entry_len, 1))
 		return envp;
 	need_pre = entry_len && !only_ours &&
-		   (!pre || !list_has(pre + 11, entry, entry_len));
+		   (!pre || !list_has(pre + 11, entry, entry_len, 0));
 	need_any = need_pre;
 	for (k = V_PRELOAD + 1; k < V_COUNT; k++)
 		need_any |= add[k] != 0;
@@ -905,7 +877,7 @@ static char *const *add_missing(char *const *envp, size_t n, char **out,
 	files = pt.files_entry && env_pre == PT_STR(env_preload) ?
 		PT_STR(files_entry) : NULL;
 	if (files && need_pre && !(pre && list_has(pre + 11, files,
-						  pt_strlen(files))))
+						  pt_strlen(files), 0)))
 		flen = pt_strlen(files) + 1;
 
 	for (i = 0; i < n; i++) {

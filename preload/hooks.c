@@ -242,71 +242,50 @@ static void exec_failed(struct pt_chan *ch, enum pt_call call)
 					 use##_scratch, sizeof use##_scratch, \
 					 file, search)
 
-static BIG int execve_quiet(const char *path, char *const argv[],
-			     char *const envp[])
+/*
+ * execve and execv (search 0), execvpe and execvp (search 1: file is
+ * looked for in PATH): one body, the real function chosen once the table
+ * is resolved.
+ */
+typedef int exec_fn(const char *, char *const[], char *const[]);
+
+static BIG int exec_quiet(exec_fn *real, const char *file,
+			  char *const argv[], char *const envp[])
 {
 	QUIET_ENV(quiet_env, envp);
-	return pt_real.execve(path, argv, quiet_env);
+	return real(file, argv, quiet_env);
 }
 
-static BIG int execve_traced(enum pt_call call, const char *path,
-			     char *const argv[], char *const envp[], int saved)
+static BIG int exec_traced(exec_fn *real, int search, enum pt_call call,
+			   const char *file, char *const argv[],
+			   char *const envp[], int saved)
 {
 	struct pt_chan ch;
 
-	REPAIRED_ENV(env, envp, path, 0);
-	exec_announce(&ch, call, path, argv);
-	pt_errno_restore(saved);
-	pt_real.execve(path, argv, env);
-	exec_failed(&ch, call);
-	return -1;
-}
-
-static int do_execve(enum pt_call call, const char *path, char *const argv[],
-		     char *const envp[])
-{
-	int saved = errno;
-
-	pt_resolve();
-	if (pt.quiet)
-		return execve_quiet(path, argv, envp);
-	if (!EXEC_ROOM(envp))
-		RETURN_PASSED(envp, pt_real.execve(path, argv, passed));
-	return execve_traced(call, path, argv, envp, saved);
-}
-
-static BIG int execvpe_quiet(const char *file, char *const argv[],
-			     char *const envp[])
-{
-	QUIET_ENV(quiet_env, envp);
-	return pt_real.execvpe(file, argv, quiet_env);
-}
-
-static BIG int execvpe_traced(enum pt_call call, const char *file,
-			      char *const argv[], char *const envp[], int saved)
-{
-	struct pt_chan ch;
-
-	REPAIRED_ENV(env, envp, file, 1);
+	REPAIRED_ENV(env, envp, file, search);
 	exec_announce(&ch, call, file, argv);
 	pt_errno_restore(saved);
-	pt_real.execvpe(file, argv, env);
+	real(file, argv, env);
 	exec_failed(&ch, call);
 	return -1;
 }
 
-static int do_execvpe(enum pt_call call, const char *file, char *const argv[],
-		      char *const envp[])
+static int do_exec(int search, enum pt_call call, const char *file,
+		   char *const argv[], char *const envp[])
 {
 	int saved = errno;
+	exec_fn *real;
 
 	pt_resolve();
+	real = search ? pt_real.execvpe : pt_real.execve;
 	if (pt.quiet)
-		return execvpe_quiet(file, argv, envp);
+		return exec_quiet(real, file, argv, envp);
 	if (!EXEC_ROOM(envp))
-		RETURN_PASSED(envp, pt_real.execvpe(file, argv, passed));
-	return execvpe_traced(call, file, argv, envp, saved);
+		RETURN_PASSED(envp, real(file, argv, passed));
+	return exec_traced(real, search, call, file, argv, envp, saved);
 }
+#define do_execve(call, path, argv, envp) do_exec(0, call, path, argv, envp)
+#define do_execvpe(call, file, argv, envp) do_exec(1, call, file, argv, envp)
 
 PT_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {

@@ -114,4 +114,16 @@ static inline int pt_strncasecmp(const char *a, const char *b, size_t n)
 	return 0;
 }
 
+/* Does the k-byte LD_PRELOAD item at p name a file whose name begins
+ * with the n bytes of stem?  pt_item_is: stem a literal (PT_LIB_STEM). */
+static inline int pt_item_has(const char *p, size_t k, const char *stem,
+			      size_t n)
+{
+	const char *slash = pt_memrchr(p, '/', k);
+	const char *base = slash ? slash + 1 : p;
+
+	return k - (size_t)(base - p) >= n && !pt_strncmp(base, stem, n);
+}
+#define pt_item_is(p, k, stem) pt_item_has(p, k, stem, sizeof(stem) - 1)
+
 #endif

@@ -7,9 +7,11 @@
  * (doc/performance.md).  And every libc page the library's code runs or
  * reads in a fork child before it execs is a page fault there, since a
  * fork child starts without the page table entries of file mappings.
- * These calls need nothing from libc but the trap: on x86_64 it is
- * inline, elsewhere syscall(2).  Each returns what the system call
- * returns, or -1 with errno set, as the libc function would.
+ * These calls need nothing from libc but the trap, and on x86_64 and
+ * i386 it is inline: syscall(2) would bind to the library's own syscall()
+ * hook (seccomp.c), or to a program's that comes before it.  Each returns
+ * what the system call returns, or -1 with errno set, as the libc
+ * function would.
  */
 #ifndef PT_SYS_H
 #define PT_SYS_H
@@ -39,25 +41,35 @@ static inline void pt_errno_restore(int e)
 static inline long pt_sc(long n, long a, long b, long c, long d, long e,
 			 long f)
 {
+	long r;
 #if defined(__x86_64__)
 	register long r10 __asm__("r10") = d;
 	register long r8 __asm__("r8") = e;
 	register long r9 __asm__("r9") = f;
-	long r;
 
 	__asm__ volatile ("syscall"
 			  : "=a"(r)
 			  : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8),
 			    "r"(r9)
 			  : "rcx", "r11", "memory");
+#elif defined(__i386__)
+	/* The sixth argument goes in ebp, which no constraint names: pushed,
+	 * then loaded from the stack around the trap (as musl does). */
+	__asm__ volatile ("pushl %7\n\tpush %%ebp\n\tmov 4(%%esp), %%ebp\n\t"
+			  "int $0x80\n\tpop %%ebp\n\tadd $4, %%esp"
+			  : "=a"(r)
+			  : "a"(n), "b"(a), "c"(b), "d"(c), "S"(d), "D"(e),
+			    "g"(f)
+			  : "memory");
+#else
+	/* An architecture without its trap written here: through the hook. */
+	return syscall(n, a, b, c, d, e, f);
+#endif
 	if ((unsigned long)r > -4096ul) {
 		errno = (int)-r;
 		return -1;
 	}
 	return r;
-#else
-	return syscall(n, a, b, c, d, e, f);
-#endif
 }
 
 #define PT_SC0(n)                pt_sc((n), 0, 0, 0, 0, 0, 0)

@@ -246,7 +246,7 @@ static int64_t parsed_at(const struct pt_depjobs *b, const struct pt_exec *e)
 static void tool_scope(struct pt_depjobs *b, const struct pt_exec *e, int kind,
 		       size_t parent_job, int depth)
 {
-	size_t s = new_scope(b, kind, e, parent_job), k, i;
+	size_t s = new_scope(b, kind, e, parent_job), k, i, back;
 	struct groups g;
 	struct pt_makedb *db = NULL;
 	long *tg;
@@ -274,7 +274,17 @@ static void tool_scope(struct pt_depjobs *b, const struct pt_exec *e, int kind,
 			char *cmd;
 
 			cmd = recipe_text(x);
-			tg[k] = pt_makedb_match(db, cmd);
+			tg[k] = pt_makedb_match(db, cmd, -1);
+			/* A line several targets' recipes have (one rule
+			 * with several targets): a later line of a run
+			 * started lately, side by side with others' lines. */
+			for (back = k; tg[k] == -2 && back-- > 0 &&
+			     k - back <= 64;)
+				if (tg[back] >= 0)
+					tg[k] = pt_makedb_match(db, cmd,
+								tg[back]);
+			if (tg[k] < 0)
+				tg[k] = -1;
 			free(cmd);
 		}
 		if (tg[k] < 0)

@@ -357,6 +357,36 @@ static const char *rel(const char *path, const char *dir)
 }
 
 /* What to add where, in one sentence. */
+/*
+ * Another target of the rule that makes target a, when the race is
+ * theirs: with b, b itself (two jobs of one rule wrote one file); else
+ * the target named path (the file a wrote was another target of its
+ * rule, which a reader got from a's job).  One rule: the same recipe
+ * at the same line (an explicit rule with several targets, as
+ * `parse.c parse.h: parse.y` for a parser generator; a pattern rule's
+ * recipes differ by target).  -1: none.
+ */
+static long one_rule(const struct pt_makedb *db, const char *a, const char *b,
+		     const char *path)
+{
+	long ta = pt_makedb_find(db, a), tb = b ? pt_makedb_find(db, b) :
+					  pt_makedb_find(db, path);
+	const struct pt_makedb_target *x, *y;
+	size_t k;
+
+	if (ta < 0 || tb < 0 || ta == tb)
+		return -1;
+	x = &db->t[ta];
+	y = &db->t[tb];
+	if (x->grouped || !x->where || !y->where || strcmp(x->where, y->where) ||
+	    x->nrecipe != y->nrecipe || !x->nrecipe)
+		return -1;
+	for (k = 0; k < x->nrecipe; k++)
+		if (strcmp(x->recipe[k], y->recipe[k]))
+			return -1;
+	return tb;
+}
+
 static char *fix_text(const struct pt_deps *d, const struct lca *l,
 		      const char *path, int kind, size_t x, size_t y)
 {
@@ -396,7 +426,18 @@ static char *fix_text(const struct pt_deps *d, const struct lca *l,
 		const char *r = rel(path, s->db->dir);
 		const char *wh = b->where ? b->where : "its makefile";
 
-		if (kind == PT_DEPS_DIR) {
+		long tr = one_rule(s->db, a->target, kind == PT_DEPS_WAW ?
+				   b->target : NULL, path);
+
+		if (tr >= 0) {
+			pt_sb_addf(&sb, "%s and %s are made by one rule (%s) that "
+				   "make runs once for each: make them a grouped "
+				   "target (%s %s &: ...), or one a prerequisite "
+				   "of the other with the recipe on the first",
+				   a->target, s->db->t[tr].name,
+				   a->where ? a->where : "its makefile",
+				   a->target, s->db->t[tr].name);
+		} else if (kind == PT_DEPS_DIR) {
 			const char *sl = strrchr(r, '/');
 			size_t dl = sl ? (size_t)(sl - r) : 0;
 

@@ -663,6 +663,32 @@ struct raw {                    /* a target's recipe as printed */
 	char *stem;
 };
 
+/* "#  Also makes: a b": a grouped target's (&:, a pattern rule's several
+ * targets) others, made by the same run of its recipe.  Each is taken
+ * as a prerequisite of t (and t of each, from their own line): what
+ * needs one needs the job that made them all. */
+static void also_makes(struct pt_makedb *db, size_t t, const char *p)
+{
+	while (*p) {
+		const char *w;
+		size_t o;
+
+		while (*p == ' ')
+			p++;
+		for (w = p; *p && *p != ' '; p++)
+			;
+		if (p == w)
+			break;
+		o = target(db, w, (size_t)(p - w));
+		db->t[t].grouped = 1;
+		if (o == t)
+			continue;
+		db->t[t].pre = pt_xrealloc(db->t[t].pre, (db->t[t].npre + 1) *
+					   sizeof *db->t[t].pre);
+		db->t[t].pre[db->t[t].npre++] = (uint32_t)o;
+	}
+}
+
 static void parse(struct pt_makedb *db, char *buf, struct vars *vs,
 		  struct raw **raws, size_t *nraw)
 {
@@ -739,6 +765,8 @@ static void parse(struct pt_makedb *db, char *buf, struct vars *vs,
 				continue;
 			if (strstr(line, "#  Phony target"))
 				db->t[cur].phony = 1;
+			if (!strncmp(line, "#  Also makes: ", 15))
+				also_makes(db, (size_t)cur, line + 15);
 			if ((p = strstr(line, "pattern stem: '"))) {
 				char *q;
 
@@ -1164,11 +1192,12 @@ struct pt_makedb *pt_makedb_read_ninja(const struct pt_exec *e)
 	return db;
 }
 
-long pt_makedb_match(const struct pt_makedb *db, const char *cmd)
+long pt_makedb_match(const struct pt_makedb *db, const char *cmd, long prefer)
 {
 	char *c = normal(cmd, strlen(cmd));
 	long found = -1;
 	size_t i, k;
+	int several = 0, preferred = 0;
 
 	for (i = 0; i < db->n; i++)
 		for (k = 0; k < db->t[i].nrecipe; k++) {
@@ -1177,14 +1206,16 @@ long pt_makedb_match(const struct pt_makedb *db, const char *cmd)
 			if (p[0] != ANY && p[0] != c[0])
 				continue;
 			if (glob(p, c)) {
-				if (found >= 0 && found != (long)i) {
-					free(c);
-					return -1;      /* which one is unsure */
-				}
+				if (found >= 0 && found != (long)i)
+					several = 1;
 				found = (long)i;
+				/* a later line of its recipe: the same run */
+				preferred |= (long)i == prefer && k > 0;
 			}
 		}
 	free(c);
+	if (several)
+		return preferred ? prefer : -2;         /* which one is unsure */
 	return found;
 }
 

@@ -16,7 +16,9 @@
 struct pt_makedb_target {
 	char *name;                     /* as the makefile names it */
 	uint32_t *pre;                  /* prerequisites, normal and
-					 * order-only: targets of this db */
+					 * order-only, and the other targets
+					 * of a grouped rule: targets of
+					 * this db */
 	size_t npre;
 	char **recipe;                  /* its lines, expanded where the
 					 * database tells how ('\1': any
@@ -25,6 +27,8 @@ struct pt_makedb_target {
 	char *where;                    /* "Makefile:12" of the recipe, or
 					 * NULL */
 	int phony;
+	int grouped;                    /* one run of its recipe makes the
+					 * others of its rule too (&:) */
 };
 
 struct pt_makedb {
@@ -66,9 +70,13 @@ long pt_makedb_find(const struct pt_makedb *db, const char *name);
 
 /*
  * Which target's recipe ran command cmd (the text a shell was given, or
- * the words of a program make ran itself): the target, or -1.
+ * the words of a program make ran itself): the target, or -1.  Where
+ * the recipes of several targets match (one rule with several targets,
+ * its lines the same for each), prefer (the target of a line before)
+ * when cmd is a later line of its recipe: the same run; else -2.
  */
-long pt_makedb_match(const struct pt_makedb *db, const char *cmd);
+long pt_makedb_match(const struct pt_makedb *db, const char *cmd,
+		     long prefer);
 
 /* Does target b depend on target a, directly or through others? */
 int pt_makedb_reaches(struct pt_makedb *db, size_t a, size_t b);

@@ -307,7 +307,7 @@ static const char *name_of(const struct pt_deps *d, size_t j)
  * one dropped.
  */
 static int drop(const struct pt_deps *d, uint8_t *gone, const uint8_t *hit,
-		const char *pat, struct pt_whatif *w, char **err)
+		struct pt_whatif *w, char **err)
 {
 	size_t i, k, n = d->njobs, *kept = pt_xcalloc(d->nscopes + 1, sizeof *kept);
 	size_t *ef = pt_xcalloc(n + 2, sizeof *ef), *df = pt_xcalloc(n + 2, sizeof *df);
@@ -376,9 +376,9 @@ static int drop(const struct pt_deps *d, uint8_t *gone, const uint8_t *hit,
 		size_t x = d->edge[k].from, y = d->edge[k].to;
 
 		if (hit[x] && !gone[y] && !holds(d, y, x)) {
-			*err = pt_sb_dupf("--drop %s: %s reads %s, which %s "
+			*err = pt_sb_dupf("--drop: %s reads %s, which %s "
 					  "writes: drop it too, or use --cached",
-					  pat, name_of(d, y), d->edge[k].path,
+					  name_of(d, y), d->edge[k].path,
 					  name_of(d, x));
 			return -1;
 		}
@@ -517,9 +517,9 @@ int pt_whatif_predict(const struct pt_deps *d, const struct pt_model *m,
 		      struct pt_whatif *w, char **err)
 {
 	struct plan pl;
-	uint8_t *hit = pt_xmalloc(d->njobs + 1), *gone;
+	uint8_t *hit = pt_xmalloc(d->njobs + 1), *gone, *dropped;
 	size_t i, k;
-	int serial_free = 0, rc = -1;
+	int serial_free = 0, any_drop = 0, rc = -1;
 
 	memset(w, 0, sizeof *w);
 	*err = NULL;
@@ -529,6 +529,7 @@ int pt_whatif_predict(const struct pt_deps *d, const struct pt_model *m,
 	w->slots = w->new_slots = recorded_slots(d, &w->has_slots);
 	plan_init(&pl, d);
 	gone = pt_xcalloc(d->njobs + 1, 1);
+	dropped = pt_xcalloc(d->njobs + 1, 1);
 	for (i = 0; i < nc; i++) {
 		switch (c[i].kind) {
 		case PT_WHATIF_CPUS:
@@ -573,10 +574,13 @@ int pt_whatif_predict(const struct pt_deps *d, const struct pt_model *m,
 				gone[k] = 1;
 			}
 		}
-		if (c[i].kind == PT_WHATIF_DROP &&
-		    drop(d, gone, hit, c[i].pattern, w, err) < 0)
-			goto out;
+		if (c[i].kind == PT_WHATIF_DROP)
+			for (k = 0, any_drop = 1; k < d->njobs; k++)
+				dropped[k] |= hit[k];
 	}
+	/* All drops at once: what one drops may be what another reads. */
+	if (any_drop && drop(d, gone, dropped, w, err) < 0)
+		goto out;
 	for (k = 0; k < d->njobs; k++)
 		if (gone[k])
 			pl.nd[k].dur = 0;
@@ -608,10 +612,11 @@ int pt_whatif_predict(const struct pt_deps *d, const struct pt_model *m,
 	w->predicted_ns = w->free_ns + w->changed_ns - w->base_ns;
 	if (w->predicted_ns < 0)
 		w->predicted_ns = 0;
-	/* What the schedule does not explain of the recording, and a
-	 * tenth of the load taken off, is what one recording can tell. */
+	/* What the schedule does not explain of the recording, and the
+	 * load taken off, is what one recording can tell: on a loaded
+	 * machine the jobs' CPU time grows too, which no wait shows. */
 	w->spread_ns = (w->free_ns > w->base_ns ? w->free_ns - w->base_ns :
-			w->base_ns - w->free_ns) + w->lost_ns / 10;
+			w->base_ns - w->free_ns) + w->lost_ns;
 	if (w->spread_ns < (int64_t)(SPREAD_MIN_SHARE * (double)w->free_ns))
 		w->spread_ns = (int64_t)(SPREAD_MIN_SHARE * (double)w->free_ns);
 	rc = 0;
@@ -619,6 +624,7 @@ out:
 	plan_free(&pl);
 	free(hit);
 	free(gone);
+	free(dropped);
 	return rc;
 }
 

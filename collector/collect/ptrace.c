@@ -174,7 +174,8 @@ static int env_preloads(struct pt_tracer *t, pid_t pid)
 
 		n = strnlen(s, t->o.buf.len - i);
 		if (n > 11 && !memcmp(s, "LD_PRELOAD=", 11))
-			return memmem(s, n, "libproftrace", 12) != NULL;
+			return memmem(s, n, PT_LIB_STEM,
+				      PT_LEN(PT_LIB_STEM)) != NULL;
 	}
 	return 0;
 }

@@ -20,9 +20,6 @@
 #include "base/strbuf.h"
 #include "base/util.h"
 
-#define LIB_NAME "libproftrace.so"
-#define FILES_NAME_STEM "libptfiles"
-
 /* Named by the real uid, as the library names it (preload/env.c). */
 static char *user_dir_path(void)
 {
@@ -230,9 +227,9 @@ char *pt_rundir_find_lib(void)
 	if (env && *env)
 		cand = env;
 	else if (running_from_build_tree())
-		cand = PT_BUILD_PRELOAD_DIR "/" LIB_NAME;
+		cand = PT_BUILD_PRELOAD_DIR "/" PT_LIB_NAME;
 	else
-		cand = PT_LIBDIR "/" LIB_NAME;
+		cand = PT_LIBDIR "/" PT_LIB_NAME;
 
 	/* Absolute: traced processes change directories. */
 	abs = realpath(cand, NULL);
@@ -452,12 +449,13 @@ static const char *dollar_lib(void)
 static void append_lib(struct pt_sb *sb, const char *lib)
 {
 	const char *dl = dollar_lib();
-	size_t pre = strlen(lib) - strlen("/" LIB_NAME), n = dl ? strlen(dl) : 0;
+	size_t pre = strlen(lib) - PT_LEN("/" PT_LIB_NAME);
+	size_t n = dl ? strlen(dl) : 0;
 
-	if (dl && n && !strcmp(lib, PT_LIBDIR "/" LIB_NAME) && pre > n &&
+	if (dl && n && !strcmp(lib, PT_LIBDIR "/" PT_LIB_NAME) && pre > n &&
 	    lib[pre - n - 1] == '/' && !strncmp(lib + pre - n, dl, n)) {
 		pt_sb_add(sb, lib, pre - n);
-		pt_sb_addstr(sb, "$LIB/" LIB_NAME);
+		pt_sb_addstr(sb, "$LIB/" PT_LIB_NAME);
 		return;
 	}
 	pt_sb_addstr(sb, lib);
@@ -475,8 +473,8 @@ char *pt_rundir_preload_value(const char *old, const char *lib)
 
 		while (base > p && base[-1] != '/')
 			base--;
-		if (n && strncmp(base, "libproftrace", 12) &&
-		    strncmp(base, FILES_NAME_STEM, strlen(FILES_NAME_STEM))) {
+		if (n && strncmp(base, PT_LIB_STEM, PT_LEN(PT_LIB_STEM)) &&
+		    strncmp(base, PT_FILES_STEM, PT_LEN(PT_FILES_STEM))) {
 			pt_sb_add(&sb, p, n);
 			pt_sb_addch(&sb, ':');
 		}
@@ -511,7 +509,7 @@ char *pt_rundir_files_lib(const char *lib)
 	char *abs;
 
 	pt_sb_add(&sb, lib, slash ? (size_t)(slash - lib + 1) : 0);
-	pt_sb_addstr(&sb, FILES_NAME_STEM ".so");
+	pt_sb_addstr(&sb, PT_FILES_NAME);
 	abs = realpath(sb.buf, NULL);
 	if (!abs || access(abs, R_OK) < 0) {
 		pt_warn("cannot use the file-access library %s beside %s: %s",

@@ -157,7 +157,7 @@ static int has_library(struct pt_watch *w, pid_t pid)
 	snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
 	if (pt_sb_read_path(&w->o.buf, path, 16u << 20) < 0)
 		return 0;
-	return strstr(w->o.buf.buf, "/libproftrace.so") != NULL;
+	return strstr(w->o.buf.buf, "/" PT_LIB_NAME) != NULL;
 }
 
 /* ---- Go executables ---- */

@@ -38,9 +38,10 @@ static void machine(struct pt_sb *sb, const struct pt_whatif *w, int now)
 
 	if (w->has_slots) {
 		if (slots)
-			pt_sb_addf(sb, "-j%zu, ", slots);
+			pt_sb_addf(sb, "%zu job%s at a time, ", slots,
+				   slots == 1 ? "" : "s");
 		else
-			pt_sb_addstr(sb, "-j, ");
+			pt_sb_addstr(sb, "jobs unlimited, ");
 	}
 	if (cpus > 0)
 		pt_sb_addf(sb, "%g CPU%s", cpus, cpus == 1 ? "" : "s");
@@ -78,8 +79,8 @@ int pt_whatif_write_text(const struct pt_deps *d, const struct pt_whatif *w,
 			 int width, FILE *f)
 {
 	struct pt_sb sb = PT_SB_INIT;
-	int64_t saving = w->free_ns - w->predicted_ns;
-	size_t i;
+	int64_t saving = w->free_ns - w->predicted_ns, short_ns = 0;
+	size_t i, short_n = 0;
 
 	pt_sb_addf(&sb, "now         %8.2f s  as recorded (", sec(w->now_ns));
 	machine(&sb, w, 1);
@@ -128,11 +129,20 @@ int pt_whatif_write_text(const struct pt_deps *d, const struct pt_whatif *w,
 	fprintf(f, "\ncritical path, predicted (%zu job%s):\n", w->ncrit,
 		w->ncrit == 1 ? "" : "s");
 	for (i = 0; i < w->ncrit; i++) {
+		/* The jobs that make it long: under 1 % of the wall, counted */
+		if (w->crit_ns[i] < w->predicted_ns / 100) {
+			short_n++;
+			short_ns += w->crit_ns[i];
+			continue;
+		}
 		pt_sb_addf(&sb, "  %8.2f s  ", sec(w->crit_ns[i]));
 		pt_deps_label(d, w->crit[i], &sb);
 		line(f, width, sb.buf);
 		pt_sb_reset(&sb);
 	}
+	if (short_n)
+		fprintf(f, "  %8.2f s  %zu shorter job%s (-f json lists them)\n",
+			sec(short_ns), short_n, short_n == 1 ? "" : "s");
 	if (loaded(w))
 		fprintf(f, "\nnote: the recording waited %.0f %% of its wall "
 			"for a CPU: the prediction is for the machine without "

@@ -319,6 +319,16 @@ enum pt_file_kind {
  * children get (doc/design.md, "File accesses"). */
 #define PT_ENV_FILES "PROFTRACE_FILES"
 
+/* The libraries' file names.  Each side knows the library's items of
+ * LD_PRELOAD by the stem alone (a copy in the run directory is
+ * STEM-HASH.so); the file-access library's stem does not begin with the
+ * library's, so the one test never takes one for the other. */
+#define PT_LIB_STEM   "libproftrace"
+#define PT_FILES_STEM "libptfiles"
+#define PT_LIB_NAME   PT_LIB_STEM ".so"
+#define PT_FILES_NAME PT_FILES_STEM ".so"
+#define PT_LEN(lit)   (sizeof(lit) - 1)   /* of a string literal, no NUL */
+
 /* Default per-user directory: /tmp/proftrace-<uid>/, socket "socket". */
 #define PT_RUNDIR_PREFIX "/tmp/proftrace-"
 #define PT_SOCKET_NAME   "socket"

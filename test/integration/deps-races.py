@@ -16,6 +16,8 @@ with the dependency declared has no race.
 - two sub-makes that compile the same objects, their top Makefile
   without `prog: lib` (lz4's `lz4-release : lib-release`), make -j2;
 - a ninja build whose generated header lacks its order-only input;
+- one rule with two targets (`parse.c parse.h: parse.y`), which make
+  runs once for each: the fix is a grouped target (`&:`);
 - .NOTPARALLEL, and a SUBDIRS loop running two sub-makes one after the
   other: each a serialization, its gain what running the two one-second
   jobs side by side saves (the shorter's duration, from the CSV), and
@@ -211,6 +213,44 @@ try:
         no_race("ninja header", dj)
     else:
         print("skip: ninja: not installed")
+
+    # ---- (i) one rule with two targets, as a parser generator's ----
+    mk = ("all: prog\nprog: main.o parse.o\n\tcat main.o parse.o > prog\n"
+          "main.o: main.c parse.h\n\tcat main.c parse.h > main.o\n"
+          "parse.o: parse.c\n\tcat parse.c > parse.o\n"
+          "parse.c parse.h %s parse.y\n"
+          "\tsleep 0.3; cp parse.y parse.c; cp parse.y parse.h\n")
+    src = {"parse.y": "y\n", "main.c": "m\n"}
+    d, dj, _, _ = build(tmp, "tworule", dict(src, Makefile=mk % ":"),
+                        ["make", "-s", "-j2"])
+    rs = dj["races"]
+    check("one rule, two targets: a race on what the rule makes",
+          rs and all(r["path"] in (d + "/parse.c", d + "/parse.h")
+                     for r in rs), rs)
+    check("one rule, two targets: the fix is a grouped target",
+          rs and all("parse.c parse.h &:" in r["fix"] and
+                     "Makefile:8" in r["fix"] for r in rs),
+          [r["fix"] for r in rs])
+    _, dj, _, _ = build(tmp, "tworule1", dict(src, Makefile=mk % "&:"),
+                        ["make", "-s", "-j2"])
+    no_race("one rule, two targets", dj)
+
+    # one rule with two targets whose recipe has two lines (lz4's
+    # `lz4 lz4-release:`), run once, beside another job: its lines are one
+    # job (the second line, the same for both targets, goes with the run
+    # the first started), no race
+    files = {"Makefile": "all: prog-release other\nother:\n"
+                         "\tsleep 0.1; echo o > other\n"
+                         "prog prog-release:\n\t$(MAKE) -s -C sub $@\n"
+                         "\tcp sub/prog .\n",
+             "sub/Makefile": "prog prog-release:\n"
+                             "\tsleep 0.2; echo p > prog\n"}
+    _, dj, _, _ = build(tmp, "tworule2", files, ["make", "-s", "-j2"])
+    no_race("one rule, two targets, two lines", dj)
+    check("one rule, two targets, two lines: one job for the recipe",
+          sorted(j["label"] for j in dj["jobs"] if j["label"] in
+                 ("prog", "prog-release")) == ["prog-release"],
+          [j["label"] for j in dj["jobs"]])
 
     # ---- (h) serializations: .NOTPARALLEL, a SUBDIRS loop ----
     mk = (".NOTPARALLEL:\nall: a b\na:\n\tsleep 1; echo a > a.out\n"

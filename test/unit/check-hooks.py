@@ -2,12 +2,14 @@
 """The hook table, the library's exports and its PT_EXPORT definitions agree.
 
     check-hooks.py LIBPROFTRACE.so PRELOAD_SOURCE_DIR
+    check-hooks.py --files LIBPTFILES.so FILES_HOOKS_DEF
 
 preload/hooks.def lists every hooked function once; the version script is
 made from it.  A hook defined with PT_EXPORT but missing from the table is
 silently not exported (the version script hides it), and a table entry
 without a definition exports nothing: both are caught here, as is an
-export that comes from neither.
+export that comes from neither.  The file-access library has no version
+script: there, preload/files/files-hooks.def and its exports agree.
 """
 
 import glob
@@ -17,9 +19,9 @@ import subprocess
 import sys
 
 
-def table(path):
+def table(path, pattern=r"^\s*PT_HOOK(?:_AS)?\(\s*(\w+)"):
     text = re.sub(r"/\*.*?\*/", " ", open(path).read(), flags=re.S)
-    return set(re.findall(r"^\s*PT_HOOK(?:_AS)?\(\s*(\w+)", text, flags=re.M))
+    return set(re.findall(pattern, text, flags=re.M))
 
 
 def definitions(srcdir):
@@ -48,10 +50,14 @@ def exports(lib):
 
 
 def main():
-    lib, srcdir = sys.argv[1], sys.argv[2]
-    sets = {"hooks.def": table(os.path.join(srcdir, "hooks.def")),
-            "PT_EXPORT definitions": definitions(srcdir),
-            "exported by the library": exports(lib)}
+    lib, srcdir = sys.argv[-2], sys.argv[-1]
+    if sys.argv[1] == "--files":
+        sets = {"files-hooks.def": table(srcdir, r"PT_FILES_\w+\((\w+)\)"),
+                "exported by the library": exports(lib)}
+    else:
+        sets = {"hooks.def": table(os.path.join(srcdir, "hooks.def")),
+                "PT_EXPORT definitions": definitions(srcdir),
+                "exported by the library": exports(lib)}
     bad = 0
     names = sorted(set().union(*sets.values()))
     for name in names:

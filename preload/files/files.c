@@ -79,27 +79,6 @@ static char times[CHUNK * 21 + 1];
 /* libproftrace.so's entry point (find_entry) */
 static pt_files_entry_fn *entry;
 
-/* The real functions, found once at load. */
-#define REAL(name) static __typeof__(name) *real_##name
-REAL(open); REAL(open64); REAL(openat); REAL(openat64); REAL(creat);
-REAL(creat64); REAL(fopen); REAL(fopen64); REAL(freopen); REAL(freopen64);
-REAL(rename); REAL(renameat); REAL(renameat2); REAL(unlink); REAL(unlinkat);
-REAL(link); REAL(linkat); REAL(symlink); REAL(symlinkat); REAL(mkdir);
-REAL(mkdirat); REAL(truncate); REAL(truncate64); REAL(stat); REAL(stat64);
-REAL(lstat); REAL(lstat64); REAL(fstatat); REAL(fstatat64); REAL(statx);
-REAL(access); REAL(faccessat); REAL(chdir); REAL(fchdir); REAL(execve);
-REAL(execv); REAL(execvp); REAL(execvpe); REAL(fexecve); REAL(_exit);
-REAL(_Exit); REAL(dl_iterate_phdr); REAL(remove); REAL(rmdir);
-REAL(mkstemp); REAL(mkstemp64); REAL(mkostemp); REAL(mkostemp64);
-REAL(mkstemps); REAL(mkstemps64); REAL(mkostemps); REAL(mkostemps64);
-REAL(euidaccess); REAL(eaccess); REAL(posix_spawn); REAL(posix_spawnp);
-static int (*real___open_2)(const char *, int);
-static int (*real___open64_2)(const char *, int);
-static int (*real___openat_2)(int, const char *, int);
-static int (*real___openat64_2)(int, const char *, int);
-static int (*real_execveat)(int, const char *, char *const[], char *const[],
-			    int);
-
 /* The stat family of programs built against glibc before 2.33, whose
  * stat() was an inline call of these; still exported. */
 int __xstat(int, const char *, struct stat *);
@@ -108,14 +87,20 @@ int __lxstat(int, const char *, struct stat *);
 int __lxstat64(int, const char *, struct stat64 *);
 int __fxstatat(int, int, const char *, struct stat *, int);
 int __fxstatat64(int, int, const char *, struct stat64 *, int);
-REAL(__xstat); REAL(__xstat64); REAL(__lxstat); REAL(__lxstat64);
-REAL(__fxstatat); REAL(__fxstatat64);
 
-/* glibc's fortified opens (declared only under _FORTIFY_SOURCE). */
+/* glibc's fortified opens (declared only under _FORTIFY_SOURCE), and
+ * execveat (declared only by glibc 2.34 and later). */
 int __open_2(const char *, int);
 int __open64_2(const char *, int);
 int __openat_2(int, const char *, int);
 int __openat64_2(int, const char *, int);
+int execveat(int, const char *, char *const[], char *const[], int);
+
+/* The real functions, found once at load (files_init). */
+#define PT_FILES_REAL(name) static __typeof__(name) *real_##name;
+#define PT_FILES_NONE(name)
+#include "files-hooks.def"
+#undef PT_FILES_REAL
 
 static uint32_t hash_bytes(const char *s, size_t n)
 {
@@ -607,17 +592,13 @@ static void find_entry(void)
 {
 	const ElfW(Ehdr) *eh;
 	const ElfW(Phdr) *ph;
-	const char *slash;
 	ElfW(Addr) first = 0;
 	Dl_info info;
 	int i;
 
 	if (!real_execve || !dladdr((void *)real_execve, &info) ||
-	    !info.dli_fname || !info.dli_fbase)
-		return;
-	slash = pt_memrchr(info.dli_fname, '/', pt_strlen(info.dli_fname));
-	slash = slash ? slash + 1 : info.dli_fname;
-	if (pt_strncmp(slash, "libproftrace", 12))
+	    !info.dli_fname || !info.dli_fbase ||
+	    !pt_item_is(info.dli_fname, pt_strlen(info.dli_fname), PT_LIB_STEM))
 		return;
 	eh = info.dli_fbase;
 	ph = (const ElfW(Phdr) *)((const char *)eh + eh->e_phoff);
@@ -682,23 +663,9 @@ __attribute__((constructor)) static void files_init(void)
 {
 	int saved = errno;
 
-	FIND(open); FIND(open64); FIND(openat); FIND(openat64); FIND(creat);
-	FIND(creat64); FIND(fopen); FIND(fopen64); FIND(freopen);
-	FIND(freopen64); FIND(rename); FIND(renameat); FIND(renameat2);
-	FIND(unlink); FIND(unlinkat); FIND(link); FIND(linkat); FIND(symlink);
-	FIND(symlinkat); FIND(mkdir); FIND(mkdirat); FIND(truncate);
-	FIND(truncate64); FIND(stat); FIND(stat64); FIND(lstat);
-	FIND(lstat64); FIND(fstatat); FIND(fstatat64); FIND(statx);
-	FIND(access); FIND(faccessat); FIND(chdir); FIND(fchdir);
-	FIND(execve); FIND(execv); FIND(execvp); FIND(execvpe); FIND(fexecve);
-	FIND(_exit); FIND(_Exit); FIND(__open_2); FIND(__open64_2);
-	FIND(__openat_2); FIND(__openat64_2); FIND(execveat);
-	FIND(dl_iterate_phdr); FIND(remove); FIND(rmdir); FIND(mkstemp);
-	FIND(mkstemp64); FIND(mkostemp); FIND(mkostemp64); FIND(mkstemps);
-	FIND(mkstemps64); FIND(mkostemps); FIND(mkostemps64);
-	FIND(euidaccess); FIND(eaccess); FIND(posix_spawn); FIND(posix_spawnp); FIND(__xstat); FIND(__xstat64);
-	FIND(__lxstat); FIND(__lxstat64); FIND(__fxstatat);
-	FIND(__fxstatat64);
+#define PT_FILES_REAL(name) FIND(name);
+#include "files-hooks.def"
+#undef PT_FILES_REAL
 	/* Registered after libproftrace.so's (its constructor ran first:
 	 * this library needs it), so it runs before that one sends EXIT. */
 	ft.base = mono_ns();
@@ -932,11 +899,8 @@ static void note_item(const char *list)
 {
 	while (list && *list) {
 		size_t k = pt_strcspn(list, ": ");
-		const char *slash = pt_memrchr(list, '/', k);
-		const char *base = slash ? slash + 1 : list;
 
-		if (k - (size_t)(base - list) >= 10 &&
-		    !pt_strncmp(base, "libptfiles", 10) && k <= PATH_MAX) {
+		if (pt_item_is(list, k, PT_FILES_STEM) && k <= PATH_MAX) {
 			pt_memcpy(preload_var, "LD_PRELOAD=", 11);
 			pt_memcpy(preload_var + 11, list, k);
 			preload_var[11 + k] = '\0';
@@ -969,13 +933,10 @@ static int needs_item(char *const *envp, size_t *n, size_t *at)
 				*at = i;
 			while (*l) {
 				size_t k = pt_strcspn(l, ": ");
-				const char *sl = pt_memrchr(l, '/', k);
-				const char *base = sl ? sl + 1 : l;
 
 				if ((k == item_len &&
 				     !pt_strncmp(l, preload_var + 11, k)) ||
-				    (k - (size_t)(base - l) >= 12 &&
-				     !pt_strncmp(base, "libproftrace", 12)))
+				    pt_item_is(l, k, PT_LIB_STEM))
 					return 0;
 				l += k;
 				l += *l != '\0';
