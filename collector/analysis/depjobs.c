@@ -217,12 +217,13 @@ static struct pt_makedb *db_of(struct pt_depjobs *b, const struct pt_exec *e,
 	}
 	pt_sb_addch(&key, 0);
 	for (i = 0; i < b->ndbc; i++)
-		if (!memcmp(b->dbc[i].key, key.buf, key.len)) {
+		if (b->dbc[i].len == key.len &&
+		    !memcmp(b->dbc[i].key, key.buf, key.len)) {
 			pt_sb_release(&key);
 			return b->dbc[i].db;
 		}
 	b->dbc = pt_xrealloc(b->dbc, (b->ndbc + 1) * sizeof *b->dbc);
-	b->dbc[b->ndbc].key = pt_sb_detach(&key, NULL);
+	b->dbc[b->ndbc].key = pt_sb_detach(&key, &b->dbc[b->ndbc].len);
 	b->dbc[b->ndbc].db = kind == PT_DEPS_MAKE ? pt_makedb_read(e) :
 			     pt_makedb_read_ninja(e);
 	return b->dbc[b->ndbc++].db;

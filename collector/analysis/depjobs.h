@@ -23,7 +23,8 @@ struct own {                            /* a job's own executions */
 
 struct dbcache {                        /* a tool's database, by its
 					 * directory and command line */
-	char *key;
+	char *key;                      /* NUL-separated: len bytes */
+	size_t len;
 	struct pt_makedb *db;
 };
 

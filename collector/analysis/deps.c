@@ -1226,8 +1226,11 @@ int pt_deps_build(const struct pt_model *m, struct pt_deps *d,
 	for (i = 0; i < pt.cap; i++)
 		if (pt.e[i].path)
 			path_deps(&st, &pt.e[i], &dt);
-	qsort(d->edge, d->nedges, sizeof *d->edge, cmp_edge_s);
-	qsort(d->race, d->nrace, sizeof *d->race, cmp_race);
+	/* qsort's array may not be NULL, even empty */
+	if (d->nedges)
+		qsort(d->edge, d->nedges, sizeof *d->edge, cmp_edge_s);
+	if (d->nrace)
+		qsort(d->race, d->nrace, sizeof *d->race, cmp_race);
 	for (i = 0; i < d->nrace; i++) {
 		struct lca l;
 
@@ -1427,7 +1430,8 @@ int pt_deps_build(const struct pt_model *m, struct pt_deps *d,
 					lastof[k], then, gain, wy };
 			}
 		}
-		qsort(d->ser, d->nser, sizeof *d->ser, cmp_ser);
+		if (d->nser)
+			qsort(d->ser, d->nser, sizeof *d->ser, cmp_ser);
 		for (i = SER_MAX; i < d->nser; i++)
 			free(d->ser[i].why);
 		if (d->nser > SER_MAX)
