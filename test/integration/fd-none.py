@@ -221,9 +221,24 @@ def bwrap(run, fdsee):
         why = userns.refused(prefix)
         if why:
             return skip("bwrap as an ordinary user: " + why)
-        cmd = ["bwrap", "--dev-bind", "/", "/", "--unshare-user", fdsee, "all"]
-        u, rows = run.same(cmd, "bwrap --unshare-user as %s, fdsee all" % USER,
-                           prefix, env)
+        # The build may sit in a 0700 home (root's): the user runs copies
+        # of the program, proftrace and its library.
+        mine = os.path.join(run.tmp, "fdsee")
+        shutil.copy(fdsee, mine)
+        pt = os.path.join(run.tmp, "proftrace")
+        shutil.copy(run.proftrace, pt)
+        for p in (mine, pt):
+            os.chmod(p, 0o755)
+        if "PROFTRACE_LIB" in env:
+            lib = os.path.join(run.tmp, os.path.basename(env["PROFTRACE_LIB"]))
+            shutil.copy(env["PROFTRACE_LIB"], lib)
+            os.chmod(lib, 0o644)
+            env["PROFTRACE_LIB"] = lib
+        cmd = ["bwrap", "--dev-bind", "/", "/", "--unshare-user", mine, "all"]
+        as_user = Runner(pt, run.tmp)
+        as_user.n = run.n               # captures c<N> go on from run's
+        u, rows = as_user.same(
+            cmd, "bwrap --unshare-user as %s, fdsee all" % USER, prefix, env)
         n = count_rows(rows, "fdsee")
         check(n == 3, "bwrap as %s: %d executions of fdsee in the capture, "
               "expected 3" % (USER, n))
