@@ -219,8 +219,8 @@ static const char *base_name(const char *s)
 }
 
 /* Does job i or a program it ran match pat: how (see mark())? */
-static int job_match(const struct pt_deps *d, const struct pt_model *m,
-		     const char *pat, size_t i, int how)
+static int job_match(const struct pt_deps *d, const char *pat, size_t i,
+		     int how)
 {
 	const struct pt_deps_job *j = &d->job[i];
 
@@ -229,10 +229,7 @@ static int job_match(const struct pt_deps *d, const struct pt_model *m,
 		       match_whole(pat, base_name(j->target));
 	if (how == 1 && d->container[i])
 		return 0;
-	if (match(pat, j->target) || match(pat, j->cmd))
-		return 1;
-	(void)m;
-	return 0;
+	return match(pat, j->target) || match(pat, j->cmd);
 }
 
 /*
@@ -256,7 +253,7 @@ static size_t mark(const struct pt_deps *d, const struct pt_model *m,
 	}
 	for (how = 0; how < 3 && !n; how++) {
 		for (i = 0; i < d->njobs; i++)
-			if (job_match(d, m, c->pattern, i, how)) {
+			if (job_match(d, c->pattern, i, how)) {
 				hit[i] = 1;
 				n++;
 			}
@@ -310,55 +307,44 @@ static int drop(const struct pt_deps *d, uint8_t *gone, const uint8_t *hit,
 		struct pt_whatif *w, char **err)
 {
 	size_t i, k, n = d->njobs, *kept = pt_xcalloc(d->nscopes + 1, sizeof *kept);
-	size_t *ef = pt_xcalloc(n + 2, sizeof *ef), *df = pt_xcalloc(n + 2, sizeof *df);
-	size_t *sf = pt_xcalloc(n + 2, sizeof *sf), *at;
-	uint32_t *dto = pt_xmalloc((d->ndecl + 1) * sizeof *dto);
-	uint32_t *sof = pt_xmalloc((d->nscopes + 1) * sizeof *sof);
+	uint64_t *e = pt_xmalloc((d->ndecl + d->nedges + d->nscopes + 1) * sizeof *e);
+	struct pt_depsched_graph need, file, held;
+	size_t ne = 0;
 
-	/* Each job's file edges (d->edge is by from), tool-declared
-	 * dependents and scopes, by index. */
-	for (k = 0; k < d->nedges; k++)
-		ef[d->edge[k].from + 1]++;
-	for (k = 0; k < d->ndecl; k++)
-		df[(d->decl[k] >> 32) + 1] += d->decl_tool[k];
-	for (k = 1; k < d->nscopes; k++)
-		if (d->scope[k].parent_job != SIZE_MAX)
-			sf[d->scope[k].parent_job + 1]++;
-	for (i = 0; i < n; i++) {
-		ef[i + 1] += ef[i];
-		df[i + 1] += df[i];
-		sf[i + 1] += sf[i];
-	}
-	at = pt_xmalloc((n + 1) * sizeof *at);
-	memcpy(at, df, (n + 1) * sizeof *at);
+	/* Each job's tool-declared dependents, file readers and scopes. */
 	for (k = 0; k < d->ndecl; k++)
 		if (d->decl_tool[k])
-			dto[at[d->decl[k] >> 32]++] = (uint32_t)d->decl[k];
-	memcpy(at, sf, (n + 1) * sizeof *at);
-	for (k = 1; k < d->nscopes; k++)
+			e[ne++] = d->decl[k];
+	pt_depsched_graph_make(&need, n, e, ne);
+	for (k = 0, ne = 0; k < d->nedges; k++)
+		e[ne++] = (uint64_t)d->edge[k].from << 32 | d->edge[k].to;
+	pt_depsched_graph_make(&file, n, e, ne);
+	for (k = 1, ne = 0; k < d->nscopes; k++)
 		if (d->scope[k].parent_job != SIZE_MAX)
-			sof[at[d->scope[k].parent_job]++] = (uint32_t)k;
-	free(at);
+			e[ne++] = (uint64_t)d->scope[k].parent_job << 32 | k;
+	/* nodes: jobs and scopes both (a graph counts what edges reach) */
+	pt_depsched_graph_make(&held, n > d->nscopes ? n : d->nscopes, e, ne);
+	free(e);
 	for (i = 0; i < n; i++)
 		kept[d->job[i].scope] += !gone[i];
 	/* Dependents come later: a job's are decided before it. */
 	for (i = n; i-- > 0;) {
-		size_t need = 0, needed = 0;
+		size_t want = 0, needed = 0;
 
 		if (gone[i])
 			continue;
-		for (k = df[i]; k < df[i + 1]; k++) {
-			need++;
-			needed += !gone[dto[k]];
+		for (k = need.succ_first[i]; k < need.succ_first[i + 1]; k++) {
+			want++;
+			needed += !gone[need.succ[k]];
 		}
-		for (k = ef[i]; k < ef[i + 1]; k++)
-			if (!holds(d, i, d->edge[k].to))
-				needed += !gone[d->edge[k].to];
-		for (k = sf[i]; k < sf[i + 1]; k++) {
-			need++;
-			needed += kept[sof[k]];
+		for (k = file.succ_first[i]; k < file.succ_first[i + 1]; k++)
+			if (!holds(d, i, file.succ[k]))
+				needed += !gone[file.succ[k]];
+		for (k = held.succ_first[i]; k < held.succ_first[i + 1]; k++) {
+			want++;
+			needed += kept[held.succ[k]];
 		}
-		if (!need || needed || d->wanted[i])
+		if (!want || needed || d->wanted[i])
 			continue;
 		gone[i] = 1;
 		kept[d->job[i].scope]--;
@@ -366,11 +352,9 @@ static int drop(const struct pt_deps *d, uint8_t *gone, const uint8_t *hit,
 				       sizeof *w->taken);
 		w->taken[w->ntaken++] = i;
 	}
-	free(ef);
-	free(df);
-	free(sf);
-	free(dto);
-	free(sof);
+	pt_depsched_graph_free(&need);
+	pt_depsched_graph_free(&file);
+	pt_depsched_graph_free(&held);
 	free(kept);
 	for (k = 0; k < d->nedges; k++) {
 		size_t x = d->edge[k].from, y = d->edge[k].to;
@@ -386,26 +370,6 @@ static int drop(const struct pt_deps *d, uint8_t *gone, const uint8_t *hit,
 	return 0;
 }
 
-static size_t *pred_lists(const struct pt_depsched_graph *g, size_t **first)
-{
-	size_t i, k, *f = pt_xcalloc(g->n + 2, sizeof *f), *at;
-	size_t *p = pt_xmalloc((g->succ_first[g->n] + 1) * sizeof *p);
-
-	for (i = 0; i < g->n; i++)
-		for (k = g->succ_first[i]; k < g->succ_first[i + 1]; k++)
-			f[g->succ[k] + 1]++;
-	for (i = 0; i < g->n; i++)
-		f[i + 1] += f[i];
-	at = pt_xmalloc((g->n + 1) * sizeof *at);
-	memcpy(at, f, (g->n + 1) * sizeof *at);
-	for (i = 0; i < g->n; i++)
-		for (k = g->succ_first[i]; k < g->succ_first[i + 1]; k++)
-			p[at[g->succ[k]]++] = i;
-	free(at);
-	*first = f;
-	return p;
-}
-
 /* The chain of jobs that made the schedule as long as it is, first to
  * last: from the node that ended last, back through the predecessor
  * that ended last or, where a node waited for a slot, the job whose end
@@ -414,8 +378,14 @@ static void critical(const struct plan *pl, const struct pt_depsched_graph *g,
 		     const int64_t *start, const int64_t *end,
 		     struct pt_whatif *w)
 {
-	size_t *pf, *pp = pred_lists(g, &pf), cur = SIZE_MAX, i, steps;
+	struct pt_depsched_graph pred;  /* g's edges reversed */
+	uint64_t *r = pt_xmalloc((pl->ne + 1) * sizeof *r);
+	size_t cur = SIZE_MAX, i, steps;
 
+	for (i = 0; i < pl->ne; i++)
+		r[i] = (pl->e[i] << 32) | (pl->e[i] >> 32);
+	pt_depsched_graph_make(&pred, g->n, r, pl->ne);
+	free(r);
 	for (i = 0; i < g->n; i++)
 		if (cur == SIZE_MAX || end[i] > end[cur])
 			cur = i;
@@ -430,9 +400,9 @@ static void critical(const struct plan *pl, const struct pt_depsched_graph *g,
 			w->crit_ns[w->ncrit] = end[cur] - start[cur];
 			w->crit[w->ncrit++] = cur;
 		}
-		for (k = pf[cur]; k < pf[cur + 1]; k++)
-			if (next == SIZE_MAX || end[pp[k]] > end[next])
-				next = pp[k];
+		for (k = pred.succ_first[cur]; k < pred.succ_first[cur + 1]; k++)
+			if (next == SIZE_MAX || end[pred.succ[k]] > end[next])
+				next = pred.succ[k];
 		if (next != SIZE_MAX && end[next] + 1000 < start[cur]) {
 			/* it waited for a slot, not for them */
 			size_t z = SIZE_MAX;
@@ -457,8 +427,7 @@ static void critical(const struct plan *pl, const struct pt_depsched_graph *g,
 		w->crit_ns[i] = w->crit_ns[w->ncrit - 1 - i];
 		w->crit_ns[w->ncrit - 1 - i] = tn;
 	}
-	free(pf);
-	free(pp);
+	pt_depsched_graph_free(&pred);
 }
 
 /* The makespan of pl on its graph (with the critical path into w), or
