@@ -219,7 +219,9 @@ try:
           "main.o: main.c parse.h\n\tcat main.c parse.h > main.o\n"
           "parse.o: parse.c\n\tcat parse.c > parse.o\n"
           "parse.c parse.h %s parse.y\n"
-          "\tsleep 0.3; cp parse.y parse.c; cp parse.y parse.h\n")
+          # cat, not cp: two cp's at once may both find no parse.c and
+          # the second then fails its O_EXCL create, failing the build
+          "\tsleep 0.3; cat parse.y > parse.c; cat parse.y > parse.h\n")
     src = {"parse.y": "y\n", "main.c": "m\n"}
     d, dj, _, _ = build(tmp, "tworule", dict(src, Makefile=mk % ":"),
                         ["make", "-s", "-j2"])
