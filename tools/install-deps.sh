@@ -46,6 +46,8 @@ python3-yaml curl"
 	# The tests of traces that programs write: clang -ftime-trace, dune
 	# --trace-file (which needs an OCaml compiler to start).
 	pkgs="$pkgs clang ocaml-dune ocaml-nox"
+	# deps on an opam install of packages of a local repository.
+	pkgs="$pkgs opam"
 	# and clang 16's -ftime-trace=PATH, where the default clang is older.
 	case "$(clang --version 2>/dev/null)" in
 	*"clang version "1[6-9]*|*"clang version "[2-9][0-9]*) ;;

@@ -8,6 +8,7 @@
 #include "analysis/analysis.h"
 #include "analysis/depjobs.h"
 #include "analysis/makedb.h"
+#include "analysis/opamdb.h"
 #include "base/strbuf.h"
 #include "base/util.h"
 
@@ -24,7 +25,9 @@ int pt_depjobs_tool_kind(const struct pt_exec *e)
 	x = x ? x + 1 : e->exe;
 	for (i = 0; tools[i]; i++)
 		if (!strcmp(p, tools[i]) || !strcmp(x, tools[i]))
-			return i < 2 ? PT_DEPS_MAKE : PT_DEPS_NINJA;
+			return i < 2 ? PT_DEPS_MAKE :
+			       !strcmp(tools[i], "opam") ? PT_DEPS_OPAM :
+			       PT_DEPS_NINJA;
 	return pt_makedb_script(e->exe) ? PT_DEPS_MAKE : -1;
 }
 
@@ -225,6 +228,7 @@ static struct pt_makedb *db_of(struct pt_depjobs *b, const struct pt_exec *e,
 	b->dbc = pt_xrealloc(b->dbc, (b->ndbc + 1) * sizeof *b->dbc);
 	b->dbc[b->ndbc].key = pt_sb_detach(&key, &b->dbc[b->ndbc].len);
 	b->dbc[b->ndbc].db = kind == PT_DEPS_MAKE ? pt_makedb_read(e) :
+			     kind == PT_DEPS_OPAM ? pt_opamdb_read(e) :
 			     pt_makedb_read_ninja(e);
 	return b->dbc[b->ndbc++].db;
 }
@@ -255,7 +259,8 @@ static void tool_scope(struct pt_depjobs *b, const struct pt_exec *e, int kind,
 	int64_t parsed = NONE, first_recipe = NONE;
 
 	groups_of(e->first_child, &g);
-	if (kind == PT_DEPS_MAKE || !strcmp(pt_exec_prog(e), "ninja") ||
+	if (kind == PT_DEPS_MAKE || kind == PT_DEPS_OPAM ||
+	    !strcmp(pt_exec_prog(e), "ninja") ||
 	    (strrchr(e->exe, '/') && !strcmp(strrchr(e->exe, '/'), "/ninja"))) {
 		parsed = kind == PT_DEPS_MAKE ? parsed_at(b, e) : NONE;
 		db = db_of(b, e, kind);
@@ -288,6 +293,12 @@ static void tool_scope(struct pt_depjobs *b, const struct pt_exec *e, int kind,
 				tg[k] = -1;
 			free(cmd);
 		}
+		if (kind == PT_DEPS_OPAM) {
+			/* a package's build, install or removal: one
+			 * job of its commands */
+			tg[k] = pt_opamdb_job(db, GFIRST(&g, k));
+			continue;
+		}
 		if (tg[k] < 0)
 			tg[k] = written_target(b, db, GFIRST(&g, k), 0);
 		if (tg[k] >= 0 && GFIRST(&g, k)->start_ns < first_recipe)
@@ -311,7 +322,8 @@ static void tool_scope(struct pt_depjobs *b, const struct pt_exec *e, int kind,
 			if (tg[k] >= 0) {
 				b->j[j].target = db->t[tg[k]].name;
 				b->j[j].where = db->t[tg[k]].where;
-				b->j[j].dir = db->dir;
+				if (kind != PT_DEPS_OPAM)
+					b->j[j].dir = db->dir;
 			}
 		}
 		job[k] = j;

@@ -33,6 +33,8 @@ enum pt_deps_scope_kind {
 					 * are ordered */
 	PT_DEPS_MAKE,                   /* make: its database, else timing */
 	PT_DEPS_NINJA,                  /* ninja, another tool: timing */
+	PT_DEPS_OPAM,                   /* opam: a job per package, the
+					 * order its opam files declare */
 };
 
 struct pt_deps_scope {                  /* a tool that ran jobs */
@@ -42,7 +44,8 @@ struct pt_deps_scope {                  /* a tool that ran jobs */
 	int64_t start_ns, end_ns;
 	int declared;                   /* its declared order was read */
 	int notparallel;
-	struct pt_makedb *db;           /* make's database, or NULL */
+	struct pt_makedb *db;           /* make's or ninja's database,
+					 * opam's packages, or NULL */
 };
 
 #endif

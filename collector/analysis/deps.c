@@ -459,7 +459,22 @@ static char *fix_text(const struct pt_deps *d, const struct lca *l,
 		else
 			pt_sb_addf(&sb, "add %s as a prerequisite of %s (%s)",
 				   a->target, b->target, wh);
-	} else if (s->kind == PT_DEPS_MAKE || s->kind == PT_DEPS_NINJA) {
+	} else if (s->kind == PT_DEPS_OPAM && s->db && a->target &&
+		   b->target) {
+		int nl = (int)strcspn(a->target, ".");
+
+		if (kind == PT_DEPS_WAW)
+			pt_sb_addf(&sb, "%s and %s both write %s: leave it to "
+				   "one package, or add \"%.*s\" to the "
+				   "depends of %s (%s)", a->target, b->target,
+				   path, nl, a->target, b->target,
+				   b->where ? b->where : "its opam file");
+		else
+			pt_sb_addf(&sb, "add \"%.*s\" to the depends of %s "
+				   "(%s)", nl, a->target, b->target,
+				   b->where ? b->where : "its opam file");
+	} else if (s->kind == PT_DEPS_MAKE || s->kind == PT_DEPS_NINJA ||
+		   s->kind == PT_DEPS_OPAM) {
 		pt_sb_addf(&sb, "%s in %s ran the two at the same time: "
 			   "declare that the second needs %s",
 			   pt_exec_prog(s->e), s->e->cwd, path);
@@ -723,6 +738,15 @@ static char *ser_why(struct pt_deps *d, size_t x, size_t y)
 	} else if (s->kind == PT_DEPS_MAKE && s->notparallel) {
 		pt_sb_addf(&sb, ".NOTPARALLEL (make in %s)",
 			   s->db ? s->db->dir : s->e->cwd);
+	} else if (s->kind == PT_DEPS_OPAM && s->db && a->target &&
+		   b->target &&
+		   pt_makedb_reaches(s->db,
+				     (size_t)pt_makedb_find(s->db, a->target),
+				     (size_t)pt_makedb_find(s->db, b->target))) {
+		pt_sb_addf(&sb, "%.*s depends on \"%.*s\" (%s)",
+			   (int)strcspn(b->target, " "), b->target,
+			   (int)strcspn(a->target, "."), a->target,
+			   b->where ? b->where : "its opam file");
 	} else if (s->kind == PT_DEPS_MAKE && s->db && a->target &&
 		   b->target &&
 		   pt_makedb_reaches(s->db,
@@ -829,6 +853,44 @@ static int reaches(const struct pt_depsched_graph *g, size_t a, size_t b, uint8_
 		}
 	}
 	return 0;
+}
+
+/*
+ * A cut that the jobs right after it would wait at anyway, each needing
+ * the job before it through its files (a package's install after its
+ * build, a link after the last compile), is no order of the build's
+ * making: its two segments become one, so that the cut before them
+ * weighs what it holds.  Segments of more than 64 jobs are not looked
+ * at.  Returns the cuts left; seg and lastof renumbered.
+ */
+static size_t merge_cuts(const struct pt_depsched_graph *g, size_t *seg,
+			 size_t nj, size_t *lastof, size_t ncuts, uint8_t *seen,
+			 uint32_t *stack)
+{
+	size_t *to = pt_xmalloc((ncuts + 2) * sizeof *to), *cnt, i, k, n = 0;
+
+	cnt = pt_xcalloc(ncuts + 2, sizeof *cnt);
+	for (i = 0; i < nj; i++)
+		if (seg[i] != SIZE_MAX)
+			cnt[seg[i]]++;
+	to[0] = 0;
+	for (k = 0; k < ncuts; k++) {
+		int held = cnt[k + 1] > 0 && cnt[k + 1] <= 64;
+
+		for (i = 0; i < nj && held; i++)
+			if (seg[i] == k + 1 &&
+			    !reaches(g, lastof[k], i, seen, stack))
+				held = 0;
+		if (!held)
+			lastof[n++] = lastof[k];
+		to[k + 1] = n;
+	}
+	for (i = 0; i < nj; i++)
+		if (seg[i] != SIZE_MAX)
+			seg[i] = to[seg[i]];
+	free(to);
+	free(cnt);
+	return n;
 }
 
 static int has_nested(const struct pt_deps *d, size_t j)
@@ -1402,6 +1464,7 @@ int pt_deps_build(const struct pt_model *m, struct pt_deps *d,
 		thr = d->wall_ns / 100 > 10000000 ? d->wall_ns / 100 : 10000000;
 		seen = pt_xmalloc(b.nj + 1);
 		stack = pt_xmalloc((b.nj + 1) * sizeof *stack);
+		ncuts = merge_cuts(&g, seg, b.nj, lastof, ncuts, seen, stack);
 		if (ncuts) {
 			all = makespan(d, dur, seg, ncuts, SIZE_MAX,
 				       (size_t)d->sched_cpus);

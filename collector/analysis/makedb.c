@@ -78,7 +78,7 @@ static long find_exact(const struct pt_makedb *db, const char *name)
 	return -1;
 }
 
-static size_t target(struct pt_makedb *db, const char *name, size_t len)
+size_t pt_makedb_target(struct pt_makedb *db, const char *name, size_t len)
 {
 	char *s = pt_xmalloc(len + 1);
 	long at;
@@ -679,7 +679,7 @@ static void also_makes(struct pt_makedb *db, size_t t, const char *p)
 			;
 		if (p == w)
 			break;
-		o = target(db, w, (size_t)(p - w));
+		o = pt_makedb_target(db, w, (size_t)(p - w));
 		db->t[t].grouped = 1;
 		if (o == t)
 			continue;
@@ -821,7 +821,7 @@ static void parse(struct pt_makedb *db, char *buf, struct vars *vs,
 				target_var(vs, p);
 				continue;
 			}
-			cur = (long)target(db, line, (size_t)(colon - line));
+			cur = (long)pt_makedb_target(db, line, (size_t)(colon - line));
 			if (!strncmp(line, ".NOTPARALLEL", 12) &&
 			    colon - line == 12)
 				db->notparallel = 1;
@@ -840,7 +840,7 @@ static void parse(struct pt_makedb *db, char *buf, struct vars *vs,
 				for (w = p; *p && *p != ' '; p++)
 					;
 				{
-					size_t pre = target(db, w, (size_t)(p - w));
+					size_t pre = pt_makedb_target(db, w, (size_t)(p - w));
 					struct pt_makedb_target *t = &db->t[cur];
 
 					t->pre = pt_xrealloc(t->pre, (t->npre + 1) *
@@ -1175,7 +1175,7 @@ struct pt_makedb *pt_makedb_read_ninja(const struct pt_exec *e)
 				x->label[ll] = 0;
 				x->edge = strstr(p, "ellipse") != NULL;
 				if (!x->edge)
-					x->t = (long)target(db, lab, ll);
+					x->t = (long)pt_makedb_target(db, lab, ll);
 			}
 		}
 		free(copy);

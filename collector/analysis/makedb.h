@@ -58,6 +58,11 @@ struct pt_makedb *pt_makedb_read(const struct pt_exec *e);
  */
 struct pt_makedb *pt_makedb_read_ninja(const struct pt_exec *e);
 
+/* The target named name[0..len) of db, added (no prerequisites, no
+ * recipe) if db has none: for a reader of another tool's order
+ * (analysis/opamdb.c). */
+size_t pt_makedb_target(struct pt_makedb *db, const char *name, size_t len);
+
 /* Is exe a makefile that runs by its #! line (debian/rules)? */
 int pt_makedb_script(const char *exe);
 

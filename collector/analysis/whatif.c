@@ -128,8 +128,7 @@ static size_t recorded_slots(const struct pt_deps *d, int *any)
 		size_t n = 0;
 		int got = 0;
 
-		if (!e || (d->scope[s].kind != PT_DEPS_MAKE &&
-			   d->scope[s].kind != PT_DEPS_NINJA))
+		if (!e || d->scope[s].kind == PT_DEPS_SEQ)
 			continue;
 		*any = 1;
 		for (i = 1; i < e->argc && !got; i++) {
@@ -162,6 +161,9 @@ static size_t recorded_slots(const struct pt_deps *d, int *any)
 			    d->machine_cpus == 2 ? 3 : 2;
 		if (!got && d->scope[s].kind == PT_DEPS_MAKE)
 			n = 1;
+		/* opam's default: one CPU left to itself */
+		if (!got && d->scope[s].kind == PT_DEPS_OPAM)
+			n = d->machine_cpus > 1 ? (size_t)d->machine_cpus - 1 : 1;
 		if (n > best)
 			best = n;
 	}
@@ -174,8 +176,7 @@ static size_t recorded_slots(const struct pt_deps *d, int *any)
 
 		for (i = 0; i < d->njobs; i++) {
 			if (d->container[i] ||
-			    (d->scope[d->job[i].scope].kind != PT_DEPS_MAKE &&
-			     d->scope[d->job[i].scope].kind != PT_DEPS_NINJA))
+			    d->scope[d->job[i].scope].kind == PT_DEPS_SEQ)
 				continue;
 			for (k = 0; k < ne;)
 				if (ends[k] <= d->job[i].start_ns)
@@ -468,7 +469,7 @@ static void plan_init(struct plan *pl, const struct pt_deps *d)
 		pl->nd[i].dur = d->dur[i];
 		pl->nd[i].cpu = d->dur[i] > 0 ?
 				(double)d->job[i].cpu_ns / (double)d->dur[i] : 0;
-		pl->nd[i].slot = k == PT_DEPS_MAKE || k == PT_DEPS_NINJA;
+		pl->nd[i].slot = k != PT_DEPS_SEQ;
 	}
 }
 

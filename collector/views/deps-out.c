@@ -44,7 +44,8 @@ void pt_deps_label(const struct pt_deps *d, size_t j, struct pt_sb *sb)
 		pt_sb_addstr(sb, x->cmd);
 		return;
 	}
-	if (x->target[0] == '/') {
+	/* an opam package is its own name, wherever it was built */
+	if (x->target[0] == '/' || d->scope[x->scope].kind == PT_DEPS_OPAM) {
 		pt_sb_addstr(sb, x->target);
 		return;
 	}
