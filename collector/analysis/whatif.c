@@ -10,6 +10,7 @@
  * unrecorded, the overheads) stays as it was.
  */
 #include <fnmatch.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -225,6 +226,19 @@ static int job_match(const struct pt_deps *d, const char *pat, size_t i,
 {
 	const struct pt_deps_job *j = &d->job[i];
 
+	if (how == 0 && j->target &&
+	    d->scope[j->scope].kind == PT_DEPS_OPAM) {
+		/* a package, by its name with or without its version: each
+		 * of its phases (a.1, a.1 install) */
+		char pkg[256];
+		size_t n = strcspn(j->target, " ");
+
+		snprintf(pkg, sizeof pkg, "%.*s", (int)n, j->target);
+		if (match_whole(pat, pkg))
+			return 1;
+		pkg[strcspn(pkg, ".")] = 0;
+		return match_whole(pat, pkg);
+	}
 	if (how == 0)
 		return match_whole(pat, j->target) ||
 		       match_whole(pat, base_name(j->target));

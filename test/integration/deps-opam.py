@@ -12,6 +12,7 @@ a local repository (no network), whose answer is known by construction:
   serialization, its gain what `base` held it back (base's build and
   install, from convert's CSV), named where it is declared; its
   `"other" {post}` is no order;
+- `whatif --drop slow` drops slow's build and install;
 - with prober depending on user, and after `opam reinstall base` (opam
   builds the new base, removes the old files, then installs): no race.
 JSON through Python's json module."""
@@ -171,6 +172,20 @@ try:
               len(base) == 2 and
               min(base) + 0.3 < ss[0]["gain"] < sum(base) + 0.05,
               (ss[0]["gain"], base))
+
+    # whatif: a package by its name is each of its phases
+    cap = os.path.join(a, "install.ptcap")
+    w = subprocess.run([PT, "whatif", "-f", "json", "--drop", "slow", cap],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True)
+    check("whatif --drop slow: accepted", w.returncode == 0, w.stderr)
+    if w.returncode == 0:
+        wj = json.loads(w.stdout)
+        check("whatif --drop slow: its build and its install",
+              [c["jobs"] for c in wj["changes"]] == [2], wj["changes"])
+        check("whatif --drop slow: off the critical path",
+              not any(c.startswith("slow") for c in wj["critical_path"]),
+              wj["critical_path"])
 
     # declared right: no race; and a reinstall (build, remove, install)
     b = os.path.join(tmp, "b")
