@@ -798,9 +798,12 @@ HOOK(int, symlink, (const char *a, const char *b), (a, b),
      if (ret == 0) note(b, 'n'))
 HOOK(int, symlinkat, (const char *a, int d, const char *b), (a, d, b),
      if (ret == 0) note_at(d, b, 'n'))
-HOOK(int, mkdir, (const char *p, mode_t m), (p, m), if (ret == 0) note(p, 'k'))
+/* A directory already there (`mkdir -p`'s parents) was found: as by a
+ * stat, which is all `mkdir -p` asks of one that exists. */
+HOOK(int, mkdir, (const char *p, mode_t m), (p, m),
+     if (ret == 0) note(p, 'k'); else if (e == EEXIST) note(p, 's'))
 HOOK(int, mkdirat, (int d, const char *p, mode_t m), (d, p, m),
-     if (ret == 0) note_at(d, p, 'k'))
+     if (ret == 0) note_at(d, p, 'k'); else if (e == EEXIST) note_at(d, p, 's'))
 HOOK(int, truncate, (const char *p, off_t l), (p, l), if (ret == 0) note(p, 'w'))
 HOOK(int, truncate64, (const char *p, off64_t l), (p, l),
      if (ret == 0) note(p, 'w'))

@@ -18,6 +18,7 @@ with the dependency declared has no race.
 - a ninja build whose generated header lacks its order-only input;
 - one rule with two targets (`parse.c parse.h: parse.y`), which make
   runs once for each: the fix is a grouped target (`&:`);
+- `mkdir -p` into a directory another rule made: no race;
 - .NOTPARALLEL, and a SUBDIRS loop running two sub-makes one after the
   other: each a serialization, its gain what running the two one-second
   jobs side by side saves (the shorter's duration, from the CSV), and
@@ -253,6 +254,18 @@ try:
           sorted(j["label"] for j in dj["jobs"] if j["label"] in
                  ("prog", "prog-release")) == ["prog-release"],
           [j["label"] for j in dj["jobs"]])
+
+    # ---- (j) `mkdir -p` into a directory another rule made (automake's
+    # install rules): coreutils' mkdir -p makes each parent and takes
+    # EEXIST, which is no race ----
+    mk = ("D = $(CURDIR)/dest\ninstall: inst-lib inst-man\n"
+          "inst-lib:\n\tmkdir -p $(D)/usr/lib && echo > $(D)/usr/lib/x\n"
+          "inst-man:\n\tmkdir -p $(D)/usr/share/man && "
+          "echo > $(D)/usr/share/man/y\n")
+    _, dj, _, _ = build(tmp, "mkdirp", {"Makefile": mk},
+                        ["make", "-s", "-j1"])
+    check("mkdir -p into a directory another rule made: no race",
+          dj["races"] == [], dj["races"])
 
     # ---- (h) serializations: .NOTPARALLEL, a SUBDIRS loop ----
     mk = (".NOTPARALLEL:\nall: a b\na:\n\tsleep 1; echo a > a.out\n"

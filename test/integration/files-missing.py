@@ -12,7 +12,8 @@ is not there, stats directories and makes two.  Then a shell runs
 that exist.  What strace shows the kernel was asked under w/ (each
 successful call's path with its kind, and each call that failed with
 ENOENT or ENOTDIR as missing, or its first directory that is not there
-either; other failures nothing) is what convert -f files lists, no more,
+either; a mkdir that failed with EEXIST as a directory looked at; other
+failures nothing) is what convert -f files lists, no more,
 no less.
 """
 import argparse
@@ -112,6 +113,10 @@ def truth(top, w, cmd):
             while not os.path.lexists(os.path.dirname(p)):
                 p = os.path.dirname(p)
             add("missing", p)
+        elif (name in ("mkdir", "mkdirat") and not ok and
+              re.match(r" EEXIST ", rest)):
+            # found there, as by a stat (`mkdir -p`'s parents)
+            add("dirstat", paths[0])
         elif not ok:
             continue
         elif name in ("open", "openat", "creat"):
