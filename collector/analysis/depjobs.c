@@ -256,6 +256,7 @@ static void tool_scope(struct pt_depjobs *b, const struct pt_exec *e, int kind,
 	struct pt_makedb *db = NULL;
 	long *tg;
 	size_t *job;
+	char **shared;                  /* a line of several recipes */
 	int64_t parsed = NONE, first_recipe = NONE;
 
 	groups_of(e->first_child, &g);
@@ -270,6 +271,7 @@ static void tool_scope(struct pt_depjobs *b, const struct pt_exec *e, int kind,
 	}
 	tg = pt_xmalloc((g.count + 1) * sizeof *tg);
 	job = pt_xmalloc((g.count + 1) * sizeof *job);
+	shared = pt_xcalloc(g.count + 1, sizeof *shared);
 	for (k = 0; k < g.count; k++) {
 		tg[k] = -1;
 		if (!db)
@@ -289,9 +291,43 @@ static void tool_scope(struct pt_depjobs *b, const struct pt_exec *e, int kind,
 				if (tg[back] >= 0)
 					tg[k] = pt_makedb_match(db, cmd,
 								tg[back]);
+			if (tg[k] == -2 && !shared[k])
+				shared[k] = cmd;
+			else
+				free(cmd);
+		}
+	}
+	/* A first line that several rules' recipes have (the same
+	 * `$(MAKE) -C dir` in two rules): the rule whose next line ran
+	 * next, else the one make -j1 comes to next after the recipe
+	 * before. */
+	for (k = 0; k < g.count; k++) {
+		if (tg[k] == -2 && shared[k]) {
+			size_t q;
+
+			tg[k] = -1;
+			for (q = k + 1; q < g.count && q <= k + 8; q++) {
+				const struct pt_exec *x = GFIRST(&g, q);
+				char *cmd;
+
+				if (tg[q] == -1)
+					continue;       /* $(shell ...) */
+				if (tg[q] < 0)
+					break;
+				cmd = recipe_text(x);
+				if (pt_makedb_line(db, (size_t)tg[q], cmd) > 0 &&
+				    pt_makedb_line(db, (size_t)tg[q],
+						   shared[k]) == 0)
+					tg[k] = tg[q];
+				free(cmd);
+				break;
+			}
+			for (q = k; tg[k] < 0 && q-- > 0;)
+				if (tg[q] >= 0)
+					break;
 			if (tg[k] < 0)
-				tg[k] = -1;
-			free(cmd);
+				tg[k] = pt_makedb_match_after(db, shared[k],
+					q == SIZE_MAX ? -1 : tg[q]);
 		}
 		if (kind == PT_DEPS_OPAM) {
 			/* a package's build, install or removal: one
@@ -300,10 +336,14 @@ static void tool_scope(struct pt_depjobs *b, const struct pt_exec *e, int kind,
 			continue;
 		}
 		if (tg[k] < 0)
+			tg[k] = -1;
+		free(shared[k]);
+		if (db && tg[k] < 0)
 			tg[k] = written_target(b, db, GFIRST(&g, k), 0);
 		if (tg[k] >= 0 && GFIRST(&g, k)->start_ns < first_recipe)
 			first_recipe = GFIRST(&g, k)->start_ns;
 	}
+	free(shared);
 	for (k = 0; k < g.count; k++) {
 		const struct pt_exec *f = GFIRST(&g, k);
 		size_t j = SIZE_MAX, q;

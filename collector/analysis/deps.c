@@ -336,6 +336,8 @@ struct state {
 	struct pairtab edges, races, memo;
 	size_t cedge, crace;
 	const uint8_t *container;       /* per job: it holds a tool */
+	const struct own *own;          /* each job's executions, */
+	const size_t *perm;             /* at own[perm[job]] */
 };
 
 static int is_ordered(struct state *st, size_t x, size_t y)
@@ -429,7 +431,17 @@ static char *fix_text(const struct pt_deps *d, const struct lca *l,
 		long tr = one_rule(s->db, a->target, kind == PT_DEPS_WAW ?
 				   b->target : NULL, path);
 
-		if (tr >= 0) {
+		if (kind == PT_DEPS_RULE && tr < 0) {
+			long t = pt_makedb_find(s->db, path);
+			const char *tw = t >= 0 && s->db->t[t].where ?
+					 s->db->t[t].where : "its makefile";
+
+			pt_sb_addf(&sb, "%s has a rule of its own (%s), which %s "
+				   "waits for, but the recipe of %s made it: in "
+				   "parallel make runs both; add %s as a "
+				   "prerequisite of %s, or leave %s to one rule",
+				   r, tw, b->target, a->target, a->target, r, r);
+		} else if (tr >= 0) {
 			pt_sb_addf(&sb, "%s and %s are made by one rule (%s) that "
 				   "make runs once for each: make them a grouped "
 				   "target (%s %s &: ...), or one a prerequisite "
@@ -544,6 +556,68 @@ static int serially_first(const struct pt_deps *d, size_t scope, size_t a,
 	return a <= b;
 }
 
+/*
+ * The job to order before y in x's stead: where y's recipe runs a make
+ * of the same directory for a goal that needs x's target (a man page's
+ * rule running `$(MAKE) prog`), that goal's job, whose one prerequisite
+ * orders all its own; else x.
+ */
+static size_t via_goal(const struct state *st, size_t x, size_t y)
+{
+	const struct pt_deps *d = st->d;
+	struct lca l;
+	const struct pt_deps_scope *s;
+	const struct own *o;
+	long ta;
+	size_t k, n, g, j, found = x;
+
+	lca_of(d, x, y, &l);
+	s = &d->scope[l.scope];
+	if (!s->db || l.ux == l.uy || !d->job[l.ux].target ||
+	    (ta = pt_makedb_find(s->db, d->job[l.ux].target)) < 0)
+		return x;
+	/* its makes: those that ran jobs are scopes, the others its own */
+	o = &st->own[st->perm[l.uy]];
+	for (k = 0; k < d->nscopes + o->n && found == x; k++) {
+		const struct pt_exec *e;
+		char *goal[16], *dir;
+
+		if (k < d->nscopes) {
+			if (d->scope[k].parent_job != l.uy ||
+			    d->scope[k].kind != PT_DEPS_MAKE || !d->scope[k].e)
+				continue;
+			e = d->scope[k].e;
+		} else {
+			e = o->e[k - d->nscopes];
+			if (strcmp(pt_exec_prog(e), "make") &&
+			    strcmp(pt_exec_prog(e), "gmake") &&
+			    !pt_makedb_script(e->exe))
+				continue;
+		}
+		n = pt_makedb_goals(e, goal, 16, &dir);
+		for (g = 0; g < n; g++) {
+			char *path = pt_makedb_join(dir, goal[g]);
+			long tg = pt_makedb_find(s->db, path);
+
+			free(path);
+			if (found != x || tg < 0 ||
+			    !pt_makedb_reaches(s->db, (size_t)ta, (size_t)tg))
+				continue;
+			for (j = 0; j < d->njobs; j++)
+				if (d->job[j].scope == l.scope && j != l.uy &&
+				    d->job[j].target &&
+				    pt_makedb_find(s->db, d->job[j].target) == tg) {
+					found = j;
+					break;
+				}
+		}
+		for (g = 0; g < n; g++)
+			free(goal[g]);
+		free(dir);
+	}
+	return found;
+}
+
 /* A file dependency from x to y (x first): an edge, and a race when the
  * declared order does not imply it. */
 static void depend(struct state *st, size_t x, size_t y, const char *path,
@@ -555,7 +629,9 @@ static void depend(struct state *st, size_t x, size_t y, const char *path,
 
 	if (edge)
 		add_edge(st, x, y, path);
-	if (is_ordered(st, x, y))
+	if (kind != PT_DEPS_RULE)
+		x = via_goal(st, x, y);
+	if (kind != PT_DEPS_RULE && is_ordered(st, x, y))
 		return;
 	lca_of(d, x, y, &l);
 	v = pair_slot(&st->races, l.ux < l.uy ? l.ux : l.uy,
@@ -579,7 +655,11 @@ static void depend(struct state *st, size_t x, size_t y, const char *path,
 
 			lca_of(d, r->writer, r->reader, &o);
 			fo = serially_first(d, o.scope, o.ux, o.uy);
-			if (kx != ko ? kx > ko : fx != fo ? fx > fo :
+			/* a rule that did not run first: its fix is the
+			 * one that holds */
+			if ((kind == PT_DEPS_RULE) != (r->kind == PT_DEPS_RULE) ?
+			    kind == PT_DEPS_RULE :
+			    kx != ko ? kx > ko : fx != fo ? fx > fo :
 			    (kind == PT_DEPS_RAW) != (r->kind == PT_DEPS_RAW) ?
 			    kind == PT_DEPS_RAW :
 			    kind == r->kind && strcmp(path, r->path) < 0) {
@@ -597,6 +677,65 @@ static void depend(struct state *st, size_t x, size_t y, const char *path,
 	}
 	d->race[d->nrace] = (struct pt_deps_race){ path, x, y, kind, 1, NULL };
 	*v = ++d->nrace;
+}
+
+/*
+ * A file written by job x that a make above it has a rule of its own
+ * for, a rule that did not run in that make (the file was there by the
+ * time make came to it, made by another of its recipes, often through a
+ * sub-make: two rules run `$(MAKE) -C dir`).  In parallel make comes to
+ * the rule before the file is there and runs both recipes at once.  A
+ * race unless the rule waits for the recipe that made the file; it is
+ * paired with the make's first job that needs the target.  ran[s]: the
+ * targets of scope s's make that ran a recipe.
+ */
+static void rule_deps(struct state *st, struct pathent *pe, uint8_t **ran)
+{
+	struct pt_deps *d = st->d;
+	size_t a, i, k, y;
+
+	for (a = 0; a < pe->n; a++) {
+		const struct touch *w = &pe->t[a];
+		struct chain c;
+
+		if (w->w == NONE || temporary(w))
+			continue;
+		chain_of(d, w->job, &c);
+		for (i = 0; i < c.n; i++) {
+			const struct pt_deps_scope *s = &d->scope[c.scope[i]];
+			const struct pt_deps_job *u = &d->job[c.job[i]];
+			long t, tu;
+
+			if (s->kind != PT_DEPS_MAKE || !s->db || !ran[c.scope[i]] ||
+			    s->notparallel || !u->target ||
+			    (t = pt_makedb_find(s->db, pe->path)) < 0 ||
+			    !s->db->t[t].nrecipe || s->db->t[t].phony ||
+			    ran[c.scope[i]][t] ||
+			    (tu = pt_makedb_find(s->db, u->target)) < 0 ||
+			    tu == t ||
+			    pt_makedb_reaches(s->db, (size_t)tu, (size_t)t) ||
+			    pt_makedb_reaches(s->db, (size_t)t, (size_t)tu))
+				continue;
+			for (k = 0; k < s->db->t[tu].npre; k++)
+				if (s->db->t[tu].pre[k] == (uint32_t)t)
+					break;          /* a grouped target */
+			if (k < s->db->t[tu].npre)
+				continue;
+			for (y = 0; y < d->njobs; y++) {
+				long ty;
+
+				if (d->job[y].scope != c.scope[i] ||
+				    y == c.job[i] || !d->job[y].target ||
+				    (ty = pt_makedb_find(s->db,
+							 d->job[y].target)) < 0 ||
+				    !pt_makedb_reaches(s->db, (size_t)t,
+						       (size_t)ty))
+					continue;
+				depend(st, w->job, y, pe->path, PT_DEPS_RULE, 0);
+				break;
+			}
+		}
+	}
 }
 
 static void path_deps(struct state *st, struct pathent *pe,
@@ -1134,7 +1273,7 @@ int pt_deps_build(const struct pt_model *m, struct pt_deps *d,
 	size_t i, k, *perm, *inv, nleaf = 0;
 	int64_t *dur, *level, first = INT64_MAX, last = INT64_MIN;
 	int64_t bstart = INT64_MAX, bend = INT64_MIN;
-	uint8_t *container;
+	uint8_t *container, **ran;
 	const char *cpus;
 	int conc = 0;
 	struct pt_depsched_graph g;
@@ -1285,9 +1424,28 @@ int pt_deps_build(const struct pt_model *m, struct pt_deps *d,
 	}
 	st.d = d;
 	st.container = container;
+	st.own = b.own;
+	st.perm = perm;
+	ran = pt_xcalloc(d->nscopes + 1, sizeof *ran);
+	for (i = 0; i < d->njobs; i++) {
+		const struct pt_deps_scope *s = &d->scope[d->job[i].scope];
+		long t;
+
+		if (!s->db || !d->job[i].target ||
+		    (t = pt_makedb_find(s->db, d->job[i].target)) < 0)
+			continue;
+		if (!ran[d->job[i].scope])
+			ran[d->job[i].scope] = pt_xcalloc(s->db->n + 1, 1);
+		ran[d->job[i].scope][t] = 1;
+	}
 	for (i = 0; i < pt.cap; i++)
-		if (pt.e[i].path)
+		if (pt.e[i].path) {
 			path_deps(&st, &pt.e[i], &dt);
+			rule_deps(&st, &pt.e[i], ran);
+		}
+	for (i = 0; i < d->nscopes; i++)
+		free(ran[i]);
+	free(ran);
 	/* qsort's array may not be NULL, even empty */
 	if (d->nedges)
 		qsort(d->edge, d->nedges, sizeof *d->edge, cmp_edge_s);

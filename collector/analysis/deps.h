@@ -38,6 +38,9 @@ enum pt_deps_race_kind {
 	PT_DEPS_WAW = 'w',              /* both wrote it */
 	PT_DEPS_MISSING = 'm',          /* looked for before the other made it */
 	PT_DEPS_DIR = 'k',              /* made in a directory the other made */
+	PT_DEPS_RULE = 't',             /* a target whose own rule did not
+					 * run: the other's recipe made it,
+					 * and a parallel make runs both */
 };
 
 struct pt_deps_race {                   /* a file dependency between two

@@ -185,7 +185,7 @@ char *pt_makedb_join(const char *dir, const char *rel)
 /* The arguments make -pqk gets from the recorded command line, and the
  * directory make worked in.  Returns the number of arguments. */
 static size_t make_args(const struct pt_exec *e, char **av, size_t max,
-			char **dir)
+			char **dir, size_t *goal, size_t *ngoal)
 {
 	size_t i, n = 0;
 
@@ -203,6 +203,7 @@ static size_t make_args(const struct pt_exec *e, char **av, size_t max,
 			av[n++] = pt_xstrdup(a0);
 		}
 	}
+	*ngoal = 0;
 	/* Lines that name $(MAKE) run even under -q: let them do nothing
 	 * (its value is "any text" when recipes are compared). */
 	av[n++] = pt_xstrdup("MAKE=:");
@@ -284,6 +285,8 @@ static size_t make_args(const struct pt_exec *e, char **av, size_t max,
 			}
 			continue;
 		}
+		if (!strchr(a, '='))
+			goal[(*ngoal)++] = n;
 		av[n++] = pt_xstrdup(a);        /* VAR=value or a goal */
 	}
 	av[n] = NULL;
@@ -939,10 +942,72 @@ static struct pt_makedb *db_of_run(char **av, size_t n, const char *cwd,
 	return db;
 }
 
+size_t pt_makedb_goals(const struct pt_exec *e, char **goal, size_t max,
+		       char **dir)
+{
+	char *av[256];
+	size_t n, i, at[256], nat, ng = 0;
+
+	n = make_args(e, av, sizeof av / sizeof *av, dir, at, &nat);
+	for (i = 0; i < nat && ng < max; i++) {
+		goal[ng++] = av[at[i]];
+		av[at[i]] = NULL;
+	}
+	for (i = 0; i < n; i++)
+		free(av[i]);
+	return ng;
+}
+
+/*
+ * Number the targets in the order make -j1 takes them: from each goal
+ * in turn (the command line's, else .DEFAULT_GOAL), a target after its
+ * prerequisites, those in the order listed.
+ */
+static void walk(struct pt_makedb *db, char *const *goal, size_t ngoal)
+{
+	size_t *at = pt_xcalloc(db->n + 1, sizeof *at), g, sp;
+	uint32_t *stack = pt_xmalloc((db->n + 1) * sizeof *stack);
+	uint8_t *seen = pt_xcalloc(db->n + 1, 1);
+	long next = 0;
+
+	db->serial = pt_xmalloc((db->n ? db->n : 1) * sizeof *db->serial);
+	for (g = 0; g < db->n; g++)
+		db->serial[g] = -1;
+	for (g = 0; g < ngoal; g++) {
+		long t = pt_makedb_find(db, goal[g]);
+
+		if (t < 0 || seen[t])
+			continue;
+
+		sp = 0;
+		stack[sp++] = (uint32_t)t;
+		seen[t] = 1;
+		while (sp) {
+			uint32_t x = stack[sp - 1];
+			const struct pt_makedb_target *tx = &db->t[x];
+
+			if (at[x] < tx->npre) {
+				uint32_t p = tx->pre[at[x]++];
+
+				if (!seen[p]) {
+					seen[p] = 1;
+					stack[sp++] = p;
+				}
+				continue;
+			}
+			db->serial[x] = next++;
+			sp--;
+		}
+	}
+	free(at);
+	free(stack);
+	free(seen);
+}
+
 struct pt_makedb *pt_makedb_read(const struct pt_exec *e)
 {
-	char *av[256], *dir, *buf;
-	size_t n, i, nraw = 0;
+	char *av[256], *dir, *buf, *goals[256];
+	size_t n, i, nraw = 0, goal[256], ngoal;
 	struct pt_makedb *db;
 	struct vars vs = { 0 };
 	struct raw *raws = NULL;
@@ -950,10 +1015,15 @@ struct pt_makedb *pt_makedb_read(const struct pt_exec *e)
 
 	if (!e->argc || !e->cwd[0] || stat(e->cwd, &st) < 0)
 		return NULL;
-	n = make_args(e, av, sizeof av / sizeof *av, &dir);
+	n = make_args(e, av, sizeof av / sizeof *av, &dir, goal, &ngoal);
+	for (i = 0; i < ngoal; i++)
+		goals[i] = pt_xstrdup(av[goal[i]]);
 	db = db_of_run(av, n, e->cwd, "\n# Files\n", dir, &buf);
-	if (!db)
+	if (!db) {
+		for (i = 0; i < ngoal; i++)
+			free(goals[i]);
 		return NULL;
+	}
 	{
 		/* The database is printed at the end: a sub-make's that ran
 		 * anyway came first.  The last one is this make's. */
@@ -985,9 +1055,13 @@ struct pt_makedb *pt_makedb_read(const struct pt_exec *e)
 			nl = normal(x.buf ? x.buf : "", x.len);
 			pt_sb_release(&x);
 			/* A blank before unknown text is the text's own: it
-			 * may be empty ("-O3 $(EMPTY) -c" ran as "-O3 -c"). */
+			 * may be empty ("-O3 $(EMPTY) -c" ran as "-O3 -c");
+			 * so is one after unknown text that begins the line
+			 * ("$(ENV) prog" ran as "prog"). */
 			for (k = 0, lit = 0; nl[k]; k++)
-				if (!(nl[k] == ' ' && nl[k + 1] == ANY))
+				if (!(nl[k] == ' ' && nl[k + 1] == ANY) &&
+				    !(nl[k] == ' ' && lit &&
+				      strspn(nl, "\1") >= k))
 					nl[lit++] = nl[k];
 			nl[lit] = 0;
 			lit = 0;
@@ -1007,6 +1081,15 @@ struct pt_makedb *pt_makedb_read(const struct pt_exec *e)
 	}
 	free(raws);
 	rule_lines(db);
+	if (!ngoal) {
+		const struct var *v = var_find(&vs, ".DEFAULT_GOAL", 13);
+
+		if (v && v->value[0])
+			goals[ngoal++] = pt_xstrdup(v->value);
+	}
+	walk(db, goals, ngoal);
+	for (i = 0; i < ngoal; i++)
+		free(goals[i]);
 	for (i = 0; i < vs.n; i++) {
 		free(vs.v[i].name);
 		free(vs.v[i].value);
@@ -1219,6 +1302,39 @@ long pt_makedb_match(const struct pt_makedb *db, const char *cmd, long prefer)
 	return found;
 }
 
+long pt_makedb_line(const struct pt_makedb *db, size_t t, const char *cmd)
+{
+	char *c = normal(cmd, strlen(cmd));
+	size_t k;
+	long line = -1;
+
+	for (k = 0; k < db->t[t].nrecipe && line < 0; k++)
+		if (glob(db->t[t].recipe[k], c))
+			line = (long)k;
+	free(c);
+	return line;
+}
+
+long pt_makedb_match_after(const struct pt_makedb *db, const char *cmd,
+			   long after)
+{
+	char *c = normal(cmd, strlen(cmd));
+	long from = after >= 0 && db->serial ? db->serial[after] : -1;
+	long found = -1;
+	size_t i;
+
+	for (i = 0; i < db->n && db->serial; i++) {
+		const struct pt_makedb_target *t = &db->t[i];
+
+		if (t->nrecipe && db->serial[i] > from &&
+		    (found < 0 || db->serial[i] < db->serial[found]) &&
+		    glob(t->recipe[0], c))
+			found = (long)i;
+	}
+	free(c);
+	return found;
+}
+
 int pt_makedb_reaches(struct pt_makedb *db, size_t a, size_t b)
 {
 	size_t sp = 0, k;
@@ -1289,6 +1405,7 @@ void pt_makedb_free(struct pt_makedb *db)
 		free(db->t[i].where);
 	}
 	free(db->t);
+	free(db->serial);
 	free(db->hash);
 	free(db->mark);
 	free(db->stack);

@@ -36,6 +36,10 @@ struct pt_makedb {
 	struct pt_makedb_target *t;
 	size_t n;
 	int notparallel;                /* .NOTPARALLEL: every job ordered */
+	long *serial;                   /* each target's place in make -j1's
+					 * walk from the goals (prerequisites
+					 * first, in their order), -1: not
+					 * reached */
 	uint32_t *hash;                 /* by name; internal */
 	size_t hcap;
 	uint8_t *mark;                  /* internal: reach() */
@@ -63,6 +67,13 @@ struct pt_makedb *pt_makedb_read_ninja(const struct pt_exec *e);
  * (analysis/opamdb.c). */
 size_t pt_makedb_target(struct pt_makedb *db, const char *name, size_t len);
 
+/*
+ * The goals on make command line e (none: its default goal), at most
+ * max, malloc'd into goal, and the directory it works in (malloc'd, into
+ * *dir).  Returns how many.
+ */
+size_t pt_makedb_goals(const struct pt_exec *e, char **goal, size_t max,
+		       char **dir);
 /* Is exe a makefile that runs by its #! line (debian/rules)? */
 int pt_makedb_script(const char *exe);
 
@@ -83,6 +94,15 @@ long pt_makedb_find(const struct pt_makedb *db, const char *name);
 long pt_makedb_match(const struct pt_makedb *db, const char *cmd,
 		     long prefer);
 
+/*
+ * Of the targets whose recipe begins with command cmd (one line in the
+ * recipes of several rules), the one make -j1 comes to first after
+ * target after (-1: from its start).  Returns -1 when none comes after.
+ */
+long pt_makedb_match_after(const struct pt_makedb *db, const char *cmd,
+			   long after);
+/* Which line of target t's recipe command cmd is, or -1. */
+long pt_makedb_line(const struct pt_makedb *db, size_t t, const char *cmd);
 /* Does target b depend on target a, directly or through others? */
 int pt_makedb_reaches(struct pt_makedb *db, size_t a, size_t b);
 

@@ -104,6 +104,8 @@ static const char *race_kind(int k)
 		return "looked for before the first made it";
 	case PT_DEPS_DIR:
 		return "made in a directory the first one makes";
+	case PT_DEPS_RULE:
+		return "the first made it, but its own rule did not run";
 	default:
 		return "read after the first wrote it";
 	}
@@ -353,6 +355,8 @@ static const char *race_kind_word(int k)
 		return "missing";
 	case PT_DEPS_DIR:
 		return "directory";
+	case PT_DEPS_RULE:
+		return "other-rule";
 	default:
 		return "read-write";
 	}

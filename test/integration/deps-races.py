@@ -18,6 +18,10 @@ with the dependency declared has no race.
 - a ninja build whose generated header lacks its order-only input;
 - one rule with two targets (`parse.c parse.h: parse.y`), which make
   runs once for each: the fix is a grouped target (`&:`);
+- two rules that run one sub-make (`libs:` and `sub/lib.a:`), make -j1:
+  the second's rule did not run, and the fix orders it after the first;
+- a man page's rule that runs make for its program, make -j1: one race,
+  the program before the man page;
 - `mkdir -p` into a directory another rule made: no race;
 - .NOTPARALLEL, and a SUBDIRS loop running two sub-makes one after the
   other: each a serialization, its gain what running the two one-second
@@ -230,10 +234,17 @@ try:
     check("one rule, two targets: a race on what the rule makes",
           rs and all(r["path"] in (d + "/parse.c", d + "/parse.h")
                      for r in rs), rs)
+    # the two targets in either order: one rule's runs have the same
+    # command, and which target each was for is make -j's own choice
     check("one rule, two targets: the fix is a grouped target",
-          rs and all("parse.c parse.h &:" in r["fix"] and
+          rs and all(("parse.c parse.h &:" in r["fix"] or
+                      "parse.h parse.c &:" in r["fix"]) and
                      "Makefile:8" in r["fix"] for r in rs),
           [r["fix"] for r in rs])
+    check("one rule, two targets: make ran it twice, two jobs",
+          sorted(j["label"] for j in dj["jobs"]
+                 if j["label"] in ("parse.c", "parse.h")) ==
+          ["parse.c", "parse.h"], [j["label"] for j in dj["jobs"]])
     _, dj, _, _ = build(tmp, "tworule1", dict(src, Makefile=mk % "&:"),
                         ["make", "-s", "-j2"])
     no_race("one rule, two targets", dj)
@@ -255,7 +266,63 @@ try:
                  ("prog", "prog-release")) == ["prog-release"],
           [j["label"] for j in dj["jobs"]])
 
-    # ---- (j) `mkdir -p` into a directory another rule made (automake's
+    # ---- (j) two rules that run one sub-make (mdk4's `osd:` and
+    # `osdep/libosdep.a:`, both `$(MAKE) -C osdep`): make -j1 ran the
+    # first, which made the library, so the library's own rule never
+    # ran; make -j2 runs both sub-makes at once ----
+    mk = ("all: libs prog\nlibs:\n\t$(MAKE) -s -C sub\n"
+          "sub/lib.a:%s\n\t$(MAKE) -s -C sub\n"
+          "prog: sub/lib.a\n\tcat sub/lib.a > prog\n")
+    files = {"sub/Makefile": "lib.a: x.c\n\tsleep 0.2; cat x.c > lib.a\n",
+             "sub/x.c": "x\n"}
+    d, dj, _, _ = build(tmp, "tworules-submake",
+                        dict(files, Makefile=mk % ""), ["make", "-s", "-j1"])
+    rs = dj["races"]
+    check("one sub-make in two rules: one race", len(rs) == 1, rs)
+    if len(rs) == 1:
+        check("one sub-make in two rules: the library",
+              rs[0]["path"] == d + "/sub/lib.a" and
+              rs[0]["kind"] == "other-rule", rs[0])
+        check("one sub-make in two rules: the rule that did not run, and "
+              "the prerequisite to add",
+              rs[0]["fix"].startswith("sub/lib.a has a rule of its own "
+                                      "(Makefile:4)") and
+              "add libs as a prerequisite of sub/lib.a" in rs[0]["fix"],
+              rs[0]["fix"])
+    check("one sub-make in two rules: the first sub-make is libs's",
+          [j["label"] for j in dj["jobs"]
+           if j["command"] == "make -s -C sub"] == ["libs"],
+          [(j["label"], j["command"]) for j in dj["jobs"]])
+    _, dj, _, _ = build(tmp, "tworules-submake1",
+                        dict(files, Makefile=mk % " libs"),
+                        ["make", "-s", "-j1"])
+    no_race("one sub-make in two rules", dj)
+
+    # ---- (k) a man page's rule that runs make for its program
+    # (openpace's `cvc-create.1: ...; make cvc-create; help2man
+    # ./cvc-create`): make -j1 had made the program before; make -j2 has
+    # two makes build it at once.  One race, the program before the man
+    # page, not one per object the inner make looked at ----
+    mk = ("all: prog prog.1\nprog: prog.o\n"
+          "\t{ echo '#!/bin/sh'; echo 'echo man'; } > $@; chmod +x $@\n"
+          "prog.o: prog.c\n\tsleep 0.2; cat prog.c > prog.o\n"
+          "prog.1: prog.in%s\n\t$(MAKE) -s prog\n"
+          "\t$(ENV) ./prog > /dev/null\n\t./prog > $@\n")
+    files = {"prog.c": "p\n", "prog.in": "i\n"}
+    d, dj, _, _ = build(tmp, "manpage", dict(files, Makefile=mk % ""),
+                        ["make", "-s", "-j1"])
+    one_race("a man page's make of its program", dj, d + "/prog", "prog",
+             "prog.1", "add prog as a prerequisite of prog.1 (Makefile:6)")
+    check("a man page's make of its program: the recipe's lines, one job "
+          "(`$(ENV)` empty)",
+          [j["label"] for j in dj["jobs"] if "./prog" in j["command"] or
+           j["label"] == "prog.1"] == ["prog.1"],
+          [(j["label"], j["command"]) for j in dj["jobs"]])
+    _, dj, _, _ = build(tmp, "manpage1", dict(files, Makefile=mk % " prog"),
+                        ["make", "-s", "-j1"])
+    no_race("a man page's make of its program", dj)
+
+    # ---- (l) `mkdir -p` into a directory another rule made (automake's
     # install rules): coreutils' mkdir -p makes each parent and takes
     # EEXIST, which is no race ----
     mk = ("D = $(CURDIR)/dest\ninstall: inst-lib inst-man\n"
