@@ -93,6 +93,13 @@ def one_race(what, dj, path, first, second, fix):
           (r["fix"], fix))
 
 
+def near(seconds):
+    """How far a gain may be from a job's recorded duration: the gain
+    is computed without the job's wait for a CPU, which the CSV's
+    duration holds; on a loaded machine that is tens of milliseconds."""
+    return max(0.05, 0.1 * seconds)
+
+
 def no_race(what, dj):
     check(f"{what}, declared: no race", dj["races"] == [], dj["races"])
 
@@ -346,7 +353,7 @@ try:
     check(".NOTPARALLEL: one serialization, named", len(ss) == 1 and
           ss[0]["why"].startswith(".NOTPARALLEL"), ss)
     check(".NOTPARALLEL: its gain, the shorter job",
-          ss and abs(ss[0]["gain"] - want) < 0.05, (ss, want))
+          ss and abs(ss[0]["gain"] - want) < near(want), (ss, want))
     files = {"Makefile": "SUBDIRS = s1 s2\nall:\n\tfor d in $(SUBDIRS); "
                          "do $(MAKE) -C $$d || exit 1; done\n",
              "s1/Makefile": "all:\n\tsleep 1; echo > x\n",
@@ -358,7 +365,8 @@ try:
     check("SUBDIRS: one serialization, the loop named", len(ss) == 1 and
           f"make in {d}/s1, then the make in {d}/s2" in ss[0]["why"], ss)
     check("SUBDIRS: its gain, the shorter sub-make's job",
-          ss and len(dur) == 2 and abs(ss[0]["gain"] - min(dur)) < 0.05,
+          ss and len(dur) == 2 and
+          abs(ss[0]["gain"] - min(dur)) < near(min(dur)),
           (ss, dur))
     check("SUBDIRS: no race", dj["races"] == [], dj["races"])
 finally:
