@@ -83,7 +83,7 @@ static void exec_cpu(struct pt_body *b, struct pt_item *items, char *end)
 
 /*
  * Did this process's exec or spawn hook just leave the library out of
- * the new image's LD_PRELOAD (env.c)?  Then its EXEC or SPAWN says so
+ * the new image's LD_PRELOAD (envexec.c)?  Then its EXEC or SPAWN says so
  * (item *it, on b), and goes out at once: the collector is to watch the
  * new image's children from outside, as no one inside will report them.
  */
@@ -188,22 +188,22 @@ static void exec_failed(struct pt_chan *ch, enum pt_call call)
  * under -fstack-clash-protection).  Without room the call goes through
  * untouched, without a record.
  */
-#define EXEC_ROOM(envp) pt_stack_fits(PT_EXEC_NEED(pt_env_count(envp)))
+#define EXEC_ROOM(envp) pt_stack_fits(PT_EXEC_NEED(pt_envexec_count(envp)))
 
 /*
  * Passed through: return call, made with `passed` standing for envp, what
- * was taken out of the environment at load put back (pt_env_passed).
+ * was taken out of the environment at load put back (pt_envexec_passed).
  */
 #define RETURN_PASSED(envp, call)                                            \
 	do {                                                                 \
-		struct pt_env_map map_;                                      \
-		size_t need_ = pt_env_passed_need(envp);                     \
+		struct pt_envexec_map map_;                                  \
+		size_t need_ = pt_envexec_passed_need(envp);                 \
 		int fits_ = need_ && pt_stack_fits(need_ + PT_PASS_STACK);   \
 		char *buf_[fits_ ? need_ / sizeof(char *) + 1 : 1];          \
-		char *const *passed = pt_env_passed(envp,                    \
+		char *const *passed = pt_envexec_passed(envp,                \
 			fits_ ? (char *)buf_ : NULL, fits_ ? need_ : 0, &map_); \
 		int rc_ = call;                                              \
-		pt_env_unmap(&map_);                                         \
+		pt_envexec_unmap(&map_);                                     \
 		return rc_;                                                  \
 	} while (0)
 /* Room for a record of a hook outside the exec family; never asked when
@@ -214,18 +214,18 @@ static void exec_failed(struct pt_chan *ch, enum pt_call call)
  * Under seccomp (pt.quiet), where the library makes no system call: the
  * image to come inherits the filter, and would be killed for the system
  * calls its copy of the library makes at start.  Declare `use`: envp as
- * it would be untraced (pt_env_untraced), on this stack frame when there
+ * it would be untraced (pt_envexec_untraced), on this stack frame when there
  * is room for it (pt_stack_fits_quiet), else envp itself.
  */
 #define QUIET_ENV(use, envp)                                                 \
-	size_t use##_n = pt_env_count(envp);                                 \
-	size_t use##_len = pt_env_preload_size(envp, use##_n);               \
+	size_t use##_n = pt_envexec_count(envp);                             \
+	size_t use##_len = pt_envexec_preload_size(envp, use##_n);           \
 	int use##_fits = use##_n <= PT_ENV_MAX &&                            \
 		pt_stack_fits_quiet((use##_n + 1) * sizeof(char *) + use##_len); \
 	char *use##_buf[use##_fits ? use##_n + 1 : 1];                       \
 	char use##_scratch[use##_fits ? use##_len : 1];                      \
 	char *const *use = use##_fits ?                                      \
-		pt_env_untraced(envp, use##_n, use##_buf, use##_scratch,     \
+		pt_envexec_untraced(envp, use##_n, use##_buf, use##_scratch, \
 				use##_len) : (envp)
 
 /*
@@ -234,11 +234,11 @@ static void exec_failed(struct pt_chan *ch, enum pt_call call)
  * must live in the caller's frame (no allocation).
  */
 #define REPAIRED_ENV(use, envp, file, search)                                \
-	size_t use##_n = pt_env_count(envp);                                 \
+	size_t use##_n = pt_envexec_count(envp);                             \
 	size_t use##_cap = use##_n <= PT_ENV_MAX ? use##_n + PT_ENV_EXTRA + 1 : 1; \
 	char *use##_buf[use##_cap];                                          \
 	char use##_scratch[PATH_MAX * 2];                                    \
-	char *const *use = pt_env_repair(envp, use##_n, use##_buf,           \
+	char *const *use = pt_envexec_repair(envp, use##_n, use##_buf,       \
 					 use##_scratch, sizeof use##_scratch, \
 					 file, search)
 
@@ -748,7 +748,7 @@ struct env_loan {
 
 static void env_lend(struct env_loan *l)
 {
-	size_t n = pt_env_count(environ);
+	size_t n = pt_envexec_count(environ);
 	char **buf, *scratch;
 	char *const *use;
 
@@ -759,7 +759,8 @@ static void env_lend(struct env_loan *l)
 	if (!buf)
 		return;
 	scratch = (char *)(buf + n + PT_ENV_EXTRA + 1);
-	use = pt_env_repair(environ, n, buf, scratch, PATH_MAX * 2, NULL, 0);
+	use = pt_envexec_repair(environ, n, buf, scratch, PATH_MAX * 2, NULL,
+				0);
 	/* Nothing built: environ itself, or the initial array whole */
 	l->heap = use == buf;
 	if (!l->heap)
@@ -818,7 +819,7 @@ static BIG void lend_traced(void (*call)(void *), void *arg)
  * (system, popen, wordexp), with environ lent as the shell should get
  * it: repaired where there is room; else, while environ is as load left
  * it, the initial array whole (what was taken out is before it:
- * pt_env_passed), no copy, so that the shell stays traced; not in a
+ * pt_envexec_passed), no copy, so that the shell stays traced; not in a
  * vfork child, where environ is its parent's.  1 if there was room to
  * record too.
  */
