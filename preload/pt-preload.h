@@ -654,7 +654,7 @@ PT_HIDDEN void pt_init_after_fork(uint64_t fork_ns);
 
 /*
  * The exec hooks, for syscall(SYS_execve, ...) and syscall(SYS_execveat,
- * ...), with syscall()'s arguments (hooks.c): -1 with errno, on failure.
+ * ...), with syscall()'s arguments (exec.c): -1 with errno, on failure.
  */
 PT_HIDDEN long pt_syscall_execve(long nr, const char *path,
 				 char *const argv[], char *const envp[]);
