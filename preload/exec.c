@@ -273,25 +273,6 @@ static const char *opaque(const char *p)
 	return p;
 }
 
-/* Count the arguments of an execl-style call, up to the NULL. */
-#define COUNT_VARARGS(n, arg0, ap)                                           \
-	do {                                                                 \
-		va_list c_;                                                  \
-		va_copy(c_, ap);                                             \
-		for (n = 1; arg0 && va_arg(c_, char *); n++)                 \
-			;                                                    \
-		va_end(c_);                                                  \
-	} while (0)
-
-#define FILL_VARARGS(argv, n, arg0, ap)                                      \
-	do {                                                                 \
-		size_t i_;                                                   \
-		argv[0] = (char *)arg0;                                      \
-		for (i_ = 1; i_ < n; i_++)                                   \
-			argv[i_] = va_arg(ap, char *);                       \
-		argv[n] = NULL;                                              \
-	} while (0)
-
 /*
  * execl, execlp and execle: gather the list into an argv on this stack.
  * Takes ap by value; returns only if the exec failed.
@@ -302,12 +283,26 @@ static int exec_list(enum pt_call call, const char *file, const char *arg,
 	const char *arg0 = opaque(arg);
 	size_t n;
 
-	COUNT_VARARGS(n, arg0, ap);
+	{       /* the arguments, up to the NULL */
+		va_list c;
+
+		va_copy(c, ap);
+		for (n = 1; arg0 && va_arg(c, char *); n++)
+			;
+		va_end(c);
+	}
 	{
 		char *argv[n + 1];
 		char *const *envp = environ;
 
-		FILL_VARARGS(argv, n, arg0, ap);
+		{
+			size_t i;
+
+			argv[0] = (char *)arg0;
+			for (i = 1; i < n; i++)
+				argv[i] = va_arg(ap, char *);
+			argv[n] = NULL;
+		}
 		if (!arg0)
 			argv[0] = NULL;
 		if (call == PT_CALL_EXECLE) {
@@ -354,8 +349,11 @@ PT_EXPORT int execle(const char *path, const char *arg, ...)
 	return r;
 }
 
-/* Resolve dirfd (and a relative name under it) for the record. */
-static const char *fd_path(int dirfd, const char *name, char *buf, size_t cap)
+/* Resolve dirfd (and a relative name under it) for the record.  Apart
+ * (noinline): inlined, its frame would add to the exec's deepest path. */
+static __attribute__((noinline)) const char *fd_path(int dirfd,
+						      const char *name,
+						      char *buf, size_t cap)
 {
 	char link[32] = "/proc/self/fd/";
 	char *p = link + 14, tmp[12];
@@ -384,44 +382,23 @@ static const char *fd_path(int dirfd, const char *name, char *buf, size_t cap)
 	return buf;
 }
 
-static BIG int fexecve_quiet(int fd, char *const argv[], char *const envp[])
-{
-	QUIET_ENV(quiet_env, envp);
-	return pt_real.fexecve(fd, argv, quiet_env);
-}
-
-static BIG int fexecve_traced(int fd, char *const argv[], char *const envp[],
-			      int saved)
-{
-	char path[PATH_MAX];
-	struct pt_chan ch;
-
-	REPAIRED_ENV(env, envp, NULL, 0);
-	exec_announce(&ch, PT_CALL_FEXECVE, fd_path(fd, NULL, path, sizeof path),
-		      argv);
-	pt_errno_restore(saved);
-	pt_real.fexecve(fd, argv, env);
-	exec_failed(&ch, PT_CALL_FEXECVE);
-	return -1;
-}
-
-PT_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
-{
-	int saved = errno;
-
-	pt_resolve();
-	if (pt.quiet)
-		return fexecve_quiet(fd, argv, envp);
-	if (!EXEC_ROOM(envp))
-		RETURN_PASSED(envp, pt_real.fexecve(fd, argv, passed));
-	return fexecve_traced(fd, argv, envp, saved);
-}
+/*
+ * fexecve is execveat of the file of dirfd ("", as AT_EMPTY_PATH has
+ * it), made through its own real function and recorded as itself: its
+ * name here is this "", told apart by its address, which no caller has.
+ */
+static const char fexecve_name[] = "";
+#define CALL_AT(pathname) ((pathname) == fexecve_name ? PT_CALL_FEXECVE :  \
+			   PT_CALL_EXECVEAT)
+#define REAL_AT(dirfd, pathname, argv, envp, flags)                          \
+	((pathname) == fexecve_name ? pt_real.fexecve(dirfd, argv, envp) :  \
+	 pt_real.execveat(dirfd, pathname, argv, envp, flags))
 
 static BIG int execveat_quiet(int dirfd, const char *pathname,
 			      char *const argv[], char *const envp[], int flags)
 {
 	QUIET_ENV(quiet_env, envp);
-	return pt_real.execveat(dirfd, pathname, argv, quiet_env, flags);
+	return REAL_AT(dirfd, pathname, argv, quiet_env, flags);
 }
 
 static BIG int execveat_traced(int dirfd, const char *pathname,
@@ -437,10 +414,10 @@ static BIG int execveat_traced(int dirfd, const char *pathname,
 	if (opaque(pathname) && pathname[0] != '/' &&
 	    (dirfd != AT_FDCWD || !*pathname))
 		shown = fd_path(dirfd, pathname, path, sizeof path);
-	exec_announce(&ch, PT_CALL_EXECVEAT, shown, argv);
+	exec_announce(&ch, CALL_AT(pathname), shown, argv);
 	pt_errno_restore(saved);
-	pt_real.execveat(dirfd, pathname, argv, env, flags);
-	exec_failed(&ch, PT_CALL_EXECVEAT);
+	REAL_AT(dirfd, pathname, argv, env, flags);
+	exec_failed(&ch, CALL_AT(pathname));
 	return -1;
 }
 
@@ -450,16 +427,21 @@ static int do_execveat(int dirfd, const char *pathname, char *const argv[],
 	int saved = errno;
 
 	pt_resolve();
-	if (!pt_real.execveat) {
+	if (pathname != fexecve_name && !pt_real.execveat) {
 		errno = ENOSYS;
 		return -1;
 	}
 	if (pt.quiet)
 		return execveat_quiet(dirfd, pathname, argv, envp, flags);
 	if (!EXEC_ROOM(envp))
-		RETURN_PASSED(envp, pt_real.execveat(dirfd, pathname, argv,
-						     passed, flags));
+		RETURN_PASSED(envp, REAL_AT(dirfd, pathname, argv, passed,
+					    flags));
 	return execveat_traced(dirfd, pathname, argv, envp, flags, saved);
+}
+
+PT_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
+{
+	return do_execveat(fd, fexecve_name, argv, envp, 0);
 }
 
 PT_EXPORT int execveat(int dirfd, const char *pathname, char *const argv[],
@@ -582,19 +564,14 @@ static void send_spawn_failed(enum pt_call call, int rc, const char *path,
 {
 	struct pt_chan ch;
 	struct pt_body b;
-	char err[12], *p = err + sizeof err;
-	unsigned v = (unsigned)rc;
+	char err[12] = "";
 
 	if (rc == ENOMEM || rc == EAGAIN || pt_chan_get(&ch, PT_USE_EVENT, 0) < 0)
 		return;
-	*--p = '\0';
-	do
-		*--p = (char)('0' + v % 10);
-	while ((v /= 10));
 	exec_body(&b, PT_REC_SPAWN, 0, call);
 	b.path = path;
 	b.argv = argv;
-	b.err = p;
+	b.err = pt_put_dec(err + sizeof err - 1, (unsigned)rc);
 	pt_send_record(&ch, &b, pt_now_ns());
 	pt_chan_put(&ch);
 }
