@@ -86,15 +86,9 @@ static char *append(char *p, char *end, const char *s)
 
 static char *append_u64(char *p, char *end, uint64_t v)
 {
-	char tmp[24];
-	int i = 0;
+	char tmp[24] = "";
 
-	do
-		tmp[i++] = (char)('0' + v % 10);
-	while ((v /= 10));
-	while (i && p < end)
-		*p++ = tmp[--i];
-	return p;
+	return append(p, end, pt_put_dec(tmp + sizeof tmp - 1, v));
 }
 
 /*

@@ -6,13 +6,8 @@
  * (design.md, pitfall 3).
  */
 #include <dlfcn.h>
-#include <string.h>
-#include <strings.h>
-#include <unistd.h>
 
 #include "pt-env.h"
-#include "pt-preload.h"
-#include "pt-str.h"
 #include "pt-sys.h"
 
 static const char *const allowlist[] = { PT_ENV_ALLOWLIST };

@@ -1,22 +1,16 @@
 /*
  * The environment an exec hands on: repaired, so that children stay
- * traced when a program gives them an environment without LD_PRELOAD or
- * PROFTRACE_* (env -i, execve with {NULL}, Python's subprocess(env=...);
- * design.md, pitfall 3); what was taken out at load put back where there
- * is no room for repair; or, under seccomp, the environment as it would
- * be untraced.
- *
- * It runs in exec hooks, possibly in a vfork child: it builds the new
- * array in memory the caller provides on its stack and allocates nothing.
- * What it adds it names in PROFTRACE_ADDED, and the image to come takes
- * those variables out of its `environ` at load (pt_env_hide).
+ * traced when a program gives them one without LD_PRELOAD or PROFTRACE_*
+ * (env -i, execve with {NULL}, Python's subprocess(env=...); design.md,
+ * pitfall 3); what load took out put back; or, under seccomp, untraced.
+ * It runs in exec hooks, maybe in a vfork child: it builds the new array
+ * in memory the caller provides on its stack and allocates nothing.  What
+ * it adds it names in PROFTRACE_ADDED, and the image to come takes those
+ * variables out of its `environ` at load (pt_env_hide).
  */
 #include <sys/mman.h>
-#include <unistd.h>
 
 #include "pt-env.h"
-#include "pt-preload.h"
-#include "pt-str.h"
 #include "pt-sys.h"
 
 /*
@@ -393,12 +387,6 @@ char *const *pt_envexec_repair(char *const *envp, size_t n, char **out,
 	return add_missing(envp, n, out, scratch, scratch_len, env_pre);
 }
 
-#ifdef SYS_mmap2                /* i386: SYS_mmap takes a struct */
-#define MMAP_NR SYS_mmap2
-#else
-#define MMAP_NR SYS_mmap
-#endif
-
 /* Bytes of the longest PROFTRACE_ADDED=... marker() makes, with its NUL */
 #define MARK_MAX 160
 
@@ -458,7 +446,7 @@ char *const *pt_envexec_passed(char *const *envp, char *buf, size_t buf_len,
 	if (!pt_is_owner())
 		return envp;
 	len += 2 * PATH_MAX;
-	p = PT_SC6(MMAP_NR, NULL, len, PROT_READ | PROT_WRITE,
+	p = PT_SC6(PT_SYS_MMAP, NULL, len, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == -1) {
 		errno = saved;

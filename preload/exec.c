@@ -1,23 +1,20 @@
 /*
  * The hooks through which a program starts a new image: the exec family
- * and posix_spawn, which hand the image an environment repaired to keep
- * it traced (envexec.c), and chroot, after which an image exec'd may not
+ * and posix_spawn, which hand it an environment repaired to keep it
+ * traced (envexec.c), and chroot, after which an image exec'd may not
  * find the library or the collector (design.md, pitfall 1: glibc calls
  * its own internal __execve, so each public name needs its own hook).
- *
- * vfork is deliberately not wrapped: a C wrapper cannot return twice on
- * one stack.  A vfork child is seen through the hooks it calls next (an
- * exec or _exit), which run in foreign context; see pt-preload.h.
- * glibc's posix_spawn children exec through internal calls: the parent
- * side records SPAWN, and the child's new image says HELLO itself.
+ * vfork is not wrapped: a C wrapper cannot return twice on one stack.  A
+ * vfork child is seen through the hooks it calls next (an exec or _exit),
+ * which run in foreign context; see pt-preload.h.  glibc's posix_spawn
+ * children exec through internal calls: the parent side records SPAWN,
+ * and the child's new image says HELLO itself.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
-#include <unistd.h>
 
 #include "pt-hooks.h"
-#include "pt-preload.h"
 #include "pt-str.h"
 #include "pt-sys.h"
 

@@ -9,10 +9,8 @@
 #include <sched.h>
 #include <stdarg.h>
 #include <stdlib.h>
-#include <unistd.h>
 
 #include "pt-hooks.h"
-#include "pt-preload.h"
 #include "pt-sys.h"
 
 static void send_reap(pid_t child, int status, const struct rusage *ru);

@@ -1,8 +1,6 @@
 /*
- * What env.c (the environment as read at load) and envexec.c (what an
- * exec hands on) share, and no other file includes: the variables the
- * library reads at load, and how an entry or a PROFTRACE_ADDED list is
- * told to be one of them.
+ * What env.c and envexec.c share, and no other file includes: the
+ * variables read at load, and the tests of an entry or a list for them.
  */
 #ifndef PT_ENV_H
 #define PT_ENV_H

@@ -1,17 +1,14 @@
 /*
- * What the hooks' files (exec.c, proc.c) share, and no other file
- * includes: the stack's rule for their large frames, the untraced
- * environment under seccomp, and the fixed part of the records that
- * start a process.
+ * What exec.c and proc.c share, and no other file includes: the stack's
+ * rule, the environment under seccomp, the records' fixed part.
  */
 #ifndef PT_HOOKS_H
 #define PT_HOOKS_H
 
 #include <string.h>
+#include <unistd.h>             /* environ (_GNU_SOURCE) */
 
 #include "pt-preload.h"
-
-extern char **environ;
 
 /*
  * The stack (doc/design.md, "The stack the hooks use"): every hook enters

@@ -38,8 +38,6 @@
 #include "pt-str.h"
 #include "pt-sys.h"
 
-extern char **environ;
-
 #if __SIZEOF_POINTER__ == 8
 typedef Elf64_Ehdr ehdr_t;
 typedef Elf64_Phdr phdr_t;
