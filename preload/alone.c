@@ -29,12 +29,6 @@
 #include "pt-preload.h"
 #include "pt-sys.h"
 
-#ifdef SYS_mmap2
-#define PT_SYS_MMAP SYS_mmap2   /* offset in pages; ours is 0 */
-#else
-#define PT_SYS_MMAP SYS_mmap
-#endif
-
 /* One stack, for the usual case of one thread at a time in a call of
  * ours; a second at once maps one of its own. */
 static unsigned char stack[PT_ALONE_STACK] __attribute__((aligned(64)));

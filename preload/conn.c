@@ -86,15 +86,9 @@ static char *append(char *p, char *end, const char *s)
 
 static char *append_u64(char *p, char *end, uint64_t v)
 {
-	char tmp[24];
-	int i = 0;
+	char tmp[24] = "";
 
-	do
-		tmp[i++] = (char)('0' + v % 10);
-	while ((v /= 10));
-	while (i && p < end)
-		*p++ = tmp[--i];
-	return p;
+	return append(p, end, pt_put_dec(tmp + sizeof tmp - 1, v));
 }
 
 /*
@@ -500,15 +494,6 @@ static int send_hello(struct pt_chan *ch, uint32_t kind, uint64_t start_ns,
 	return pt_send_record(ch, &b, now);
 }
 
-/* Decimal digits of v ending at end (exclusive); returns the first. */
-static char *put_dec(char *end, uint64_t v)
-{
-	do
-		*--end = (char)('0' + v % 10);
-	while (v /= 10);
-	return end;
-}
-
 /* Send the image's HELLO, b filled up to its program's path, on ch. */
 static void image_hello(struct pt_chan *ch, struct pt_body *b, uint64_t now,
 			char *const *argv, char *const *envp)
@@ -521,11 +506,11 @@ static void image_hello(struct pt_chan *ch, struct pt_body *b, uint64_t now,
 	/* What the process ran before this image (a fork child's work up to
 	 * its exec) is in its rusage now, and in no record otherwise. */
 	if (pt.base_utime_us || pt.base_stime_us) {
-		char *s = put_dec(cpu + sizeof cpu - 1, pt.base_stime_us);
+		char *s = pt_put_dec(cpu + sizeof cpu - 1, pt.base_stime_us);
 
 		cpu[sizeof cpu - 1] = '\0';
 		*--s = ' ';
-		b->cpu_before = put_dec(s, pt.base_utime_us);
+		b->cpu_before = pt_put_dec(s, pt.base_utime_us);
 	}
 	/* A stalled collector (pt.off) is waited for no more. */
 	pt_send_record(ch, b, now);

@@ -55,12 +55,6 @@ struct mb {
 	} slot[PT_MBOX_SLOTS];
 };
 
-#ifdef SYS_mmap2                /* i386: SYS_mmap takes a struct */
-#define MMAP_NR SYS_mmap2
-#else
-#define MMAP_NR SYS_mmap
-#endif
-
 /* In pt (pt-preload.h, where the reason is). */
 #define mb ((struct mb *)pt.mbox)
 #define mb_failed pt.mbox_failed
@@ -83,7 +77,7 @@ int pt_mbox_reserve(void)
 	int i;
 
 	if (!mb && !mb_failed) {
-		long p = PT_SC6(MMAP_NR, NULL, sizeof *mb, PROT_READ | PROT_WRITE,
+		long p = PT_SC6(PT_SYS_MMAP, NULL, sizeof *mb, PROT_READ | PROT_WRITE,
 				MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 
 		if (p == -1)

@@ -12,9 +12,9 @@
  *  - The library calls libc only through functions it does not hook, and
  *    the real versions of hooked ones only through pt_real.
  *  - Calls between files go one way: hooks -> init -> defer, mailbox ->
- *    conn -> encode -> env -> state (doc/design.md, "Its files, and the
- *    direction of their calls").  The sections below follow that order
- *    from the bottom up.
+ *    conn -> encode -> envexec -> env -> state (doc/design.md, "Its
+ *    files, and the direction of their calls").  The sections below
+ *    follow that order from the bottom up.
  */
 #ifndef PT_PRELOAD_H
 #define PT_PRELOAD_H
@@ -100,7 +100,7 @@ struct pt_state {
 	int fork_pending;       /* fork child that has not said HELLO */
 	pid_t lib_left_out;     /* the process whose last exec or spawn hook
 				 * left the library out of LD_PRELOAD, as a
-				 * sandbox hides it (env.c); its EXEC or
+				 * sandbox hides it (envexec.c); its EXEC or
 				 * SPAWN says so (PT_TAG_NOLIB) */
 	uint32_t pidns;         /* pid namespace inode, for HELLO (conn.c) */
 	int forked;             /* a fork child (until exec): no dlopen */
@@ -246,17 +246,7 @@ PT_HIDDEN int pt_is_owner(void);
 PT_HIDDEN uint64_t pt_now_ns(void);
 PT_HIDDEN uint64_t pt_realtime_ns(void);
 
-/* ---- environment (env.c) ---- */
-
-/* Capture at load time what repair will need to put back. */
-PT_HIDDEN void pt_env_setup(char *const *envp);
-
-/*
- * Take out of `environ` what PROFTRACE_ADDED says proftrace added (and the
- * marker itself), kept by pt_env_setup() for the exec hooks to put back.
- * Constructor only: it rearranges the initial array in place.
- */
-PT_HIDDEN void pt_env_hide(char **envp);
+/* ---- the environment an exec hands on (envexec.c) ---- */
 
 /*
  * What an exec passed through (no room on its stack for repair) hands
@@ -264,30 +254,28 @@ PT_HIDDEN void pt_env_hide(char **envp);
  * pt_env_hide() left (environ as it was after load), the whole array,
  * with the entries taken out before it, no copy.  Any other envp, once
  * something was taken out at load, lacks them: they are added, in buf
- * (buf_len bytes, pt_env_passed_need(envp), on the caller's stack) when
- * given, else, in the process that owns the library's state (not a
+ * (buf_len bytes, pt_envexec_passed_need(envp), on the caller's stack)
+ * when given, else, in the process that owns the library's state (not a
  * vfork or clone(CLONE_VM) child), in pages mapped for it, into m
- * (pt_env_unmap() after the call); elsewhere, or if the mapping fails,
- * envp goes as it is.  errno preserved.
+ * (pt_envexec_unmap() after the call); elsewhere, or if the mapping
+ * fails, envp goes as it is.  errno preserved.
  */
-struct pt_env_map {
+struct pt_envexec_map {
 	void *base;
 	size_t len;
 };
-PT_HIDDEN char *const *pt_env_passed(char *const *envp, char *buf,
-				     size_t buf_len, struct pt_env_map *m);
-/* Bytes pt_env_passed() builds its copy of envp in; 0 if it makes none. */
-PT_HIDDEN size_t pt_env_passed_need(char *const *envp);
-/* Stack pt_env_passed() takes beyond its buffer, and the call after it */
+PT_HIDDEN char *const *pt_envexec_passed(char *const *envp, char *buf,
+					 size_t buf_len,
+					 struct pt_envexec_map *m);
+/* Bytes pt_envexec_passed() builds its copy of envp in; 0 if none. */
+PT_HIDDEN size_t pt_envexec_passed_need(char *const *envp);
+/* Stack pt_envexec_passed() takes beyond its buffer, and the call after */
 #define PT_PASS_STACK 2048u
-/* Unmap what pt_env_passed() mapped into m, if anything; errno kept. */
-PT_HIDDEN void pt_env_unmap(struct pt_env_map *m);
-
-/* Does HELLO record this NAME=value entry? */
-PT_HIDDEN int pt_env_recorded(const char *entry);
+/* Unmap what pt_envexec_passed() mapped into m, if anything; errno kept. */
+PT_HIDDEN void pt_envexec_unmap(struct pt_envexec_map *m);
 
 /* Number of entries in envp (NULL counts as empty). */
-PT_HIDDEN size_t pt_env_count(char *const *envp);
+PT_HIDDEN size_t pt_envexec_count(char *const *envp);
 
 /*
  * Return envp itself when it already keeps children traced, else a
@@ -308,9 +296,10 @@ PT_HIDDEN size_t pt_env_count(char *const *envp);
  * and what it may put back of the entries taken out at load. */
 #define PT_ENV_EXTRA (7 + PT_ENV_HIDDEN_MAX)
 #define PT_ENV_MAX   16384      /* larger environments are passed as they are */
-PT_HIDDEN char *const *pt_env_repair(char *const *envp, size_t n, char **out,
-				     char *scratch, size_t scratch_len,
-				     const char *file, int search);
+PT_HIDDEN char *const *pt_envexec_repair(char *const *envp, size_t n,
+					 char **out, char *scratch,
+					 size_t scratch_len, const char *file,
+					 int search);
 
 /*
  * Under seccomp, where the library makes no system call and the image to
@@ -319,13 +308,28 @@ PT_HIDDEN char *const *pt_env_repair(char *const *envp, size_t n, char **out,
  * left) and without PROFTRACE_SOCKET, PROFTRACE_DIR, PROFTRACE_ENV,
  * PROFTRACE_TRACE_DIR, PROFTRACE_LOG and PROFTRACE_ADDED.
  * Built in out[] (room for n + 1 pointers) and scratch (room for
- * pt_env_preload_size() bytes); envp itself if it has none of them.
+ * pt_envexec_preload_size() bytes); envp itself if it has none of them.
  */
-PT_HIDDEN char *const *pt_env_untraced(char *const *envp, size_t n,
-				       char **out, char *scratch,
-				       size_t scratch_len);
+PT_HIDDEN char *const *pt_envexec_untraced(char *const *envp, size_t n,
+					   char **out, char *scratch,
+					   size_t scratch_len);
 /* Bytes of envp's LD_PRELOAD entry with its NUL (1 if it has none). */
-PT_HIDDEN size_t pt_env_preload_size(char *const *envp, size_t n);
+PT_HIDDEN size_t pt_envexec_preload_size(char *const *envp, size_t n);
+
+/* ---- the environment as read at load (env.c) ---- */
+
+/* Capture at load time what repair will need to put back. */
+PT_HIDDEN void pt_env_setup(char *const *envp);
+
+/*
+ * Take out of `environ` what PROFTRACE_ADDED says proftrace added (and the
+ * marker itself), kept by pt_env_setup() for the exec hooks to put back.
+ * Constructor only: it rearranges the initial array in place.
+ */
+PT_HIDDEN void pt_env_hide(char **envp);
+
+/* Does HELLO record this NAME=value entry? */
+PT_HIDDEN int pt_env_recorded(const char *entry);
 
 /* "NAME=value" added to the library's pool (offset for PT_STR), or 0. */
 PT_HIDDEN uint16_t pt_env_pool_entry(const char *name, const char *val);
@@ -650,7 +654,7 @@ PT_HIDDEN void pt_init_after_fork(uint64_t fork_ns);
 
 /*
  * The exec hooks, for syscall(SYS_execve, ...) and syscall(SYS_execveat,
- * ...), with syscall()'s arguments (hooks.c): -1 with errno, on failure.
+ * ...), with syscall()'s arguments (exec.c): -1 with errno, on failure.
  */
 PT_HIDDEN long pt_syscall_execve(long nr, const char *path,
 				 char *const argv[], char *const envp[]);

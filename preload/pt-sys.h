@@ -82,6 +82,12 @@ static inline long pt_sc(long n, long a, long b, long c, long d, long e,
 #define PT_SC6(n, a, b, c, d, e, f) \
 	pt_sc((n), (long)(a), (long)(b), (long)(c), (long)(d), (long)(e), \
 	      (long)(f))
+/* mmap: on i386 SYS_mmap takes a struct, mmap2 an offset in pages (0) */
+#ifdef SYS_mmap2
+#define PT_SYS_MMAP SYS_mmap2
+#else
+#define PT_SYS_MMAP SYS_mmap
+#endif
 
 static inline pid_t pt_sys_getpid(void)
 {

@@ -9,8 +9,8 @@
  * then succeeds.  glibc has no seccomp() function; libseccomp goes through
  * syscall().  The state is inherited by fork children, as the filter is.
  * A program exec'd or spawned from then on inherits the filter too: the
- * hooks pass it an environment that no longer loads the library (env.c,
- * pt_env_untraced), so that its start makes no system call of ours.
+ * hooks pass it an environment that no longer loads the library (envexec.c,
+ * pt_envexec_untraced), so that its start makes no system call of ours.
  *
  * The syscall() hook is here for that, and so also passes the execs made
  * through it (syscall(SYS_execve), syscall(SYS_execveat)) to the exec

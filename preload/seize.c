@@ -31,8 +31,6 @@
 
 #define PT_SEIZE_WAIT_MS 250
 
-extern char **environ;
-
 /* Wait until fd is readable, at most ms milliseconds: 1, 0, or -1. */
 static int wait_readable(int fd, int ms)
 {

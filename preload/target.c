@@ -20,7 +20,7 @@
  * The same look tells whether the collector should trace the image
  * (seize.c): one that will not load the library (no PT_INTERP) or is Go
  * (its build-id note, in the first page), set-id and file capabilities
- * excepted; and whether it is of the other ELF class (env.c's repair:
+ * excepted; and whether it is of the other ELF class (envexec.c's repair:
  * the head read once for both).  Exec hooks that have no mailbox to
  * fill, and posix_spawn, look too, once per absolute path that loads
  * the library.  Those may
@@ -37,8 +37,6 @@
 #include "pt-preload.h"
 #include "pt-str.h"
 #include "pt-sys.h"
-
-extern char **environ;
 
 #if __SIZEOF_POINTER__ == 8
 typedef Elf64_Ehdr ehdr_t;

@@ -48,10 +48,7 @@ static int is_relay(const char *dir)
 static char *put_uint(char *end, unsigned long v)
 {
 	*--end = '\0';
-	do
-		*--end = (char)('0' + v % 10);
-	while ((v /= 10));
-	return end;
+	return pt_put_dec(end, v);
 }
 
 /*

@@ -4,7 +4,7 @@
  * 64-bit library by its path, and "cannot be preloaded" when $LIB
  * expands, for it, to a directory without a 32-bit build: the program's
  * stderr would change (design.md, pitfall 7).  The library leaves itself
- * out of the environment of such an exec (preload/env.c); `record` does
+ * out of the environment of such an exec (preload/envexec.c); `record` does
  * the same for its command with these.
  */
 #ifndef PT_FOREIGN_H
