@@ -403,14 +403,14 @@ static BIG int execveat_traced(int dirfd, const char *pathname,
 			       int saved)
 {
 	char path[PATH_MAX];
-	const char *shown = pathname;
+	const char *name = opaque(pathname), *shown = name;
 	struct pt_chan ch;
 
-	REPAIRED_ENV(env, envp, *pathname && (pathname[0] == '/' ||
-					   dirfd == AT_FDCWD) ? pathname : NULL, 0);
-	if (opaque(pathname) && pathname[0] != '/' &&
-	    (dirfd != AT_FDCWD || !*pathname))
-		shown = fd_path(dirfd, pathname, path, sizeof path);
+	/* a NULL name gets the kernel's EFAULT, as untraced */
+	REPAIRED_ENV(env, envp, name && *name && (name[0] == '/' ||
+					       dirfd == AT_FDCWD) ? name : NULL, 0);
+	if (name && name[0] != '/' && (dirfd != AT_FDCWD || !*name))
+		shown = fd_path(dirfd, name, path, sizeof path);
 	exec_announce(&ch, CALL_AT(pathname), shown, argv);
 	pt_errno_restore(saved);
 	REAL_AT(dirfd, pathname, argv, env, flags);

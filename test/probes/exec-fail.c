@@ -21,6 +21,7 @@
  *   execveat(-1, "relative")                        -> EBADF
  *   execveat(AT_FDCWD, "/nonexistent/x")            -> ENOENT
  *   execveat(AT_FDCWD, "/bin/true", flags 0x40000)  -> EINVAL
+ *   execveat(AT_FDCWD, NULL), execve(NULL)          -> EFAULT
  * Between them, fork children show what glibc adds on top of the kernel:
  *   fork + execvp(SCRIPT): ENOEXEC, so glibc runs /bin/sh SCRIPT; the
  *     script says exit 21                           -> child exits 21
@@ -71,6 +72,8 @@ static void make_temp(char *tmpl, const char *content, mode_t mode)
 int main(int argc, char **argv)
 {
 	char *argv_fail[] = { "probe-exec-fail-failing", "arg", NULL };
+	/* hidden from the compiler, which knows the names nonnull */
+	const char *volatile null_name = NULL;
 	char *envp[] = { "PROBE_VAR=1", NULL };
 	char *longpath, *bigarg, buf[64];
 	int fds_before, fd, p[2];
@@ -142,6 +145,11 @@ int main(int argc, char **argv)
 	       "execveat of a missing path");
 	EXPECT(execveat(AT_FDCWD, "/bin/true", argv_fail, environ, 0x40000), EINVAL,
 	       "execveat with bad flags");
+	/* glibc declares the names nonnull; the kernel answers EFAULT */
+	EXPECT(execveat(AT_FDCWD, null_name, argv_fail, environ, 0), EFAULT,
+	       "execveat of a NULL name");
+	EXPECT(execve(null_name, argv_fail, environ), EFAULT,
+	       "execve of a NULL name");
 
 	if ((pid = xfork("execvp script")) == 0) {
 		execvp(script, (char *[]){ "probe-script", NULL });
