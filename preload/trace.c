@@ -183,7 +183,7 @@ static void send_file(struct pt_chan *ch, int dfd, const char *name,
 		if (stx.stx_size > PT_TRACE_FILE_MAX)
 			note = "cut at 16 MiB";
 		if (len)
-			map = (void *)PT_SC6(SYS_mmap, 0, len, PROT_READ,
+			map = (void *)PT_SC6(PT_SYS_MMAP, 0, len, PROT_READ,
 					     MAP_PRIVATE, fd, 0);
 		if (map == MAP_FAILED)
 			len = 0;
