@@ -280,13 +280,20 @@ static void commands_of(const char *text, const char *field, struct pt_sb *sb)
 		pt_sb_addstr(sb, "");
 }
 
+/* Steps a command's match may take: a word of several variables
+ * against a long argument, or many words that may be left out, would
+ * otherwise try every way. */
+#define MATCH_STEPS 100000
+
 /* Does text s match word w[0..wl) ('\1': any text)?  Returns how many
- * characters of w were literal and matched, or -1. */
-static long glob_word(const char *w, size_t wl, const char *s)
+ * characters of w were literal and matched, or -1; *steps counts down. */
+static long glob_word(const char *w, size_t wl, const char *s, long *steps)
 {
 	const char *star;
 	long n = 0;
 
+	if (--*steps < 0)
+		return -1;
 	if (!(star = memchr(w, '\1', wl)))
 		return strlen(s) == wl && !memcmp(s, w, wl) ? (long)wl : -1;
 	if (strncmp(s, w, (size_t)(star - w)))
@@ -296,18 +303,20 @@ static long glob_word(const char *w, size_t wl, const char *s)
 	wl -= (size_t)(star - w) + 1;
 	w = star + 1;
 	for (;; s++) {
-		long r = glob_word(w, wl, s);
+		long r = glob_word(w, wl, s, steps);
 
 		if (r >= 0)
 			return n + r;
-		if (!*s)
+		if (!*s || *steps < 0)
 			return -1;
 	}
 }
 
-/* How well command e matches the command cw (its words, one a line, up
- * to an empty line): the literal characters matched, or -1. */
-static long match_words(const struct pt_exec *e, size_t ai, const char *cw)
+/* How well command e from its word ai matches the command cw (its
+ * words, one a line, up to an empty line): the literal characters
+ * matched, or -1. */
+static long match_words(const struct pt_exec *e, size_t ai, const char *cw,
+			long *steps)
 {
 	size_t wl = strcspn(cw, "\n");
 	long best = -1, r;
@@ -315,18 +324,21 @@ static long match_words(const struct pt_exec *e, size_t ai, const char *cw)
 
 	if (!cw[0] || cw[0] == '\n')
 		return ai == e->argc ? 0 : -1;
-	if (optional && (best = match_words(e, ai, cw + wl + 1)) >= 0 &&
+	if (--*steps < 0)
+		return -1;
+	if (optional && (best = match_words(e, ai, cw + wl + 1, steps)) >= 0 &&
 	    ai == e->argc)
 		return best;
 	if (ai < e->argc) {
 		const char *a = pt_exec_arg(e, ai), *w = cw + optional;
 		size_t l = wl - (size_t)optional;
-		long m = glob_word(w, l, a);
+		long m = glob_word(w, l, a, steps);
 
 		/* the program by its name or its path */
 		if (m < 0 && !ai && strrchr(a, '/'))
-			m = glob_word(w, l, strrchr(a, '/') + 1);
-		if (m >= 0 && (r = match_words(e, ai + 1, cw + wl + 1)) >= 0 &&
+			m = glob_word(w, l, strrchr(a, '/') + 1, steps);
+		if (m >= 0 &&
+		    (r = match_words(e, ai + 1, cw + wl + 1, steps)) >= 0 &&
 		    m + r > best)
 			best = m + r;
 	}
@@ -340,8 +352,9 @@ static long best_of(const struct pt_exec *e, const char *cmds)
 
 	while (*cmds) {
 		const char *end = strstr(cmds, "\n\n");
+		long steps = MATCH_STEPS;
 
-		if ((r = match_words(e, 0, cmds)) > best)
+		if ((r = match_words(e, 0, cmds, &steps)) > best)
 			best = r;
 		if (!end)
 			break;
