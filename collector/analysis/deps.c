@@ -1032,6 +1032,70 @@ static size_t merge_cuts(const struct pt_depsched_graph *g, size_t *seg,
 	return n;
 }
 
+/*
+ * opam's packages that waited for one they read nothing of: a job of an
+ * opam scope that started after the last of its declared dependencies
+ * ended, that one reaching it through no file.  The cuts name such a
+ * wait where nothing else ran; this names it also where other packages
+ * ran (opam -j).  Its gain is how long the job waited past its tool's
+ * first package job and the dependencies it does read.
+ */
+static void opam_waits(struct pt_deps *d, const struct pt_depsched_graph *g,
+		       int64_t thr, uint8_t *seen, uint32_t *stack)
+{
+	size_t n = d->njobs, i, k, *last = pt_xmalloc((n + 1) * sizeof *last);
+	int64_t *ready = pt_xmalloc((n + 1) * sizeof *ready);
+	int64_t *first = pt_xmalloc((d->nscopes + 1) * sizeof *first);
+
+	for (i = 0; i < d->nscopes; i++)
+		first[i] = INT64_MAX;
+	for (i = 0; i < n; i++) {
+		const struct pt_deps_job *j = &d->job[i];
+
+		last[i] = SIZE_MAX;
+		if (j->target && j->start_ns < first[j->scope])
+			first[j->scope] = j->start_ns;
+	}
+	for (i = 0; i < n; i++)
+		ready[i] = first[d->job[i].scope];
+	for (k = 0; k < d->ndecl; k++) {
+		size_t x = (size_t)(d->decl[k] >> 32), y = (size_t)(uint32_t)d->decl[k];
+
+		if (d->decl_tool[k] != 1 ||
+		    d->scope[d->job[y].scope].kind != PT_DEPS_OPAM)
+			continue;
+		if (last[y] == SIZE_MAX || d->job[x].end_ns > d->job[last[y]].end_ns)
+			last[y] = x;
+	}
+	for (k = 0; k < d->ndecl; k++) {
+		size_t x = (size_t)(d->decl[k] >> 32), y = (size_t)(uint32_t)d->decl[k];
+
+		if (d->decl_tool[k] == 1 && last[y] != SIZE_MAX && x != last[y] &&
+		    d->job[x].end_ns > ready[y] && reaches(g, x, y, seen, stack))
+			ready[y] = d->job[x].end_ns;
+	}
+	for (i = 0; i < n; i++) {
+		size_t x = last[i];
+		int64_t gain;
+		char *why;
+
+		if (x == SIZE_MAX || d->job[i].start_ns < d->job[x].end_ns ||
+		    (gain = d->job[i].start_ns - ready[i]) < thr ||
+		    reaches(g, x, i, seen, stack))
+			continue;
+		for (k = 0; k < d->nser; k++)
+			if (d->ser[k].first == x && d->ser[k].then == i)
+				break;
+		if (k < d->nser || !(why = ser_why(d, x, i)))
+			continue;
+		d->ser = pt_xrealloc(d->ser, (d->nser + 1) * sizeof *d->ser);
+		d->ser[d->nser++] = (struct pt_deps_ser){ x, i, gain, why };
+	}
+	free(last);
+	free(ready);
+	free(first);
+}
+
 static int has_nested(const struct pt_deps *d, size_t j)
 {
 	size_t s;
@@ -1651,6 +1715,7 @@ int pt_deps_build(const struct pt_model *m, struct pt_deps *d,
 					lastof[k], then, gain, wy };
 			}
 		}
+		opam_waits(d, &g, thr, seen, stack);
 		if (d->nser)
 			qsort(d->ser, d->nser, sizeof *d->ser, cmp_ser);
 		for (i = SER_MAX; i < d->nser; i++)
