@@ -276,8 +276,6 @@ static void commands_of(const char *text, const char *field, struct pt_sb *sb)
 		return;
 	walk(v, &c, cmd_word, cmd_filter);
 	cmd_end(&c);
-	if (!sb->buf)
-		pt_sb_addstr(sb, "");
 }
 
 /* Steps a command's match may take: a word of several variables
